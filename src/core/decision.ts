@@ -1,0 +1,29 @@
+/** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
+import type { FairShareResult } from './fair-share';
+import type { Decision } from '../types';
+
+const COLOURS = ['green', 'yellow', 'red'] as const;
+
+/** The reply both stores give, in whole ms (durations ceil'd, like admit.lua's reply). */
+export interface AdmitReply {
+  allowed: boolean; colour: 0 | 1 | 2; remaining: number; limit: number; guaranteed: number;
+  retryMs: number; hintMs: number; resetMs: number; active: number; atMs: number; group: string;
+}
+
+export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
+  return {
+    allowed: r.allowed, colour: r.colour, remaining: r.remaining, limit: r.limit, guaranteed: r.guaranteed,
+    retryMs: Math.ceil(r.retryUs / 1000), hintMs: Math.ceil(r.hintUs / 1000), resetMs: Math.ceil(r.resetUs / 1000),
+    active: r.active, atMs: nowMs, group: r.group,
+  };
+}
+
+/** The public Decision for one admission reply. */
+export function toDecision(r: AdmitReply): Decision {
+  const base = {
+    allowed: r.allowed, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
+    retryAfterMs: r.allowed ? 0 : r.retryMs, resetMs: r.resetMs, activeGroups: r.active,
+    colour: COLOURS[r.colour], at: r.atMs,
+  };
+  return r.allowed ? base : { ...base, reason: 'limit' };
+}

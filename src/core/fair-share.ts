@@ -1,0 +1,334 @@
+/**
+ * The admission core (research/fairness.md §3.3) over an in-memory state object: the same algorithm as
+ * lua/includes/fair-share.lua, name for name, so the two are easy to compare. Used by MemoryStore and the
+ * memory dispatcher. Shape: `openFairShare` (clock, refill, epoch step, trim), `decide` any number of
+ * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
+ */
+import type { LimiterSpec } from '../types';
+
+export const FS_EPS = 1e-9;
+export const FS_TRIM_PAGE = 100;
+/**
+ * Smallest green burst (capped by burst): a group below its guaranteed rate sends Poisson clumps; with a
+ * 1-token green bucket two arrivals closer than its green interval turned yellow and lost the token race
+ * to a flood (light tenants lost 14–31 % at limit 100/s). 4 tokens keep ≈ all of them green.
+ */
+export const FS_GREEN_MIN = 4;
+/** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
+export const OVERFLOW_GROUP = '*overflow*';
+/** Used when a spec carries no `maxGroups`. */
+export const DEFAULT_MAX_GROUPS = 10_000;
+
+/** A LimiterSpec that may carry maxGroups (src/options.ts puts it there). */
+export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number };
+
+export interface FairShareConfig {
+  readonly limit: number;
+  readonly windowUs: number;
+  readonly burst: number;
+  readonly reserve: number;
+  readonly idleMs: number;
+  readonly epochUs: number;
+  readonly maxGroups: number;
+  /** Emission interval in µs. */
+  readonly T: number;
+  /** Keys (state) live this long after the last refresh. */
+  readonly ttlMs: number;
+}
+
+export interface MetaState {
+  gt: number; gl: number; ws: number; gn: number; sh: number; ep: number; fc: number; tr: number;
+  /** SFQ virtual time (the dispatcher's); kept here, unused by admission. */
+  vt: number;
+  /** Green reservation (see fair-share.lua): units held (0 = none), the holder, when it lapses (µs). */
+  rv: number; rg: string; re: number;
+}
+
+export interface GroupState {
+  tokMin: number; tokCap: number; tokDem: number; last: number; w: number; ftag: number; seen: number; promise: number;
+}
+
+/** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
+export interface FairShareState {
+  meta: MetaState | undefined;
+  groups: Map<string, GroupState>;
+  /** group → last-seen ms. Insertion order is score order because time never steps back. */
+  seen: Map<string, number>;
+  /** When the "keys" were last given a TTL (µs); the state is dropped once it lapses, like PEXPIRE. */
+  expiresAtUs: number;
+}
+
+export interface FairShare {
+  readonly cfg: FairShareConfig;
+  readonly state: FairShareState;
+  readonly meta: MetaState;
+  readonly nowUs: number;
+  readonly nowMs: number;
+  /** The clock as read, before the never-step-back clamp: expiry runs on it, as Redis TTLs run on real time. */
+  readonly clockUs: number;
+  expire: boolean;
+}
+
+export interface FairShareResult {
+  allowed: boolean;
+  /** 0 green, 1 yellow, 2 red. */
+  colour: 0 | 1 | 2;
+  remaining: number;
+  limit: number;
+  guaranteed: number;
+  retryUs: number;
+  hintUs: number;
+  resetUs: number;
+  /** The effective group: OVERFLOW_GROUP when the caller's group did not fit under maxGroups. */
+  group: string;
+  active: number;
+}
+
+export function createFairShareState(): FairShareState {
+  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtUs: 0 };
+}
+
+/** The same numbers fs_config derives from the ARGV block. */
+export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
+  const windowUs = spec.windowMs * 1000;
+  const epochUs = spec.epochMs * 1000;
+  const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
+  return {
+    limit: spec.limit, windowUs, burst: spec.burst, reserve: spec.reserve, idleMs: spec.idleMs, epochUs,
+    maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS, T,
+    ttlMs: spec.idleMs + Math.floor((windowUs + epochUs) / 1000),
+  };
+}
+
+function fsRefill(tokens: number, last: number, now: number, interval: number, size: number): number {
+  const t = tokens + (now - last) / interval;
+  return t > size ? size : t;
+}
+
+/** Time until `need` tokens exist (µs); infinite when the bucket can never hold them. */
+function fsWait(tokens: number, interval: number, need: number, size: number): number {
+  if (tokens >= need - FS_EPS) return 0;
+  if (need > size + FS_EPS) return Infinity;
+  return (need - tokens) * interval;
+}
+
+function fsTrim(fs: FairShare): void {
+  const { cfg, meta, state } = fs;
+  if (fs.nowMs - meta.tr < cfg.idleMs / 8) return;
+  const cutoff = fs.nowMs - cfg.idleMs;
+  let n = 0;
+  for (const [group, seenMs] of state.seen) {
+    if (seenMs > cutoff || n >= FS_TRIM_PAGE) break;
+    const st = state.groups.get(group);
+    if (st) meta.ws -= st.w;
+    state.seen.delete(group);
+    state.groups.delete(group);
+    meta.gn -= 1;
+    n += 1;
+  }
+  if (meta.ws < 0) meta.ws = 0;
+  if (meta.gn < 0) meta.gn = 0;
+  // A full page means more may be waiting: keep trimming on the next call.
+  if (n < FS_TRIM_PAGE) meta.tr = fs.nowMs;
+}
+
+function release(meta: MetaState): void {
+  meta.rv = 0;
+  meta.rg = '';
+  meta.re = 0;
+}
+
+export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number): FairShare {
+  let expire = false;
+  // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
+  if (state.meta && nowUsIn >= state.expiresAtUs) {
+    state.meta = undefined;
+    state.groups.clear();
+    state.seen.clear();
+  }
+  let meta = state.meta;
+  if (!meta) {
+    meta = {
+      gt: cfg.burst, gl: nowUsIn, ws: 0, gn: 0, sh: 1, ep: nowUsIn, fc: 0, tr: Math.floor(nowUsIn / 1000), vt: 0, rv: 0, rg: '', re: 0,
+    };
+    // meta alone may have gone (eviction, in Redis): groups it no longer counts in Σw must not linger.
+    state.groups.clear();
+    state.seen.clear();
+    state.meta = meta;
+    expire = true;
+  }
+  // Never step back: a backward clock step must not refill the same interval twice. Time then stands still
+  // (no epoch passes), but expiry runs on the real clock (like Redis TTLs): renew it on every such call.
+  const steppedBack = nowUsIn < meta.gl;
+  const now = steppedBack ? meta.gl : nowUsIn;
+  const fs: FairShare = { cfg, state, meta, nowUs: now, nowMs: Math.floor(now / 1000), clockUs: nowUsIn, expire: expire || steppedBack };
+  meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
+  meta.gl = now;
+  if (meta.rv > 0 && now >= meta.re) release(meta);
+
+  // (1) water level: one fixed-point step per epoch.
+  if (now - meta.ep >= cfg.epochUs) {
+    const supply = (now - meta.ep) / cfg.T;
+    let s = 1;
+    if (meta.fc >= 1) s = (meta.sh * supply) / meta.fc;
+    if (meta.ws > 0 && s < 1 / meta.ws) s = 1 / meta.ws;
+    if (s > 1) s = 1;
+    meta.sh = s;
+    meta.ep = now;
+    meta.fc = 0;
+    fs.expire = true;
+  }
+
+  // (2) forget idle groups, amortised.
+  fsTrim(fs);
+  return fs;
+}
+
+/**
+ * (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
+ * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
+ */
+export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState] {
+  const { meta, state } = fs;
+  let st = state.groups.get(group);
+  if (!st) {
+    // The overflow group does not take one of the maxGroups places.
+    const real = state.groups.has(OVERFLOW_GROUP) ? meta.gn - 1 : meta.gn;
+    if (group !== OVERFLOW_GROUP && real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
+    // New: buckets start full (refill caps them at their sizes), weight joins Σw.
+    const full = fs.cfg.burst;
+    st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
+    meta.ws += weight;
+    meta.gn += 1;
+    fs.expire = true;
+    state.groups.set(group, st);
+  }
+  if (group === OVERFLOW_GROUP) weight = 1;
+  if (st.w !== weight) {
+    meta.ws += weight - st.w;
+    st.w = weight;
+  }
+  if (fs.nowMs - st.seen > fs.cfg.idleMs / 8) {
+    state.seen.delete(group); // re-inserted at the end: insertion order stays score order
+    state.seen.set(group, fs.nowMs);
+    st.seen = fs.nowMs;
+  }
+  return [group, st];
+}
+
+export function decide(fs: FairShare, groupIn: string, weight: number, cost: number, promise: boolean): FairShareResult {
+  const { cfg, meta } = fs;
+  const now = fs.nowUs;
+  const [group, st] = fsGroup(fs, groupIn, weight);
+  const c = cost;
+  const b = cfg.burst;
+  const rho = cfg.reserve;
+  const T = cfg.T;
+
+  // (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
+  if (meta.ws < st.w) meta.ws = st.w;
+  if (meta.gn < 1) meta.gn = 1;
+  const gamma = st.w / meta.ws;
+  let kappa = meta.sh * st.w;
+  if (kappa < gamma) kappa = gamma;
+  if (kappa > 1) kappa = 1;
+  const Tg = T / gamma;
+  const Tc = T / kappa;
+  // bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
+  // so one request fits and the group's green keeps refilling while a request waits for c global tokens.
+  let bg = b * gamma;
+  if (bg < rho) bg = rho;
+  if (bg < FS_GREEN_MIN) bg = FS_GREEN_MIN;
+  if (c > 1 && bg < 2 * c) bg = 2 * c;
+  if (bg > b) bg = b;
+  let bc = b * kappa;
+  if (bc < bg) bc = bg;
+  // another group's green reservation: its units are not ours to take
+  const rv = meta.rv > 0 && meta.rg !== group ? meta.rv : 0;
+  const yellowFloor = rv > rho ? rv : rho;
+
+  // (5) refill the group's meters to now (the global bucket was refilled in openFairShare)
+  const dt = now - st.last;
+  st.tokMin = fsRefill(st.tokMin, 0, dt, Tg, bg);
+  st.tokCap = fsRefill(st.tokCap, 0, dt, Tc, bc);
+  st.tokDem = fsRefill(st.tokDem, 0, dt, Tc, bc);
+  st.last = now;
+
+  // (6) demand meter at the cap rate: min(arrivals, cap), whatever the outcome
+  if (st.tokDem >= c - FS_EPS) {
+    st.tokDem -= c;
+    meta.fc += c;
+  }
+
+  // (7) colour, cap first (RFC 2698 order)
+  const capOk = c <= bc + FS_EPS && st.tokCap >= c - FS_EPS;
+  const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
+  let allowed = false;
+  let colour: 0 | 1 | 2 = 2;
+  let retry = 0;
+  let hint = 0;
+  if (greenOk && meta.gt >= c + rv - FS_EPS) {
+    meta.gt -= c;
+    st.tokMin -= c;
+    st.tokCap -= c;
+    allowed = true;
+    colour = 0;
+  } else if (capOk && !greenOk && meta.gt >= c + yellowFloor - FS_EPS) {
+    meta.gt -= c;
+    st.tokCap -= c;
+    allowed = true;
+    colour = 1;
+  } else {
+    const wc = fsWait(st.tokCap, Tc, c, bc);
+    // the global wait counts another group's reservation as spent (it is, once its holder is admitted)
+    const tg = Math.max(wc, fsWait(st.tokMin, Tg, c, bg), fsWait(meta.gt, T, c + rv, b + rv));
+    const ty = Math.max(wc, fsWait(meta.gt, T, c + yellowFloor, b + rv));
+    if (tg < Infinity) {
+      // stagger concurrent callers of the group: each denial takes the next guaranteed slot
+      // Slots run at most one window ahead: past that they start again from the front, so a flood is
+      // never told to wait more than tg + window, and callers past the horizon spread instead of meeting there.
+      let at = now + tg;
+      if (promise) {
+        const nxt = st.promise + c * Tg;
+        if (st.promise > now && nxt > at && nxt <= now + tg + cfg.windowUs) at = nxt;
+        st.promise = at;
+      }
+      retry = at - now;
+      // green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
+      if (promise && c > 1 && greenOk && rv === 0 && meta.gt < c - FS_EPS) {
+        meta.rv = c;
+        meta.rg = group;
+        meta.re = at + Math.min(c * Tg, cfg.windowUs);
+      }
+    } else if (ty < Infinity) {
+      retry = ty;
+    } else {
+      // the cost fits no bucket under the current shares: try again in a window
+      retry = cfg.windowUs;
+    }
+    hint = Math.min(tg, ty);
+    if (hint > retry) hint = retry;
+  }
+
+  if (allowed && meta.rv > 0 && meta.rg === group) release(meta);
+
+  // (8) headers
+  let k1 = Math.floor(Math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS);
+  if (k1 < 0) k1 = 0;
+  let k2 = Math.floor(Math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS);
+  if (k2 < 0) k2 = 0;
+  let reset = (bc - st.tokCap) * Tc;
+  if (reset < 0) reset = 0;
+  let limit = Math.floor(kappa * cfg.limit + 0.5);
+  if (kappa === gamma) limit = Math.floor((st.w * cfg.limit) / meta.ws + 0.5);
+  return {
+    allowed, colour, remaining: k1 + k2, limit,
+    guaranteed: Math.floor((st.w * cfg.limit) / meta.ws + FS_EPS),
+    retryUs: retry, hintUs: hint, resetUs: reset, group, active: meta.gn,
+  };
+}
+
+/** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
+export function closeFairShare(fs: FairShare): void {
+  if (fs.expire) fs.state.expiresAtUs = fs.clockUs + fs.cfg.ttlMs * 1000;
+}

@@ -1,0 +1,158 @@
+/**
+ * Limiter options: documented defaults, validation once at construction, a frozen resolved config.
+ * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
+ */
+import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { ConfigError, describeValue } from './errors';
+import { MemoryStore } from './store/memory-store';
+import { NAME_PATTERN } from './store/keys';
+import type { LimiterSpec, Logger, Store } from './types';
+
+export type StoreErrorPolicy = 'allow' | 'deny' | 'local';
+
+export interface LimiterOptions {
+  /** Where limiter state lives. @defaultValue `new MemoryStore()` */
+  readonly store?: Store;
+  /** Limiter name; keys live under the hash tag `{<prefix>:<name>}`. Letters, digits, `._-:/`, ≤ 64. @defaultValue `'default'` */
+  readonly name?: string;
+  /** At most this many units in any window of `windowMs` (strict mode). Required, integer ≥ 1. */
+  readonly limit: number;
+  /** @defaultValue `60_000` */
+  readonly windowMs?: number;
+  /** Global bucket size: how bursty admissions may be. The strict sustained rate is (limit − burst + 1)/window. @defaultValue `max(reserve + 1, ceil(limit / 20), min(8, ceil(limit / 10)))`, at most `limit` */
+  readonly burst?: number;
+  /** The last `reserve` tokens are kept for guaranteed (green) traffic. @defaultValue `max(1, ceil(burst / 5))`, below `burst` */
+  readonly reserve?: number;
+  /** A group unseen this long stops counting towards the fair shares. @defaultValue `max(windowMs, 10_000)` */
+  readonly idleMs?: number;
+  /** How often the borrowing cap (water level) is re-estimated. @defaultValue `max(100, windowMs / 4)` */
+  readonly epochMs?: number;
+  /** `true`: the full rate limit/window, at the price of up to limit + burst − 1 in one window. @defaultValue `false` */
+  readonly sustained?: boolean;
+  /** Most groups tracked at once; new groups beyond it share one overflow group. @defaultValue `10_000` */
+  readonly maxGroups?: number;
+  /** Longest group id in UTF-8 bytes. @defaultValue `128` */
+  readonly maxGroupLength?: number;
+  /** Largest cost one request may ask for; at most `burst` (a request must fit the global bucket; a green request of cost > 1 reserves the tokens it waits for). @defaultValue `burst − reserve` */
+  readonly maxCost?: number;
+  /** Largest weight a group may have. @defaultValue `1000` */
+  readonly maxWeight?: number;
+  /** What to do when the store fails or times out: fail open, deny (503), or use an in-process limiter. @defaultValue `'local'` */
+  readonly onStoreError?: StoreErrorPolicy;
+  /** A store call slower than this counts as a failure. @defaultValue `500` */
+  readonly timeoutMs?: number;
+  /** How many processes share the limit; the `'local'` fallback allows `limit / instances` each. @defaultValue `1` */
+  readonly instances?: number;
+  /** Where one-time warnings go. @defaultValue `console` */
+  readonly logger?: Logger;
+}
+
+export interface ResolvedLimiterOptions {
+  /** What the store needs (also carries `maxGroups`, see FairShareSpec). */
+  readonly spec: LimiterSpec;
+  readonly store: Store;
+  readonly maxGroups: number;
+  readonly maxGroupLength: number;
+  readonly maxCost: number;
+  readonly maxWeight: number;
+  readonly onStoreError: StoreErrorPolicy;
+  readonly timeoutMs: number;
+  readonly instances: number;
+  readonly logger: Logger;
+}
+
+/** Every option name, so typos are caught and the list stays exhaustive. */
+const OPTION_NAMES: { readonly [K in keyof Required<LimiterOptions>]: true } = {
+  store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
+  sustained: true, maxGroups: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
+  timeoutMs: true, instances: true, logger: true,
+};
+export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
+
+const code = (name: string): string => `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+
+function int(name: string, value: unknown, fallback: number | undefined, min: number): number {
+  const v = value === undefined ? fallback : value;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) {
+    throw new ConfigError(code(name), `Expected \`${name}\` to be an integer ≥ ${min}, got ${describeValue(value)}`);
+  }
+  return v;
+}
+
+/**
+ * The default burst before the reserve is counted: ceil(L/20) (research/fairness.md §3.9, tuned at L = 1000),
+ * but at least min(8, ceil(L/10)) tokens. A 5-token bucket at L = 100 left a 4-token yellow band in which
+ * borrowers raced a flood token by token: 93 % utilisation and light tenants losing 14–31 %; 8 tokens
+ * (reserve 2) cost 3 % of strict capacity and gave ~98 % utilisation, so as many admissions, fairly shared.
+ */
+export function defaultBurstBase(limit: number): number {
+  return Math.max(Math.ceil(limit / 20), Math.min(8, Math.ceil(limit / 10)));
+}
+
+export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!(key in OPTION_NAMES)) {
+      throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${LIMITER_OPTION_NAMES.join(', ')}`);
+    }
+  }
+  const o = options;
+  const name = o.name ?? 'default';
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new ConfigError('ERR_BL_NAME', `Expected \`name\` to be 1–64 letters, digits or ._-:/, got ${describeValue(o.name)}`);
+  }
+  const limit = int('limit', o.limit, undefined, 1);
+  const windowMs = int('windowMs', o.windowMs, 60_000, 1);
+
+  // Defaults from research/fairness.md §3.9: b = max(ρ + 1, ceil(L/20)), ρ = max(1, ceil(b/5)), b ≤ L, ρ < b;
+  // with b ≥ min(8, ceil(L/10)) for small limits (see defaultBurstBase).
+  let burst: number;
+  let reserve: number;
+  if (o.burst === undefined) {
+    const base = defaultBurstBase(limit);
+    reserve = o.reserve === undefined ? Math.max(1, Math.ceil(base / 5)) : int('reserve', o.reserve, 0, 0);
+    burst = Math.min(limit, Math.max(reserve + 1, base));
+    if (o.reserve === undefined && reserve >= burst) reserve = burst - 1;
+  } else {
+    burst = int('burst', o.burst, undefined, 1);
+    reserve = o.reserve === undefined ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5))) : int('reserve', o.reserve, 0, 0);
+  }
+  if (burst > limit) {
+    throw new ConfigError('ERR_BL_BURST', `Expected \`burst\` to be at most \`limit\` (${limit}), got ${describeValue(burst)}`);
+  }
+  if (reserve >= burst) {
+    throw new ConfigError('ERR_BL_RESERVE', `Expected \`reserve\` to be below \`burst\` (${burst}), got ${describeValue(reserve)}`);
+  }
+  const idleMs = int('idleMs', o.idleMs, Math.max(windowMs, 10_000), 1);
+  const epochMs = int('epochMs', o.epochMs, Math.max(100, Math.floor(windowMs / 4)), 1);
+  const sustained = o.sustained ?? false;
+  if (typeof sustained !== 'boolean') {
+    throw new ConfigError('ERR_BL_SUSTAINED', `Expected \`sustained\` to be a boolean, got ${describeValue(o.sustained)}`);
+  }
+  const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
+  const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
+  const maxCost = int('maxCost', o.maxCost, burst - reserve, 1);
+  if (maxCost > burst) {
+    throw new ConfigError('ERR_BL_MAX_COST',
+      `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`);
+  }
+  const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
+  const onStoreError = o.onStoreError ?? 'local';
+  if (onStoreError !== 'allow' && onStoreError !== 'deny' && onStoreError !== 'local') {
+    throw new ConfigError('ERR_BL_ON_STORE_ERROR', `Expected \`onStoreError\` to be 'allow', 'deny' or 'local', got ${describeValue(o.onStoreError)}`);
+  }
+  const timeoutMs = int('timeoutMs', o.timeoutMs, 500, 1);
+  const instances = int('instances', o.instances, 1, 1);
+  const logger = o.logger ?? console;
+  if (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function') {
+    throw new ConfigError('ERR_BL_LOGGER', `Expected \`logger\` to have a warn() method, got ${describeValue(o.logger)}`);
+  }
+  const store = o.store ?? new MemoryStore();
+  if (typeof store !== 'object' || store === null || typeof store.bind !== 'function') {
+    throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
+  }
+  const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups });
+  return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger });
+}

@@ -1,0 +1,131 @@
+/**
+ * Public types and the store contract. Every store (Redis, memory) implements `Store`; one conformance
+ * suite (test/conformance) holds them to the same semantics.
+ */
+
+import type { QueueStore } from './queue/types';
+
+/** A time source in milliseconds since the epoch (fractions allowed). Stores take one for tests. */
+export type Clock = () => number;
+
+/**
+ * The resolved, validated settings a store needs for one limiter. Built by `createLimiter` from the
+ * user's options (src/options.ts); stores never see raw user input.
+ */
+export interface LimiterSpec {
+  /** Limiter name; all of its keys live under one hash tag built from the store prefix and this name. */
+  readonly name: string;
+  /** At most `limit` units are admitted in any window of `windowMs` (strict mode). */
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Global bucket size in units (1 ≤ burst ≤ limit). */
+  readonly burst: number;
+  /** The last `reserve` tokens are kept for guaranteed (green) traffic (0 ≤ reserve < burst). */
+  readonly reserve: number;
+  /** A group unseen for this long stops counting towards Σweights. */
+  readonly idleMs: number;
+  /** How often the water level (the borrowing cap) is re-estimated. */
+  readonly epochMs: number;
+  /** `true`: refill at limit/windowMs (at most limit + burst − 1 per window); `false`: strict. */
+  readonly sustained: boolean;
+  /** Most groups tracked at once; new groups beyond it share the overflow group `'*overflow*'`. @defaultValue 10_000 */
+  readonly maxGroups?: number;
+}
+
+/** The colour of an admission: green within the guaranteed share, yellow borrowed, red denied. */
+export type Colour = 'green' | 'yellow' | 'red';
+
+/** Why a request was not let through. */
+export type DenyReason =
+  /** The global limit or the group's share is used up. */
+  | 'limit'
+  /** Deferral was asked for but the group's backlog is full (`maxBacklog`). */
+  | 'backlog-full'
+  /** Deferral was asked for but the job would wait longer than `maxDeferMs`. */
+  | 'defer-horizon'
+  /** The store failed or timed out and the `onStoreError` policy denied. */
+  | 'store-error';
+
+/** A job written by a deferred admission. */
+export interface DeferredJob {
+  readonly id: string;
+  /** When the job becomes due (ms since the epoch, store clock). */
+  readonly runAt: number;
+  /** `true` when an idempotency key matched an existing job, so nothing new was written. */
+  readonly duplicate: boolean;
+}
+
+/** What `limiter.check()` decides. All durations are whole milliseconds. */
+export interface Decision {
+  readonly allowed: boolean;
+  readonly group: string;
+  /** The group's current quota per window: its share including what it may borrow. */
+  readonly limit: number;
+  /** The group's guaranteed share per window. */
+  readonly guaranteed: number;
+  readonly remaining: number;
+  /** 0 when allowed; otherwise when the group's guaranteed path has room again (staggered per caller). */
+  readonly retryAfterMs: number;
+  /** Until the group's quota is full again. */
+  readonly resetMs: number;
+  /** Groups seen within `idleMs`. */
+  readonly activeGroups: number;
+  readonly colour: Colour;
+  /** Present when not allowed. */
+  readonly reason?: DenyReason;
+  /** Present when the request was deferred: the job that now holds its work. */
+  readonly job?: DeferredJob;
+  /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */
+  readonly hintMs?: number;
+  /** Store time of the decision (ms since the epoch). Benchmarks measure windows on this clock. */
+  readonly at: number;
+}
+
+/** One admission request as the store sees it (validated and bounded by the limiter). */
+export interface AdmitInput {
+  readonly group: string;
+  /** Integer ≥ 1. */
+  readonly weight: number;
+  /** Integer ≥ 1, ≤ the limiter's maximum admissible cost. */
+  readonly cost: number;
+  /** When present, a denied request is written as a job in the same store call. */
+  readonly defer?: DeferInput;
+}
+
+export interface DeferInput {
+  /** Handler name the worker runs. */
+  readonly type: string;
+  /** The job's payload, already JSON-encoded and size-checked. */
+  readonly payload: string;
+  /** Same key → same job: a client retrying a request does not create a second job. */
+  readonly idempotencyKey?: string;
+  /** Most jobs one group may have waiting (not yet completed or dead). */
+  readonly maxBacklog: number;
+  /** Longest a job may wait before it is due; beyond it the request is rejected instead. */
+  readonly maxDeferMs: number;
+}
+
+/**
+ * A store bound to one limiter: the operations that limiter runs, each one atomic. It is also the
+ * limiter's queue (deferred jobs, dispatcher, workers), so a deferral and its admission share one state.
+ */
+export interface LimiterStore extends QueueStore {
+  /** One atomic admission (and, when asked and denied, deferral). One round trip on Redis. */
+  admit(input: AdmitInput): Promise<Decision>;
+  /** Removes every key of this limiter (tests, teardown). */
+  destroy(): Promise<void>;
+  /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */
+  close?(): Promise<void>;
+}
+
+/** A place to keep limiter state: `RedisStore` or `MemoryStore`. */
+export interface Store {
+  /** Binds the store to one limiter. Called once per limiter, at construction. */
+  bind(spec: LimiterSpec): LimiterStore;
+}
+
+/** Where one-time warnings go (coded WRN_BL_*). Defaults to `console`. */
+export interface Logger {
+  warn(message: string): void;
+  error?(message: string): void;
+}
