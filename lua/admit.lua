@@ -1,0 +1,25 @@
+--[[
+  admit.lua — one admission decision: strict global limit + weighted fair share (includes/fair-share.lua).
+
+  KEYS[1] meta     HASH  global bucket, Σweights, water level, epoch, trim (see fair-share.lua)
+  KEYS[2] groups   HASH  group -> packed per-group state
+  KEYS[3] seen     ZSET  group -> last-seen ms
+  ARGV[1..8]       config block (fs_config): limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups
+  ARGV[9]          now override in µs (tests); 0 = redis TIME
+  ARGV[10]         group id (any bytes; only ever a hash field / zset member)
+  ARGV[11]         weight (integer >= 1)
+  ARGV[12]         cost (integer >= 1)
+
+  Reply: { allowed (0|1), colour (0 green, 1 yellow, 2 red), remaining, limit, guaranteed, retryMs, hintMs,
+           resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active) }
+  Every number is an integer; durations are ceil'd to whole ms.
+]]
+--!include includes/fair-share.lua
+
+local cfg = fs_config(ARGV, 1)
+local fs = fs_open(KEYS[1], KEYS[2], KEYS[3], cfg, tonumber(ARGV[9]))
+local r = fs_decide(fs, ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12]), true)
+fs_close(fs)
+
+return { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
+         math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group }

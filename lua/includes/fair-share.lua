@@ -1,0 +1,358 @@
+--[[
+  fair-share.lua — the admission core (research/fairness.md §3.3), included by admit.lua and the dispatcher.
+  src/core/fair-share.ts is the same algorithm in TypeScript: keep the two in step, name for name.
+
+  A strict global token bucket (never more than `limit` in any window of `windowMs`) plus, per group, a
+  two-rate three-colour meter: green within the guaranteed share R·w/Σw, yellow borrowing up to the cap
+  R·clamp(s·w, γ, 1) set by the water level s, red denied. Yellow needs c + reserve global tokens.
+
+  Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
+    fs_config(argv, offset)   -> cfg     parses the 8-value config block argv[offset .. offset+7]:
+                                         limit, windowMs, burst, reserve, idleMs, epochMs, sustained(0|1), maxGroups
+    fs_open(meta_key, groups_key, seen_key, cfg, now_override_us) -> fs
+                                         loads meta, clamps time (now = max(TIME, last)), refills the global
+                                         bucket, steps the water level once per epoch, trims idle groups.
+                                         now_override_us = 0 uses redis TIME (tests pass their clock).
+    fs_decide(fs, group, weight, cost, promise) -> r
+                                         r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
+                                         guaranteed, retry_us, hint_us, reset_us, group (effective), active }
+                                         promise = true: a denial takes the group's next staggered retry slot.
+    fs_close(fs)                         writes meta (hot fields always, cold ones when changed) and every
+                                         touched group in one HSET; PEXPIREs the keys once per epoch, on a
+                                         fresh limiter and when a group is added (plus any key in fs.expire_keys).
+  fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
+  A caller that changes meta.vt must set fs.cold = true so fs_close writes it.
+
+  meta HASH fields: gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
+                    ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
+                    rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
+  Green reservation: a request of cost > 1 that is green in every respect but the global tokens (other groups'
+  cost-1 greens take each token as it appears, so c tokens would never gather) reserves c units until its
+  retry slot plus a grace. While it is held, other groups' green needs gt ≥ c + rv and yellow gt ≥ c +
+  max(reserve, rv); the holder's admission clears it. Only the gt check gates admission, so the global
+  bound is untouched.
+  groups HASH: group -> struct.pack('dddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise)
+  seen ZSET: group -> last-seen ms (refreshed lazily, when stale by more than idleMs/8)
+  When `seen` holds maxGroups groups, a new group is admitted as the shared group '*overflow*' (weight 1).
+  Times are µs as Lua numbers (exact below 2^53); nothing here turns a timestamp into a string.
+]]
+
+local FS_EPS = 1e-9
+local FS_TRIM_PAGE = 100
+-- Smallest green burst (capped by burst): Poisson clumps of groups below their guarantee stay green
+-- (with 1 token they turned yellow and lost the token race to a flood). Same as FS_GREEN_MIN in TypeScript.
+local FS_GREEN_MIN = 4
+local FS_OVERFLOW = '*overflow*'
+local FS_PACK = 'dddddddd'
+local FS_INF = math.huge
+
+local function fs_config(argv, offset)
+  local limit = tonumber(argv[offset])
+  local burst = tonumber(argv[offset + 2])
+  local window_us = tonumber(argv[offset + 1]) * 1000
+  local sustained = tonumber(argv[offset + 6]) == 1
+  local cfg = {
+    limit = limit,
+    window_us = window_us,
+    burst = burst,
+    reserve = tonumber(argv[offset + 3]),
+    idle_ms = tonumber(argv[offset + 4]),
+    epoch_us = tonumber(argv[offset + 5]) * 1000,
+    max_groups = tonumber(argv[offset + 7]),
+  }
+  -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
+  if sustained then cfg.T = window_us / limit else cfg.T = window_us / (limit - burst + 1) end
+  cfg.ttl_ms = cfg.idle_ms + math.floor((window_us + cfg.epoch_us) / 1000)
+  return cfg
+end
+
+local function fs_refill(tokens, last, now, interval, size)
+  local t = tokens + (now - last) / interval
+  if t > size then return size end
+  return t
+end
+
+-- Time until `need` tokens exist (µs); infinite when the bucket can never hold them.
+local function fs_wait(tokens, interval, need, size)
+  if tokens >= need - FS_EPS then return 0 end
+  if need > size + FS_EPS then return FS_INF end
+  return (need - tokens) * interval
+end
+
+local function fs_now_us(now_override)
+  if now_override > 0 then return now_override end
+  -- Redis < 5 must be told to replicate effects before a script that read TIME may write (a no-op since 5).
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function fs_trim(fs)
+  local cfg = fs.cfg
+  if fs.now_ms - fs.meta.tr < cfg.idle_ms / 8 then return end
+  local old = redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
+  if #old > 0 then
+    local packed = redis.call('HMGET', fs.groups_key, unpack(old))
+    for i = 1, #old do
+      local p = packed[i]
+      if p then
+        local _, _, _, _, w = struct.unpack(FS_PACK, p)
+        fs.meta.ws = fs.meta.ws - w
+      end
+    end
+    fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(old))
+    redis.call('HDEL', fs.groups_key, unpack(old))
+    if fs.meta.ws < 0 then fs.meta.ws = 0 end
+    if fs.meta.gn < 0 then fs.meta.gn = 0 end
+  end
+  -- A full page means more may be waiting: keep trimming on the next call.
+  if #old < FS_TRIM_PAGE then fs.meta.tr = fs.now_ms end
+  fs.cold = true
+end
+
+local function fs_release(fs)
+  fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
+  fs.cold = true
+end
+
+local function fs_open(meta_key, groups_key, seen_key, cfg, now_override)
+  local fs = { cfg = cfg, meta_key = meta_key, groups_key = groups_key, seen_key = seen_key,
+               groups = {}, touched = {}, expire_keys = {}, cold = false, expire = false }
+  local now = fs_now_us(now_override)
+  local m = redis.call('HMGET', meta_key, 'gt', 'gl', 'ws', 'gn', 'sh', 'ep', 'fc', 'tr', 'vt', 'rv', 'rg', 're')
+  local meta
+  if not m[2] then
+    meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 1, ep = now, fc = 0,
+             tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0 }
+    -- meta alone may have gone (eviction): groups it no longer counts in Σw must not linger.
+    redis.call('DEL', groups_key, seen_key)
+    fs.cold = true
+    fs.expire = true
+  else
+    meta = { gt = tonumber(m[1]), gl = tonumber(m[2]), ws = tonumber(m[3]) or 0, gn = tonumber(m[4]) or 0,
+             sh = tonumber(m[5]) or 1, ep = tonumber(m[6]) or now, fc = tonumber(m[7]) or 0,
+             tr = tonumber(m[8]) or 0, vt = tonumber(m[9]) or 0, rv = tonumber(m[10]) or 0, rg = m[11] or '',
+             re = tonumber(m[12]) or 0 }
+  end
+  fs.meta = meta
+  -- Never step back: a backward clock step must not refill the same interval twice. Time then stands still
+  -- (no epoch passes), but TTLs run on the real clock: renew them on every such call.
+  if now < meta.gl then
+    now = meta.gl
+    fs.expire = true
+  end
+  fs.now_us = now
+  fs.now_ms = math.floor(now / 1000)
+  meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
+  meta.gl = now
+  if meta.rv > 0 and now >= meta.re then fs_release(fs) end
+
+  -- (1) water level: one fixed-point step per epoch.
+  if now - meta.ep >= cfg.epoch_us then
+    local supply = (now - meta.ep) / cfg.T
+    local s = 1
+    if meta.fc >= 1 then s = meta.sh * supply / meta.fc end
+    if meta.ws > 0 and s < 1 / meta.ws then s = 1 / meta.ws end
+    if s > 1 then s = 1 end
+    meta.sh = s
+    meta.ep = now
+    meta.fc = 0
+    fs.cold = true
+    fs.expire = true
+  end
+
+  -- (2) forget idle groups, amortised.
+  fs_trim(fs)
+  return fs
+end
+
+-- Active groups other than the overflow group (which does not take one of the maxGroups places).
+local function fs_real_groups(fs)
+  if fs.groups[FS_OVERFLOW] or redis.call('HEXISTS', fs.groups_key, FS_OVERFLOW) == 1 then
+    return fs.meta.gn - 1
+  end
+  return fs.meta.gn
+end
+
+-- (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
+local function fs_group(fs, group, weight)
+  local st = fs.groups[group]
+  if not st then
+    local p = redis.call('HGET', fs.groups_key, group)
+    if p then
+      local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
+      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+    elseif group ~= FS_OVERFLOW and fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
+      return fs_group(fs, FS_OVERFLOW, 1)
+    else
+      -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
+      local full = fs.cfg.burst
+      st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
+             seen = -FS_INF, promise = 0 }
+      fs.meta.ws = fs.meta.ws + weight
+      fs.meta.gn = fs.meta.gn + 1
+      fs.cold = true
+      fs.expire = true
+    end
+    fs.groups[group] = st
+  end
+  if group == FS_OVERFLOW then weight = 1 end
+  if st.w ~= weight then
+    fs.meta.ws = fs.meta.ws + weight - st.w
+    st.w = weight
+    fs.cold = true
+  end
+  if fs.now_ms - st.seen > fs.cfg.idle_ms / 8 then
+    redis.call('ZADD', fs.seen_key, fs.now_ms, group)
+    st.seen = fs.now_ms
+  end
+  if not fs.touched[group] then
+    fs.touched[group] = true
+    fs.touched[#fs.touched + 1] = group
+  end
+  return group, st
+end
+
+local function fs_decide(fs, group, weight, cost, promise)
+  local cfg, meta = fs.cfg, fs.meta
+  local now = fs.now_us
+  local st
+  group, st = fs_group(fs, group, weight)
+  local c = cost
+  local b, rho, T = cfg.burst, cfg.reserve, cfg.T
+
+  -- (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
+  if meta.ws < st.w then
+    meta.ws = st.w
+    fs.cold = true
+  end
+  if meta.gn < 1 then
+    meta.gn = 1
+    fs.cold = true
+  end
+  local gamma = st.w / meta.ws
+  local kappa = meta.sh * st.w
+  if kappa < gamma then kappa = gamma end
+  if kappa > 1 then kappa = 1 end
+  local Tg = T / gamma
+  local Tc = T / kappa
+  -- bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
+  -- so one request fits and the group's green keeps refilling while a request waits for c global tokens.
+  local bg = b * gamma
+  if bg < rho then bg = rho end
+  if bg < FS_GREEN_MIN then bg = FS_GREEN_MIN end
+  if c > 1 and bg < 2 * c then bg = 2 * c end
+  if bg > b then bg = b end
+  local bc = b * kappa
+  if bc < bg then bc = bg end
+  -- another group's green reservation: its units are not ours to take
+  local rv = 0
+  if meta.rv > 0 and meta.rg ~= group then rv = meta.rv end
+  local yellow_floor = rho
+  if rv > yellow_floor then yellow_floor = rv end
+
+  -- (5) refill the group's meters to now (the global bucket was refilled in fs_open)
+  local dt = now - st.last
+  st.tokMin = fs_refill(st.tokMin, 0, dt, Tg, bg)
+  st.tokCap = fs_refill(st.tokCap, 0, dt, Tc, bc)
+  st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
+  st.last = now
+
+  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the outcome
+  if st.tokDem >= c - FS_EPS then
+    st.tokDem = st.tokDem - c
+    meta.fc = meta.fc + c
+  end
+
+  -- (7) colour, cap first (RFC 2698 order)
+  local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
+  local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
+  local allowed, colour = 0, 2
+  local retry, hint = 0, 0
+  if greenOk and meta.gt >= c + rv - FS_EPS then
+    meta.gt = meta.gt - c
+    st.tokMin = st.tokMin - c
+    st.tokCap = st.tokCap - c
+    allowed, colour = 1, 0
+  elseif capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS then
+    meta.gt = meta.gt - c
+    st.tokCap = st.tokCap - c
+    allowed, colour = 1, 1
+  else
+    local wc = fs_wait(st.tokCap, Tc, c, bc)
+    -- the global wait counts another group's reservation as spent (it is, once its holder is admitted)
+    local tg = math.max(wc, fs_wait(st.tokMin, Tg, c, bg), fs_wait(meta.gt, T, c + rv, b + rv))
+    local ty = math.max(wc, fs_wait(meta.gt, T, c + yellow_floor, b + rv))
+    if tg < FS_INF then
+      -- stagger concurrent callers of the group: each denial takes the next guaranteed slot
+      -- Slots run at most one window ahead: past that they start again from the front, so a flood is
+      -- never told to wait more than tg + window, and callers past the horizon spread instead of meeting there.
+      local at = now + tg
+      if promise then
+        local nxt = st.promise + c * Tg
+        if st.promise > now and nxt > at and nxt <= now + tg + cfg.window_us then at = nxt end
+        st.promise = at
+      end
+      retry = at - now
+      -- green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
+      if promise and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
+        local grace = c * Tg
+        if grace > cfg.window_us then grace = cfg.window_us end
+        meta.rv, meta.rg, meta.re = c, group, at + grace
+        fs.cold = true
+      end
+    elseif ty < FS_INF then
+      retry = ty
+    else
+      -- the cost fits no bucket under the current shares: try again in a window
+      retry = cfg.window_us
+    end
+    hint = math.min(tg, ty)
+    if hint > retry then hint = retry end
+  end
+
+  if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
+
+  -- (8) headers
+  local k1 = math.floor(math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS)
+  if k1 < 0 then k1 = 0 end
+  local k2 = math.floor(math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS)
+  if k2 < 0 then k2 = 0 end
+  local reset = (bc - st.tokCap) * Tc
+  if reset < 0 then reset = 0 end
+  local limit = math.floor(kappa * cfg.limit + 0.5)
+  if kappa == gamma then limit = math.floor(st.w * cfg.limit / meta.ws + 0.5) end
+  return {
+    allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
+    guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
+    retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
+  }
+end
+
+local function fs_close(fs)
+  local meta = fs.meta
+  if fs.cold then
+    redis.call('HSET', fs.meta_key, 'gt', meta.gt, 'gl', meta.gl, 'fc', meta.fc, 'ws', meta.ws, 'gn', meta.gn,
+      'sh', meta.sh, 'ep', meta.ep, 'tr', meta.tr, 'vt', meta.vt, 'rv', meta.rv, 'rg', meta.rg, 're', meta.re)
+  else
+    redis.call('HSET', fs.meta_key, 'gt', meta.gt, 'gl', meta.gl, 'fc', meta.fc)
+  end
+  if #fs.touched > 0 then
+    local args = {}
+    for i = 1, #fs.touched do
+      local g = fs.touched[i]
+      local st = fs.groups[g]
+      args[#args + 1] = g
+      args[#args + 1] = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen,
+        st.promise)
+    end
+    redis.call('HSET', fs.groups_key, unpack(args))
+  end
+  if fs.expire then
+    local ttl = fs.cfg.ttl_ms
+    redis.call('PEXPIRE', fs.meta_key, ttl)
+    redis.call('PEXPIRE', fs.groups_key, ttl)
+    redis.call('PEXPIRE', fs.seen_key, ttl)
+    for i = 1, #fs.expire_keys do redis.call('PEXPIRE', fs.expire_keys[i], ttl) end
+  end
+end

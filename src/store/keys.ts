@@ -1,0 +1,64 @@
+/**
+ * Every Redis key name is built here. All keys of one limiter share one hash tag, `{<prefix>:<name>}`,
+ * so multi-key scripts never cross a Cluster slot. Group ids and job ids are never part of a key name:
+ * they are only hash fields and set members, so untrusted input cannot shape a key.
+ */
+
+export interface LimiterKeys {
+  /** HASH: global bucket, Σweights, water level, epoch and trim bookkeeping, dispatcher virtual time. */
+  readonly meta: string;
+  /** HASH: group → packed per-group state. */
+  readonly groups: string;
+  /** ZSET: group → last-seen ms (trimmed inside the scripts). */
+  readonly seen: string;
+  /** ZSET: job member → due ms (not yet due). */
+  readonly delayed: string;
+  /** ZSET: job member → fair-queueing start tag (due, waiting for budget). */
+  readonly pending: string;
+  /** LIST: jobs admitted by the dispatcher, bounded by readyMax. */
+  readonly ready: string;
+  /** HASH: job id → job record. */
+  readonly jobs: string;
+  /** ZSET: leased job id → lease deadline ms. */
+  readonly active: string;
+  /** ZSET: dead job id → time it died. */
+  readonly dead: string;
+  /** ZSET: completed job id → time its record expires. */
+  readonly completed: string;
+  /** HASH: idempotency key → job id. */
+  readonly idempotency: string;
+  /** HASH: group → jobs it has waiting (not completed, not dead), for maxBacklog. */
+  readonly backlog: string;
+  /** STRING: the dispatcher lease (one dispatcher busy, the others idle). */
+  readonly dispatcherLease: string;
+  /** LIST: wake-up tokens for blocked workers. */
+  readonly wake: string;
+}
+
+/** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
+export const NAME_PATTERN = /^[A-Za-z0-9._\-:/]{1,64}$/;
+
+export function limiterKeys(prefix: string, name: string): LimiterKeys {
+  const tag = `{${prefix}:${name}}`;
+  return {
+    meta: `${tag}:meta`,
+    groups: `${tag}:groups`,
+    seen: `${tag}:seen`,
+    delayed: `${tag}:delayed`,
+    pending: `${tag}:pending`,
+    ready: `${tag}:ready`,
+    jobs: `${tag}:jobs`,
+    active: `${tag}:active`,
+    dead: `${tag}:dead`,
+    completed: `${tag}:completed`,
+    idempotency: `${tag}:idempotency`,
+    backlog: `${tag}:backlog`,
+    dispatcherLease: `${tag}:dispatcher`,
+    wake: `${tag}:wake`,
+  };
+}
+
+/** Every key of a limiter, for teardown. */
+export function allKeys(keys: LimiterKeys): string[] {
+  return Object.values(keys);
+}

@@ -1,0 +1,92 @@
+/**
+ * MemoryStore: one process, the same semantics as RedisStore, through the TypeScript port of the admission
+ * core (src/core/fair-share.ts). The default store. State per limiter is bounded like the Redis keys:
+ * groups are trimmed after idleMs, at most maxGroups (+ the overflow group) are kept, and a limiter
+ * untouched for idleMs + windowMs + epochMs starts afresh.
+ */
+import {
+  closeFairShare, createFairShareState, decide, fairShareConfig, openFairShare, type FairShareSpec, type FairShareState,
+} from '../core/fair-share';
+import { toAdmitReply, toDecision } from '../core/decision';
+import { ConfigError, describeValue } from '../errors';
+import { queueMethods, withDeferral } from '../queue/defer-decision';
+import { MemoryQueue } from '../queue/memory-queue';
+import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
+
+export interface MemoryStoreOptions {
+  /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
+  readonly clock?: Clock;
+}
+
+export class MemoryStore implements Store {
+  private readonly clock: Clock;
+  private readonly limiters = new Map<string, FairShareState>();
+  private readonly queues = new Map<string, MemoryQueue>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const clock = options.clock ?? Date.now;
+    if (typeof clock !== 'function') {
+      throw new ConfigError('ERR_BL_CLOCK', `Expected \`clock\` to be a function, got ${describeValue(clock)}`);
+    }
+    this.clock = clock;
+  }
+
+  /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
+  bind(spec: LimiterSpec): LimiterStore {
+    const cfg = fairShareConfig(spec as FairShareSpec);
+    const name = spec.name;
+    const stateOf = (): FairShareState => {
+      let state = this.limiters.get(name);
+      if (!state) {
+        state = createFairShareState();
+        this.limiters.set(name, state);
+      }
+      return state;
+    };
+    const queueOf = (): MemoryQueue => {
+      let queue = this.queues.get(name);
+      if (!queue) {
+        queue = new MemoryQueue({ spec: spec as FairShareSpec, state: stateOf, clock: this.clock });
+        this.queues.set(name, queue);
+      }
+      return queue;
+    };
+    return {
+      ...queueMethods(queueOf),
+      admit: async (input: AdmitInput): Promise<Decision> => {
+        const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
+        const defer = input.defer;
+        // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
+        const existing = defer?.idempotencyKey ? queueOf().findIdempotent(defer.idempotencyKey) : undefined;
+        if (existing) {
+          closeFairShare(fs);
+          const wait = Math.max(0, existing.runAt - fs.nowMs);
+          const reply = { allowed: false, colour: 2, remaining: 0, limit: 0, guaranteed: 0, retryMs: wait, hintMs: wait,
+            resetMs: 0, active: fs.meta.gn, atMs: fs.nowMs, group: input.group } as const;
+          return withDeferral(toDecision(reply), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+        }
+        const r = decide(fs, input.group, input.weight, input.cost, true);
+        closeFairShare(fs);
+        const reply = toAdmitReply(r, fs.nowMs);
+        if (r.allowed || !defer) return toDecision(reply);
+        const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost },
+          fs.nowMs + reply.retryMs);
+        return withDeferral(toDecision(reply), outcome);
+      },
+      destroy: async (): Promise<void> => {
+        this.limiters.delete(name);
+        this.queues.delete(name);
+      },
+    };
+  }
+
+  /** The queue of one limiter (tests write jobs straight into it); created by its first queue call. */
+  queueOf(name: string): MemoryQueue | undefined {
+    return this.queues.get(name);
+  }
+
+  /** The state of one limiter (tests and the memory dispatcher); created on first use. */
+  stateOf(name: string): FairShareState | undefined {
+    return this.limiters.get(name);
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * RedisStore over ioredis (Redis, Cluster, or Sentinel through ioredis options). Each admission is exactly
+ * one script call (lua/admit.lua, or lua/admit-defer.lua when the request may be deferred); time comes from redis TIME unless a test clock is injected. All keys of
+ * a limiter share one hash tag, so they live in one Cluster slot.
+ */
+import { toDecision, type AdmitReply } from '../core/decision';
+import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
+import { ConfigError, StoreError, describeValue } from '../errors';
+import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
+import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
+import { withDeferral, queueMethods } from '../queue/defer-decision';
+import type { EnqueueResult } from '../queue/job-record';
+import { queueKeyBlock } from '../queue/queue-keys';
+import { RedisQueue } from '../queue/redis-queue';
+import { admit, admitDefer, admitScript, defineScripts, fairShareArgs, type DeferReply, type RedisClient } from './scripts';
+
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
+  readonly client: RedisClient;
+  /** Key prefix inside the hash tag `{<prefix>:<name>}`. @defaultValue `'bl'` */
+  readonly prefix?: string;
+  /** Tests only: a clock (ms) passed to the scripts instead of redis TIME. */
+  readonly clock?: Clock;
+}
+
+/** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
+function ownGroup(reply: AdmitReply, input: AdmitInput): AdmitReply {
+  if (reply.group !== OVERFLOW_GROUP) reply.group = input.group;
+  return reply;
+}
+
+function deferOutcome(d: DeferReply): EnqueueResult | undefined {
+  switch (d.status) {
+    case 0: return undefined;
+    case 1: return { status: 'written', id: d.id, runAt: d.runAt };
+    case 2: return { status: 'duplicate', id: d.id, runAt: d.runAt };
+    case -2: return { status: 'backlog-full' };
+    case -3: return { status: 'defer-horizon' };
+  }
+}
+
+export class RedisStore implements Store {
+  readonly client: RedisClient;
+  readonly prefix: string;
+  private readonly clock: Clock | undefined;
+
+  constructor(options: RedisStoreOptions) {
+    const client: unknown = options?.client;
+    if (typeof client !== 'object' || client === null || typeof (client as RedisClient).defineCommand !== 'function') {
+      throw new ConfigError('ERR_BL_CLIENT', `Expected \`client\` to be an ioredis Redis or Cluster, got ${describeValue(client)}`);
+    }
+    const prefix = options.prefix ?? 'bl';
+    if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix)) {
+      throw new ConfigError('ERR_BL_PREFIX', `Expected \`prefix\` to be 1–64 letters, digits or ._-:/, got ${describeValue(options.prefix)}`);
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new ConfigError('ERR_BL_CLOCK', `Expected \`clock\` to be a function, got ${describeValue(options.clock)}`);
+    }
+    this.client = options.client;
+    this.prefix = prefix;
+    this.clock = options.clock;
+    defineScripts(this.client, [admitScript()]);
+  }
+
+  /** The keys of one limiter (the queue store builds on the same names). */
+  keys(name: string): LimiterKeys {
+    return limiterKeys(this.prefix, name);
+  }
+
+  /** Time passed to scripts in µs; 0 = the script reads redis TIME. */
+  nowUs(): number {
+    return this.clock ? Math.floor(this.clock() * 1000) : 0;
+  }
+
+  /** The limiter's admission and its queue (RedisQueue over the same keys). */
+  bind(spec: LimiterSpec): LimiterStore {
+    const keys = this.keys(spec.name);
+    const admitKeys = [keys.meta, keys.groups, keys.seen] as const;
+    const config = fairShareArgs(spec, DEFAULT_MAX_GROUPS);
+    const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
+    const block = queueKeyBlock(keys);
+    const admitOnce = async (input: AdmitInput): Promise<Decision> => {
+      if (!input.defer) {
+        return toDecision(ownGroup(await admit(this.client, admitKeys, config, this.nowUs(), input.group, input.weight, input.cost), input));
+      }
+      const reply = await admitDefer(this.client, block, config, this.nowUs(), { ...input, defer: input.defer });
+      return withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer));
+    };
+    return {
+      ...queueMethods(queue),
+      admit: async (input: AdmitInput): Promise<Decision> => {
+        try {
+          return await admitOnce(input);
+        } catch (error) {
+          if (error instanceof StoreError) throw error;
+          throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+        }
+      },
+      destroy: async (): Promise<void> => {
+        // One slot (one hash tag), so one DEL works on Cluster too.
+        await this.client.del(...allKeys(keys));
+      },
+      close: () => queue.close(),
+    };
+  }
+}

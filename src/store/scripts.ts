@@ -1,0 +1,122 @@
+/**
+ * Lua scripts: read from lua/ once, `--!include includes/<file>.lua` lines expanded, registered per ioredis
+ * client with defineCommand under a versioned name (EVALSHA, EVAL again on NOSCRIPT). Never call them
+ * inside MULTI (no NOSCRIPT fallback there). Other scripts (the queue's) reuse loadScript/runScript.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+import type { AdmitReply } from '../core/decision';
+import { StoreError } from '../errors';
+import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
+
+export type RedisClient = Redis | Cluster;
+export type ScriptArg = string | number | Buffer;
+
+/** Works from src/store (ts) and dist/store (js). */
+export const LUA_DIR = join(__dirname, '..', '..', 'lua');
+const SCRIPT_VERSION = 'v1';
+
+export interface LoadedScript {
+  /** The defineCommand name: bl_<file>_v1_<sha8>, so two package versions never share a name. */
+  readonly command: string;
+  readonly file: string;
+  readonly numberOfKeys: number;
+  readonly lua: string;
+  readonly sha1: string;
+}
+
+const INCLUDE = /^--!include\s+(\S+)\s*$/gm;
+
+function expandIncludes(text: string, seen: Set<string>): string {
+  return text.replace(INCLUDE, (_line, rel: string) => {
+    if (seen.has(rel)) return `-- (already included: ${rel})`;
+    seen.add(rel);
+    return expandIncludes(readFileSync(join(LUA_DIR, rel), 'utf8'), seen);
+  });
+}
+
+const cache = new Map<string, LoadedScript>();
+
+/** Reads `lua/<file>` (once) with its includes expanded. */
+export function loadScript(file: string, numberOfKeys: number): LoadedScript {
+  const cached = cache.get(file);
+  if (cached) return cached;
+  const lua = expandIncludes(readFileSync(join(LUA_DIR, file), 'utf8'), new Set());
+  const sha1 = createHash('sha1').update(lua).digest('hex');
+  const base = file.replace(/\.lua$/, '').replace(/[^A-Za-z0-9]/g, '_');
+  const script = { command: `bl_${base}_${SCRIPT_VERSION}_${sha1.slice(0, 8)}`, file, numberOfKeys, lua, sha1 };
+  cache.set(file, script);
+  return script;
+}
+
+type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
+
+/** Registers scripts on a client (idempotent per client). */
+export function defineScripts(client: RedisClient, scripts: readonly LoadedScript[]): void {
+  const methods = client as unknown as Record<string, ScriptCommand | undefined>;
+  for (const s of scripts) {
+    if (typeof methods[s.command] !== 'function') client.defineCommand(s.command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  }
+}
+
+/** Runs one script: EVALSHA, with EVAL on NOSCRIPT (ioredis). */
+export function runScript(client: RedisClient, script: LoadedScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  defineScripts(client, [script]);
+  const fn = (client as unknown as Record<string, ScriptCommand>)[script.command]!;
+  return fn.call(client, ...keys, ...args);
+}
+
+/** The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua). */
+export function fairShareArgs(spec: LimiterSpec & { readonly maxGroups?: number }, defaultMaxGroups: number): number[] {
+  return [spec.limit, spec.windowMs, spec.burst, spec.reserve, spec.idleMs, spec.epochMs, spec.sustained ? 1 : 0,
+    spec.maxGroups ?? defaultMaxGroups];
+}
+
+export const admitScript = (): LoadedScript => loadScript('admit.lua', 3);
+
+/** admit.lua: KEYS meta, groups, seen; ARGV config block, now override µs, group, weight, cost. */
+export async function admit(client: RedisClient, keys: readonly [string, string, string], config: readonly number[],
+  nowUs: number, group: string, weight: number, cost: number): Promise<AdmitReply> {
+  return parseAdmitReply(await runScript(client, admitScript(), keys, [...config, nowUs, group, weight, cost]));
+}
+
+export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
+
+/** What the deferral step of admit-defer.lua did: 0 admitted, 1 written, 2 duplicate, -2 backlog full, -3 horizon. */
+export interface DeferReply {
+  readonly status: 0 | 1 | 2 | -2 | -3;
+  readonly id: string;
+  readonly runAt: number;
+}
+
+/** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
+export async function admitDefer(client: RedisClient, keys: readonly string[], config: readonly number[], nowUs: number,
+  input: AdmitInput & { readonly defer: DeferInput }): Promise<{ admit: AdmitReply; defer: DeferReply }> {
+  const d = input.defer;
+  const reply = await runScript(client, admitDeferScript(), keys, [...config, nowUs, input.group, input.weight, input.cost,
+    d.type, d.payload, d.idempotencyKey ?? '', d.maxBacklog, d.maxDeferMs]);
+  if (!Array.isArray(reply) || reply.length !== 14) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
+  const status: unknown = reply[11];
+  if (status !== 0 && status !== 1 && status !== 2 && status !== -2 && status !== -3) {
+    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer status: ${String(status)}`);
+  }
+  return { admit: parseAdmitReply(reply.slice(0, 11)), defer: { status, id: String(reply[12]), runAt: Number(reply[13]) } };
+}
+
+export function parseAdmitReply(reply: unknown): AdmitReply {
+  if (!Array.isArray(reply) || reply.length !== 11) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
+  const n = (i: number): number => {
+    const v: unknown = reply[i];
+    if (typeof v !== 'number') throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply field ${i}: ${String(v)}`);
+    return v;
+  };
+  const colour = n(1);
+  const group: unknown = reply[10];
+  return {
+    allowed: n(0) === 1, colour: colour === 0 || colour === 1 ? colour : 2, remaining: n(2), limit: n(3),
+    guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9),
+    group: typeof group === 'string' ? group : String(group),
+  };
+}
