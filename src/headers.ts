@@ -1,0 +1,63 @@
+/**
+ * Rate-limit response headers from a Decision. Pure and cheap: everything that does not change per request
+ * (the policy name, the window in seconds) is formatted once, when the writer is made.
+ *
+ * - `'draft'` (default): `RateLimit-Policy: "<name>";q=<quota>;w=<window s>` and
+ *   `RateLimit: "<name>";r=<remaining>;t=<seconds>` (draft-ietf-httpapi-ratelimit-headers -08 … -11 syntax).
+ *   `q` is the group's current quota (its fair share, with borrowing), not the global capacity.
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` where Reset is the
+ *   epoch second at which the quota is full again (the GitHub convention), on the store's clock.
+ * - `false`: no rate-limit fields. `Retry-After` is still sent on a denial: clients need it.
+ *
+ * On a denial `Retry-After` = max(1, ceil(retryAfterMs / 1000)) whole seconds, and the draft `t` equals it
+ * (no quota is available until then), so Retry-After never points before the end of the effective window.
+ */
+import type { Decision } from './types';
+
+export type HeaderFormat = 'draft' | 'legacy' | false;
+
+/** Header name → value, ready for `res.setHeader` / `ctx.set` / `err.headers`. */
+export type HeaderMap = Record<string, string>;
+
+/** Formats the headers of one limiter. `withQuota: false` leaves out quota fields (store outage, no real numbers). */
+export type HeaderWriter = (decision: Decision, withQuota?: boolean) => HeaderMap;
+
+/** Whole seconds, at least 1, that a denied client should wait. */
+export function retryAfterSeconds(retryAfterMs: number): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000));
+}
+
+export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number): HeaderWriter {
+  const windowS = Math.max(1, Math.ceil(windowMs / 1000));
+  // The policy name is a Structured-Field String: escape `\` and `"` (limiter names never contain them anyway).
+  const quoted = `"${policyName.replace(/[\\"]/g, '\\$&')}"`;
+  const policySuffix = `;w=${windowS}`;
+
+  if (format === 'draft') {
+    return (d, withQuota = true): HeaderMap => {
+      if (d.allowed) {
+        return withQuota
+          ? { 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`, RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` }
+          : {};
+      }
+      const retry = retryAfterSeconds(d.retryAfterMs);
+      return withQuota
+        ? { 'Retry-After': String(retry), 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`, RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
+        : { 'Retry-After': String(retry) };
+    };
+  }
+  if (format === 'legacy') {
+    return (d, withQuota = true) => {
+      const h: HeaderMap = withQuota
+        ? {
+            'X-RateLimit-Limit': String(d.limit),
+            'X-RateLimit-Remaining': String(d.remaining),
+            'X-RateLimit-Reset': String(Math.ceil((d.at + d.resetMs) / 1000)),
+          }
+        : {};
+      if (!d.allowed) h['Retry-After'] = String(retryAfterSeconds(d.retryAfterMs));
+      return h;
+    };
+  }
+  return (d): HeaderMap => (d.allowed ? {} : { 'Retry-After': String(retryAfterSeconds(d.retryAfterMs)) });
+}

@@ -1,0 +1,15 @@
+/** bulk-limiter: the framework-agnostic API. Middleware lives in `bulk-limiter/express` and `bulk-limiter/koa`. */
+export { createLimiter, type Limiter, type CheckOptions, type LimiterOptions, type DeferRequest, type DeferLimiterOptions } from './limiter';
+export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
+export { RedisStore, type RedisStoreOptions } from './store/redis-store';
+export { MemoryStore, type MemoryStoreOptions } from './store/memory-store';
+export { OVERFLOW_GROUP } from './core/fair-share';
+export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';
+export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './middleware/shared';
+export { Dispatcher, type DispatcherOptions, type DispatcherEvents } from './queue/dispatcher';
+export { Worker, LeaseLostError, WorkerClosedError, type WorkerOptions, type WorkerJob, type JobHandler, type WorkerEvents } from './queue/worker';
+export { RetryLaterError } from './queue/retry-later-error';
+export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
+export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
+export type * from './types';
+export type * from './queue/types';

@@ -1,0 +1,137 @@
+/**
+ * The framework-agnostic facade: `createLimiter(options).check(group, { cost, weight, defer })` → Decision.
+ * Options are validated once (src/options.ts, src/queue/defer-input.ts); each check validates its untrusted
+ * input, then makes one store call through the outage guard (src/outage.ts). With `defer`, a denied request
+ * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
+ * Dispatcher and Worker) read the same store.
+ */
+import { ConfigError, InputError, describeValue } from './errors';
+import { createOutageGuard, type OutageGuard } from './outage';
+import { resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
+import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
+import type { JobCounts, JobInfo, QueueStore } from './queue/types';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
+
+export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
+
+/** Options of `createLimiter`: admission (src/options.ts) and deferred work. */
+export type LimiterOptions = AdmissionOptions & DeferLimiterOptions;
+
+/** Per-call options of `check`. */
+export interface CheckOptions {
+  /** Units this request uses, integer 1 … `maxCost`. @defaultValue `1` */
+  readonly cost?: number;
+  /** The group's weight (its tier), integer 1 … `maxWeight`. @defaultValue `1` */
+  readonly weight?: number;
+  /**
+   * When the request is denied, write it as a job instead (same store call): the Decision then carries
+   * `job`. A full backlog (`maxBacklog`) or a wait beyond `maxDeferMs` denies with that reason and no job.
+   * Idempotency keys are scoped to the group.
+   */
+  readonly defer?: DeferRequest;
+}
+
+export interface Limiter {
+  readonly name: string;
+  readonly spec: LimiterSpec;
+  /** The resolved options (limits, outage policy, logger) the middleware reads. */
+  readonly options: ResolvedLimiterOptions;
+  /**
+   * Admits or denies one request of `group`. Throws InputError for an unacceptable group id, cost or
+   * weight; never throws for a store failure (the `onStoreError` policy answers instead).
+   */
+  check(group: string, opts?: CheckOptions): Promise<Decision>;
+  /** Removes this limiter's state from the store. */
+  destroy(): Promise<void>;
+  /** The resolved deferral options. */
+  readonly deferOptions: ResolvedDeferOptions;
+  /** The deferred-work queue of this limiter, for `new Dispatcher({ limiter })` and `new Worker({ limiter })`. */
+  readonly queue: QueueStore;
+  /** A job's state, attempts, times and result or error; `null` when unknown (or already trimmed). */
+  getJob(id: string): Promise<JobInfo | null>;
+  /** How many jobs are in each state. */
+  counts(): Promise<JobCounts>;
+  /** Dead letters, oldest first. @param count at most 1000 */
+  listDead(offset?: number, count?: number): Promise<JobInfo[]>;
+  /** Sends a dead job back to the queue (attempts, snoozes and stalls reset); false when it is not dead. */
+  retryDead(id: string): Promise<boolean>;
+  /** Deletes a dead job; false when it is not dead. */
+  removeDead(id: string): Promise<boolean>;
+  /** Releases what the store opened for this limiter (the workers' blocking connection). The client stays open. */
+  close(): Promise<void>;
+}
+
+const NO_OPTIONS: CheckOptions = Object.freeze({});
+/** Job ids are short; a longer id cannot name a job, so it is not sent to the store. */
+const MAX_JOB_ID_LENGTH = 64;
+
+export function createLimiter(options: LimiterOptions): Limiter {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
+  }
+  const admission: Record<string, unknown> = { ...options };
+  for (const name of DEFER_OPTION_NAMES) delete admission[name];
+  const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
+  const deferOptions = resolveDeferOptions(options);
+  const { spec, maxGroupLength, maxCost, maxWeight } = resolved;
+  const store: LimiterStore = resolved.store.bind(spec);
+  const guard: OutageGuard = createOutageGuard(store, {
+    policy: resolved.onStoreError, timeoutMs: resolved.timeoutMs, instances: resolved.instances, spec, logger: resolved.logger,
+  });
+
+  return {
+    name: spec.name,
+    spec,
+    options: resolved,
+    check(group: string, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
+      try {
+        checkGroup(group, maxGroupLength);
+        const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
+        const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
+        const input: AdmitInput = opts.defer === undefined
+          ? { group, weight, cost }
+          : { group, weight, cost, defer: scopeIdempotency(group, toDeferInput(opts.defer, deferOptions)) };
+        return guard.admit(input);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    destroy: () => store.destroy(),
+    deferOptions,
+    queue: store,
+    getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.getJob(id) : null),
+    counts: () => store.counts(),
+    listDead: (offset = 0, count = 100) => store.listDead(offset, Math.min(count, 1000)),
+    retryDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.retryDead(id) : false),
+    removeDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.removeDead(id) : false),
+    close: async () => {
+      await store.close?.();
+    },
+  };
+}
+
+/** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */
+function scopeIdempotency(group: string, defer: AdmitInput['defer'] & object): AdmitInput['defer'] & object {
+  if (defer.idempotencyKey === undefined) return defer;
+  return { ...defer, idempotencyKey: `${Buffer.byteLength(group, 'utf8')}:${group}:${defer.idempotencyKey}` };
+}
+
+/** A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters). */
+export function checkGroup(group: unknown, maxBytes: number): asserts group is string {
+  if (typeof group !== 'string') {
+    throw new InputError('ERR_BL_BAD_GROUP', `Expected the group id to be a string, got ${describeValue(group)}`);
+  }
+  if (group.length === 0) throw new InputError('ERR_BL_GROUP_EMPTY', 'Expected a non-empty group id, got ""');
+  // One UTF-16 unit is at most 3 UTF-8 bytes: short ids skip the byte count.
+  if (group.length * 3 > maxBytes && Buffer.byteLength(group, 'utf8') > maxBytes) {
+    throw new InputError('ERR_BL_GROUP_TOO_LONG',
+      `Expected the group id to be at most ${maxBytes} bytes (UTF-8), got ${Buffer.byteLength(group, 'utf8')} bytes`);
+  }
+}
+
+function checkInt(name: 'cost' | 'weight', value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new InputError(`ERR_BL_BAD_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
+  }
+  return value;
+}
