@@ -1,0 +1,89 @@
+-- dispatch.lua: the dispatcher move (research/fairness.md §4.2). Due jobs go delayed → pending with
+-- start-time fair-queueing tags (start = max(vt, ftag_g), ftag_g = start + cost/weight); then pending →
+-- ready in tag order through the SAME admission core and budget as live requests (fs_decide, no retry
+-- promise), only while ready has room, in bounded batches. A refused group is skipped for the rest of
+-- the call; nothing is re-scored; the reply says exactly when to call again.
+-- KEYS: the queue key block (includes/job.lua).
+-- ARGV: 1 nowMs (0 = Redis TIME)  2..9 the fair-share config block (fs_config)
+--       10 readyMax  11 moveMax  12 promoteMax  13 scanMax
+-- Reply: {moved, promoted, wakeMs, readyFull}: wakeMs 0 = call again now, > 0 = in that many ms,
+--        -1 = nothing waits (or ready is full: readyFull = 1, wait for workers / poll).
+--!include includes/fair-share.lua
+--!include includes/job.lua
+local K = job_keys()
+local cfg = fs_config(ARGV, 2)
+local fs = fs_open(K.meta, K.groups, K.seen, cfg, tonumber(ARGV[1]) * 1000)
+local now = fs.now_ms
+local meta = fs.meta
+local ready_max, move_max = tonumber(ARGV[10]), tonumber(ARGV[11])
+local promote_max, scan_max = tonumber(ARGV[12]), tonumber(ARGV[13])
+local PAGE = 32
+
+-- (1) due → pending with fair tags; an idle group gets no credit (start ≥ vt).
+local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, promote_max)
+for _, m in ipairs(due) do
+  local _, c, w, g = job_parse(m)
+  local _, st = fs_group(fs, g, w)
+  local start = math.max(meta.vt, st.ftag)
+  st.ftag = start + c / w
+  redis.call('ZADD', K.pending, start, m)
+end
+job_call_chunked('ZREM', K.delayed, due)
+
+-- (2) pending → ready in tag order, through the shared budget.
+local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max)
+local moved, rank, scanned = 0, 0, 0
+local wake_us = FS_INF
+local blocked = {}
+while moved < room and scanned < scan_max and meta.gt >= 1 - FS_EPS do
+  local page = redis.call('ZRANGE', K.pending, rank, rank + PAGE - 1, 'WITHSCORES')
+  if #page == 0 then break end
+  for i = 1, #page, 2 do
+    if moved >= room or scanned >= scan_max or meta.gt < 1 - FS_EPS then break end
+    scanned = scanned + 1
+    local m, tag = page[i], tonumber(page[i + 1])
+    local _, c, w, g = job_parse(m)
+    if blocked[g] then
+      rank = rank + 1
+    else
+      local r = fs_decide(fs, g, w, c, false)
+      if r.allowed == 1 then
+        redis.call('RPUSH', K.ready, m)
+        redis.call('ZREM', K.pending, m)
+        moved = moved + 1
+        if tag > meta.vt then meta.vt = tag end
+      else
+        blocked[g] = true
+        -- wake when it may borrow again (hint), not at its guaranteed slot: the backlog drains at the free rate
+        if r.hint_us < wake_us then wake_us = r.hint_us end
+        rank = rank + 1
+      end
+    end
+  end
+end
+if meta.gt < 1 - FS_EPS then
+  local until_token = (1 - meta.gt) * cfg.T
+  if until_token < wake_us then wake_us = until_token end
+end
+if #due > 0 or moved > 0 then fs.cold = true end -- vt and tags moved
+fs_close(fs)
+job_wake(K, moved)
+
+-- (3) when to call again: never spin, never requeue.
+local ready_full = redis.call('LLEN', K.ready) >= ready_max
+local wake = -1
+if ready_full then
+  wake = -1
+elseif (room > 0 and moved >= room) or #due >= promote_max then
+  wake = 0
+elseif redis.call('ZCARD', K.pending) > 0 then
+  if wake_us == FS_INF then wake = 1 else wake = math.max(1, math.ceil(wake_us / 1000)) end
+end
+if not ready_full then
+  local next_due = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')
+  if next_due[2] then
+    local d = math.max(0, math.ceil(tonumber(next_due[2]) - now))
+    if wake < 0 or d < wake then wake = d end
+  end
+end
+return { moved, #due, wake, ready_full and 1 or 0 }

@@ -1,0 +1,35 @@
+-- fail.lua: a job run ended badly: an error (attempts + 1) or a snooze (snoozes + 1, not an attempt).
+-- Back to delayed, due after delayMs, or to dead once the cap is reached.
+-- KEYS: the queue key block (includes/job.lua).
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 id  3 token  4 kind ('error' | 'snooze')  5 error message
+--       6 delayMs  7 cap (maxAttempts for errors, maxSnoozes for snoozes)  8 maxDead
+-- Reply: 'retrying' | 'snoozed' | 'dead' | 'stale' (nothing changed).
+--!include includes/job.lua
+local K = job_keys()
+local now = job_now_ms(ARGV[1])
+local r = job_get(K, ARGV[2])
+if not r or r.state ~= 'active' or r.token ~= ARGV[3] then return 'stale' end
+local cap, max_dead = tonumber(ARGV[7]), tonumber(ARGV[8])
+redis.call('ZREM', K.active, r.id)
+local outcome
+if ARGV[4] == 'snooze' then
+  r.snoozes = r.snoozes + 1
+  if r.snoozes > cap then
+    job_kill(K, r, now, 'snoozed more than ' .. string.format('%d', cap) .. ' times', max_dead)
+    return 'dead'
+  end
+  outcome = 'snoozed'
+else
+  r.attempts = r.attempts + 1
+  r.error = ARGV[5]
+  if r.attempts >= cap then
+    job_kill(K, r, now, ARGV[5], max_dead)
+    return 'dead'
+  end
+  outcome = 'retrying'
+end
+r.state = 'waiting'; r.token = nil
+r.runAt = now + tonumber(ARGV[6])
+job_put(K, r)
+redis.call('ZADD', K.delayed, r.runAt, job_member(r))
+return outcome

@@ -1,0 +1,27 @@
+-- get-job.lua: one job's record and where it is now.
+-- KEYS: the queue key block (includes/job.lua).
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 id
+-- Reply: nil when unknown (or a completed record past its keep time), else {record JSON, state, runAt}
+--        where state is delayed | pending | ready | active | completed | dead.
+--!include includes/job.lua
+local K = job_keys()
+local now = job_now_ms(ARGV[1])
+local raw = redis.call('HGET', K.jobs, ARGV[2])
+if not raw then return nil end
+local r = cjson.decode(raw)
+local state, run_at = r.state, r.runAt
+if state == 'waiting' then
+  local m = job_member(r)
+  -- The delayed score is when the job becomes due; runAt stays the estimated start the caller was given.
+  if redis.call('ZSCORE', K.delayed, m) then
+    state = 'delayed'
+  elseif redis.call('ZSCORE', K.pending, m) then
+    state = 'pending'
+  else
+    state = 'ready'
+  end
+elseif state == 'completed' then
+  local expires = tonumber(redis.call('ZSCORE', K.completed, r.id) or '0')
+  if expires <= now then return nil end
+end
+return { raw, state, run_at }

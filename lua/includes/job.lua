@@ -1,0 +1,153 @@
+-- job.lua: the job record codec and the steps every queue script shares (included, never run alone).
+--
+-- The queue key block: every queue script receives the same KEYS, in this order (src/queue/queue-keys.ts):
+--   1 meta  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
+--   11 idempotency  12 backlog  13 wake
+--
+-- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
+--   stalls, snoozes, createdAt, runAt, token, result (JSON text), error, finishedAt, idem}.
+--   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets),
+--   then 'active', 'completed' or 'dead'. Waiting states are not written per move, so the dispatcher
+--   moves members without touching records.
+-- Member (delayed, pending, ready): "<id> <cost> <weight> <group>": the group last, it may hold any bytes.
+-- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if meta is lost.
+
+local function job_keys()
+  return {
+    meta = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
+    ready = KEYS[6], jobs = KEYS[7], active = KEYS[8], dead = KEYS[9], completed = KEYS[10],
+    idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13],
+  }
+end
+
+-- Store time in whole ms: the ARGV override (tests) when > 0, else Redis TIME.
+local function job_now_ms(override)
+  local o = tonumber(override)
+  if o and o > 0 then return math.floor(o) end
+  -- Redis < 5 must be told to replicate effects before a script that read TIME may write (a no-op since 5).
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function job_member(r)
+  return r.id .. ' ' .. string.format('%d', r.cost) .. ' ' .. string.format('%d', r.weight) .. ' ' .. r.group
+end
+
+-- id, cost, weight, group
+local function job_parse(m)
+  local id, c, w, g = string.match(m, '^(%S+) (%d+) (%d+) (.*)$')
+  return id, tonumber(c), tonumber(w), g
+end
+
+-- redis.call(cmd, key, ...list) in slices: unpack has a small stack limit (a few thousand values).
+local function job_call_chunked(cmd, key, list)
+  for i = 1, #list, 1000 do
+    redis.call(cmd, key, unpack(list, i, math.min(i + 999, #list)))
+  end
+end
+
+local function job_get(K, id)
+  local raw = redis.call('HGET', K.jobs, id)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+
+local function job_put(K, r)
+  redis.call('HSET', K.jobs, r.id, cjson.encode(r))
+end
+
+-- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one.
+local function job_token(K, now)
+  return string.format('%d:%d', redis.call('HINCRBY', K.meta, 'jtok', 1), now)
+end
+
+local function job_new_id(K, now)
+  for _ = 1, 100 do
+    local seq = redis.call('HINCRBY', K.meta, 'jseq', 1) % 1000000
+    local id = string.format('%d-%06d', now, seq)
+    if redis.call('HEXISTS', K.jobs, id) == 0 then return id end
+  end
+  error('bulk-limiter: could not find a free job id')
+end
+
+-- Deletes a record and the idempotency key that still points at it.
+local function job_forget(K, r)
+  redis.call('HDEL', K.jobs, r.id)
+  if r.idem and redis.call('HGET', K.idempotency, r.idem) == r.id then
+    redis.call('HDEL', K.idempotency, r.idem)
+  end
+end
+
+-- The group has one job less waiting (completed or dead); the field goes at 0.
+local function job_backlog_done(K, group)
+  if redis.call('HINCRBY', K.backlog, group, -1) <= 0 then redis.call('HDEL', K.backlog, group) end
+end
+
+-- Wakes up to n blocked workers; the list stays bounded when nobody listens.
+local function job_wake(K, n)
+  if n <= 0 then return end
+  if n > 100 then n = 100 end
+  local tokens = {}
+  for i = 1, n do tokens[i] = '1' end
+  redis.call('LPUSH', K.wake, unpack(tokens))
+  redis.call('LTRIM', K.wake, 0, 99)
+end
+
+-- Drops up to `page` completed records whose keep time is over.
+local function job_trim_completed(K, now, page)
+  local ids = redis.call('ZRANGEBYSCORE', K.completed, '-inf', now, 'LIMIT', 0, page)
+  for _, id in ipairs(ids) do
+    local r = job_get(K, id)
+    if r then job_forget(K, r) end
+    redis.call('ZREM', K.completed, id)
+  end
+end
+
+-- Moves a job (already out of active and the waiting sets) to dead; keeps at most max_dead dead records.
+local function job_kill(K, r, now, reason, max_dead)
+  r.state = 'dead'; r.error = reason; r.finishedAt = now; r.token = nil
+  job_put(K, r)
+  redis.call('ZADD', K.dead, now, r.id)
+  job_backlog_done(K, r.group)
+  local over = redis.call('ZCARD', K.dead) - max_dead
+  if over > 0 then
+    if over > 100 then over = 100 end
+    local old = redis.call('ZRANGE', K.dead, 0, over - 1)
+    for _, id in ipairs(old) do
+      local o = job_get(K, id)
+      if o then job_forget(K, o) end
+      redis.call('ZREM', K.dead, id)
+    end
+  end
+end
+
+-- Writes a new waiting job, or finds the one its idempotency key names. run_at is the time the job is
+-- promised by (recorded and checked against the horizon); due_at (default run_at) is when the dispatcher
+-- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
+-- Returns status, id, runAt: 1 written, 2 duplicate, -2 backlog full, -3 beyond the defer horizon.
+local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at)
+  if idem ~= '' then
+    local existing = redis.call('HGET', K.idempotency, idem)
+    if existing then
+      local r = job_get(K, existing)
+      if r then return 2, r.id, r.runAt end
+      redis.call('HDEL', K.idempotency, idem)
+    end
+  end
+  if run_at - now > max_defer_ms then return -3, '', run_at end
+  local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
+  if waiting >= max_backlog then return -2, '', run_at end
+  local r = {
+    id = job_new_id(K, now), type = jtype, group = group, weight = weight, cost = cost, payload = payload,
+    state = 'waiting', attempts = 0, stalls = 0, snoozes = 0, createdAt = now, runAt = run_at,
+  }
+  if idem ~= '' then
+    r.idem = idem
+    redis.call('HSET', K.idempotency, idem, r.id)
+  end
+  job_put(K, r)
+  redis.call('ZADD', K.delayed, due_at or run_at, job_member(r))
+  redis.call('HINCRBY', K.backlog, group, 1)
+  return 1, r.id, run_at
+end

@@ -1,0 +1,32 @@
+-- reclaim.lua: jobs whose lease expired (a worker crashed or hung) go back to pending at the head of the
+-- fair order, counted as a stall; after maxStalls stalls they go to dead. Also trims expired completed records.
+-- KEYS: the queue key block (includes/job.lua).
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 maxStalls  3 max (most leases looked at)  4 maxDead  5 trimPage
+-- Reply: {requeued, dead}
+--!include includes/job.lua
+local K = job_keys()
+local now = job_now_ms(ARGV[1])
+local max_stalls, max_dead = tonumber(ARGV[2]), tonumber(ARGV[4])
+local requeued, dead = 0, 0
+local ids = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(ids) do
+  redis.call('ZREM', K.active, id)
+  local r = job_get(K, id)
+  if r and r.state == 'active' then
+    r.stalls = r.stalls + 1
+    if r.stalls > max_stalls then
+      job_kill(K, r, now, 'stalled ' .. string.format('%d', r.stalls) .. ' times (lease expired)', max_dead)
+      dead = dead + 1
+    else
+      -- It was admitted once already: it goes first again (the head tag), before newer work.
+      local head = redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')
+      local tag = tonumber(head[2] or '0')
+      r.state = 'waiting'; r.token = nil
+      job_put(K, r)
+      redis.call('ZADD', K.pending, tag, job_member(r))
+      requeued = requeued + 1
+    end
+  end
+end
+job_trim_completed(K, now, tonumber(ARGV[5]))
+return { requeued, dead }

@@ -1,0 +1,102 @@
+/**
+ * The job record both queue stores keep (one cjson object per job in Redis, one object in memory),
+ * the member format of delayed/pending/ready, and the conversion to the public JobInfo.
+ */
+import type { JobInfo, JobState } from './types';
+
+/** `waiting` covers delayed, pending and ready: the store tells which from where the member sits. */
+export type RecordState = 'waiting' | 'active' | 'completed' | 'dead';
+
+export interface JobRecord {
+  id: string;
+  type: string;
+  group: string;
+  weight: number;
+  cost: number;
+  /** JSON text. */
+  payload: string;
+  state: RecordState;
+  attempts: number;
+  stalls: number;
+  snoozes: number;
+  createdAt: number;
+  runAt: number;
+  token?: string;
+  /** JSON text. */
+  result?: string;
+  error?: string;
+  finishedAt?: number;
+  /** The idempotency key that names this job, deleted with the record. */
+  idem?: string;
+}
+
+/** `<id> <cost> <weight> <group>`: the group last, since it may hold any bytes. */
+export function jobMember(r: Pick<JobRecord, 'id' | 'cost' | 'weight' | 'group'>): string {
+  return `${r.id} ${r.cost} ${r.weight} ${r.group}`;
+}
+
+export interface ParsedMember {
+  readonly id: string;
+  readonly cost: number;
+  readonly weight: number;
+  readonly group: string;
+}
+
+export function parseMember(member: string): ParsedMember {
+  const match = /^(\S+) (\d+) (\d+) ([\s\S]*)$/.exec(member);
+  if (!match) throw new Error(`malformed job member ${JSON.stringify(member)}`);
+  return { id: match[1]!, cost: Number(match[2]), weight: Number(match[3]), group: match[4]! };
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+export function toJobInfo(r: JobRecord, state: JobState, runAt: number): JobInfo {
+  return {
+    id: r.id,
+    type: r.type,
+    group: r.group,
+    state,
+    attempts: r.attempts,
+    stalls: r.stalls,
+    snoozes: r.snoozes,
+    createdAt: r.createdAt,
+    runAt,
+    payload: parseJson(r.payload),
+    ...(r.result !== undefined ? { result: parseJson(r.result) } : {}),
+    ...(r.error !== undefined ? { error: r.error } : {}),
+    ...(r.finishedAt !== undefined ? { finishedAt: r.finishedAt } : {}),
+  };
+}
+
+/** A record as it sits in Redis (cjson; absent fields decode as missing). */
+export function decodeRecord(raw: string): JobRecord {
+  return JSON.parse(raw) as JobRecord;
+}
+
+/** What `enqueue` (and a deferred admission) answers. */
+export type EnqueueResult =
+  | { readonly status: 'written' | 'duplicate'; readonly id: string; readonly runAt: number }
+  | { readonly status: 'backlog-full' | 'defer-horizon' };
+
+export interface EnqueueInput {
+  readonly group: string;
+  /** Integer ≥ 1. */
+  readonly weight: number;
+  /** Integer ≥ 1. */
+  readonly cost: number;
+  readonly type: string;
+  /** JSON text. */
+  readonly payload: string;
+  readonly idempotencyKey?: string;
+  readonly maxBacklog: number;
+  /** Due after this many ms (0 = now). */
+  readonly delayMs: number;
+  readonly maxDeferMs: number;
+}

@@ -1,0 +1,130 @@
+/**
+ * One run of one claimed job: keep its lease alive while the handler works, then acknowledge with the
+ * fencing token (complete, or fail as error / snooze). A lost lease aborts the handler's signal: the job
+ * may already be running elsewhere, and our late acknowledgement will be refused as stale.
+ */
+import { BulkLimiterError } from '../errors';
+import { isRetryLater } from './retry-later-error';
+import type { ClaimedJob, FailResult } from './types';
+import type { WorkerConfig, WorkerJob } from './worker-options';
+import { messageOf } from './validate';
+
+/** How a run ended, for the Worker's events. */
+export type RunOutcome =
+  | { readonly kind: 'completed'; readonly result: unknown }
+  | { readonly kind: 'failed'; readonly error: unknown; readonly delayMs: number; readonly state: FailResult }
+  | { readonly kind: 'snoozed'; readonly delayMs: number; readonly state: FailResult }
+  /** The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded. */
+  | { readonly kind: 'lost'; readonly error: BulkLimiterError };
+
+export class LeaseLostError extends BulkLimiterError {
+  constructor(jobId: string) {
+    super('ERR_BL_LEASE_LOST', `The lease on job ${jobId} was lost (expired or taken over); the job may run again elsewhere`);
+  }
+}
+
+export class WorkerClosedError extends BulkLimiterError {
+  constructor(jobId: string) {
+    super('ERR_BL_WORKER_CLOSED', `The worker closed before job ${jobId} finished; the job is handed back`);
+  }
+}
+
+export class JobRun {
+  readonly job: WorkerJob | undefined;
+  readonly controller = new AbortController();
+  /** Resolves when the run is acknowledged (or known lost). Never rejects. */
+  readonly done: Promise<RunOutcome>;
+  private leaseUntil: number;
+  private renewing = false;
+  private closedByWorker = false;
+
+  constructor(
+    private readonly config: WorkerConfig,
+    readonly claimed: ClaimedJob,
+    private readonly onRenewError: (error: unknown) => void,
+  ) {
+    this.leaseUntil = Date.now() + config.leaseMs;
+    let job: WorkerJob | undefined;
+    let decodeError: unknown;
+    try {
+      job = { id: claimed.id, type: claimed.type, group: claimed.group, payload: JSON.parse(claimed.payload) as unknown, attempts: claimed.attempts };
+    } catch (error) {
+      decodeError = new BulkLimiterError('ERR_BL_JOB_PAYLOAD', `Job ${claimed.id} has a payload that is not JSON: ${messageOf(error)}`);
+    }
+    this.job = job;
+    this.done = this.run(decodeError);
+  }
+
+  /** The worker is closing past its timeout: abort the handler and hand the job back when it returns. */
+  abortForClose(): void {
+    this.closedByWorker = true;
+    this.controller.abort(new WorkerClosedError(this.claimed.id));
+  }
+
+  private async run(decodeError: unknown): Promise<RunOutcome> {
+    const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.config.leaseMs / 3)));
+    let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
+    try {
+      if (decodeError !== undefined) throw decodeError;
+      const handler = this.config.handlers.get(this.claimed.type);
+      if (handler === undefined) {
+        throw new BulkLimiterError('ERR_BL_NO_HANDLER', `No handler for job type ${JSON.stringify(this.claimed.type)} (job ${this.claimed.id}); known types: ${[...this.config.handlers.keys()].join(', ') || 'none'}`);
+      }
+      outcome = { ok: true, result: await handler(this.job!, this.controller.signal) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    } finally {
+      clearInterval(renewal);
+    }
+    try {
+      return await this.acknowledge(outcome);
+    } catch (error) {
+      // The store failed at ack time: the lease will expire and the job be reclaimed (at-least-once).
+      this.onRenewError(error);
+      return { kind: 'lost', error: new LeaseLostError(this.claimed.id) };
+    }
+  }
+
+  private async acknowledge(outcome: { ok: true; result: unknown } | { ok: false; error: unknown }): Promise<RunOutcome> {
+    const { queue } = this.config;
+    const { id, token } = this.claimed;
+    const lost = (): RunOutcome => ({ kind: 'lost', error: new LeaseLostError(id) });
+    if (this.controller.signal.aborted && !this.closedByWorker) return lost();
+    if (outcome.ok) {
+      let resultJson: string | undefined;
+      try {
+        resultJson = outcome.result === undefined ? undefined : JSON.stringify(outcome.result);
+      } catch (error) {
+        return this.acknowledge({ ok: false, error: new BulkLimiterError('ERR_BL_JOB_RESULT', `Job ${id} returned a result that is not JSON-serialisable: ${messageOf(error)}`) });
+      }
+      const acknowledged = await queue.complete(id, token, resultJson, this.config.keepCompletedMs);
+      return acknowledged ? { kind: 'completed', result: outcome.result } : lost();
+    }
+    if (this.closedByWorker || isRetryLater(outcome.error)) {
+      // Interrupted by close, or asked to wait: not an attempt (River's JobSnooze), capped by maxSnoozes.
+      const delayMs = isRetryLater(outcome.error) ? outcome.error.delayMs : 0;
+      const state = await queue.fail(id, token, { kind: 'snooze', delayMs, maxSnoozes: this.config.maxSnoozes });
+      return state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state };
+    }
+    const delayMs = Math.max(0, Math.floor(this.config.backoff(this.claimed.attempts + 1)));
+    const state = await queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts: this.config.maxAttempts });
+    return state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state };
+  }
+
+  private async renew(): Promise<void> {
+    if (this.renewing || this.controller.signal.aborted) return;
+    this.renewing = true;
+    const { id, token } = this.claimed;
+    try {
+      const startedAt = Date.now();
+      if (await this.config.queue.extendLease(id, token, this.config.leaseMs)) this.leaseUntil = startedAt + this.config.leaseMs;
+      else this.controller.abort(new LeaseLostError(id));
+    } catch (error) {
+      this.onRenewError(error);
+      // Could not renew in time: assume the lease is gone rather than run unfenced.
+      if (Date.now() >= this.leaseUntil) this.controller.abort(new LeaseLostError(id));
+    } finally {
+      this.renewing = false;
+    }
+  }
+}

@@ -1,0 +1,356 @@
+/**
+ * MemoryQueue: the QueueStore of one limiter in this process, with the same semantics as the Lua
+ * scripts (lua/*.lua, mirrored step by step) and an injectable clock. Every structure is bounded
+ * the same way: completed records trimmed after keepMs, dead records capped at maxDead.
+ */
+import {
+  createFairShareState, fairShareConfig, openFairShare, type FairShareConfig, type FairShareSpec, type FairShareState,
+} from '../core/fair-share';
+import { ConfigError, describeValue } from '../errors';
+import { dispatchInMemory } from './memory-dispatch';
+import type { Clock } from '../types';
+import { jobMember, parseMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { SortedSet } from './sorted-set';
+import type {
+  ClaimedJob, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
+} from './types';
+
+export interface MemoryQueueOptions {
+  /** The limiter whose budget the dispatcher spends. */
+  readonly spec: FairShareSpec;
+  /** The limiter's admission state (MemoryStore shares its own); a private one by default. */
+  readonly state?: () => FairShareState;
+  /** ms since the epoch. @defaultValue Date.now */
+  readonly clock?: Clock;
+  /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
+  readonly maxDead?: number;
+}
+
+const TRIM_PAGE = 100;
+
+export class MemoryQueue implements QueueStore {
+  protected readonly clock: Clock;
+  private readonly maxDead: number;
+  private readonly fairShareConfig: FairShareConfig;
+  private readonly fairShareState: () => FairShareState;
+  readonly delayed = new SortedSet();
+  readonly pending = new SortedSet();
+  readonly ready: string[] = [];
+  readonly jobs = new Map<string, JobRecord>();
+  readonly active = new SortedSet();
+  readonly dead = new SortedSet();
+  readonly completed = new SortedSet();
+  readonly idempotency = new Map<string, string>();
+  readonly backlog = new Map<string, number>();
+  private jobSeq = 0;
+  private tokenSeq = 0;
+  private lease: { owner: string; until: number } | undefined;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(options: MemoryQueueOptions) {
+    const maxDead = options.maxDead ?? 10_000;
+    if (!Number.isInteger(maxDead) || maxDead < 1) {
+      throw new ConfigError('ERR_BL_MAX_DEAD', `Expected \`maxDead\` to be a positive integer, got ${describeValue(maxDead)}`);
+    }
+    this.clock = options.clock ?? Date.now;
+    this.maxDead = maxDead;
+    this.fairShareConfig = fairShareConfig(options.spec);
+    const own = createFairShareState();
+    this.fairShareState = options.state ?? (() => own);
+  }
+
+  protected nowMs(): number {
+    return Math.floor(this.clock());
+  }
+
+  // ── shared steps (includes/job.lua) ──
+
+  private forget(r: JobRecord): void {
+    this.jobs.delete(r.id);
+    if (r.idem !== undefined && this.idempotency.get(r.idem) === r.id) this.idempotency.delete(r.idem);
+  }
+
+  private backlogDone(group: string): void {
+    const n = (this.backlog.get(group) ?? 0) - 1;
+    if (n <= 0) this.backlog.delete(group);
+    else this.backlog.set(group, n);
+  }
+
+  /** Wakes every blocked waitForReady (one process: a signal, no token list needed). */
+  protected wake(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    waiters.forEach((resolve) => resolve());
+  }
+
+  private trimCompleted(now: number): void {
+    for (const { member: id } of this.completed.rangeToScore(now, TRIM_PAGE)) {
+      const r = this.jobs.get(id);
+      if (r) this.forget(r);
+      this.completed.remove(id);
+    }
+  }
+
+  private kill(r: JobRecord, now: number, reason: string): void {
+    r.state = 'dead';
+    r.error = reason;
+    r.finishedAt = now;
+    delete r.token;
+    this.dead.add(r.id, now);
+    this.backlogDone(r.group);
+    const over = Math.min(100, this.dead.size - this.maxDead);
+    if (over > 0) {
+      for (const { member: id } of this.dead.range(0, over)) {
+        const old = this.jobs.get(id);
+        if (old) this.forget(old);
+        this.dead.remove(id);
+      }
+    }
+  }
+
+  private activeRecord(id: string, token: string): JobRecord | undefined {
+    const r = this.jobs.get(id);
+    return r && r.state === 'active' && r.token === token ? r : undefined;
+  }
+
+  // ── operations (one per lua/*.lua) ──
+
+  /** enqueue.lua: writes a job straight into the fair queue (the write a deferred admission makes). */
+  async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
+    const now = this.nowMs();
+    return this.write(now, input, now + input.delayMs, now + input.delayMs);
+  }
+
+  /** The live job an idempotency key names, if any (admit-defer.lua's duplicate check). */
+  findIdempotent(key: string): JobRecord | undefined {
+    const id = this.idempotency.get(key);
+    return id === undefined ? undefined : this.jobs.get(id);
+  }
+
+  /**
+   * The deferral step of MemoryStore's admit (admit-defer.lua): the job of a denied request is due at once;
+   * runAt estimates its latest start: one guaranteed interval (c·Tg) per job of the group waiting, this one
+   * included. Call right after the admission decision, on the same state. (`_slotAt`, the group's retry
+   * slot, is no longer the due time.)
+   */
+  defer(now: number, input: Omit<EnqueueInput, 'delayMs'>, _slotAt?: number): EnqueueResult {
+    const state = this.fairShareState();
+    const ws = state.meta?.ws ?? input.weight;
+    const w = state.groups.has(input.group) ? input.weight : 1; // else the overflow group
+    const unitUs = (this.fairShareConfig.T * ws) / w;
+    const waiting = this.backlog.get(input.group) ?? 0;
+    return this.write(now, input, now + Math.ceil(((waiting + 1) * input.cost * unitUs) / 1000), now);
+  }
+
+  /** job_defer in includes/job.lua: runAt is recorded and checked against the horizon; dueAt enters delayed. */
+  private write(now: number, input: Omit<EnqueueInput, 'delayMs'>, runAt: number, dueAt: number): EnqueueResult {
+    const idem = input.idempotencyKey ?? '';
+    if (idem !== '') {
+      const existing = this.idempotency.get(idem);
+      if (existing !== undefined) {
+        const r = this.jobs.get(existing);
+        if (r) return { status: 'duplicate', id: r.id, runAt: r.runAt };
+        this.idempotency.delete(idem);
+      }
+    }
+    if (runAt - now > input.maxDeferMs) return { status: 'defer-horizon' };
+    if ((this.backlog.get(input.group) ?? 0) >= input.maxBacklog) return { status: 'backlog-full' };
+    let id: string;
+    do {
+      this.jobSeq = (this.jobSeq + 1) % 1_000_000;
+      id = `${now}-${String(this.jobSeq).padStart(6, '0')}`;
+    } while (this.jobs.has(id));
+    const r: JobRecord = {
+      id, type: input.type, group: input.group, weight: input.weight, cost: input.cost, payload: input.payload,
+      state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
+      ...(idem !== '' ? { idem } : {}),
+    };
+    if (idem !== '') this.idempotency.set(idem, id);
+    this.jobs.set(id, r);
+    this.delayed.add(jobMember(r), dueAt);
+    this.backlog.set(input.group, (this.backlog.get(input.group) ?? 0) + 1);
+    return { status: 'written', id, runAt };
+  }
+
+  /** dispatch.lua: through the limiter's admission state (shared with MemoryStore's admit). */
+  async dispatch(options: DispatchOptions): Promise<DispatchResult> {
+    const fs = openFairShare(this.fairShareState(), this.fairShareConfig, Math.floor(this.clock() * 1000));
+    const result = dispatchInMemory(this, fs, options);
+    if (result.moved > 0) this.wake();
+    return result;
+  }
+
+  async acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean> {
+    const now = this.nowMs();
+    if (this.lease && this.lease.until > now && this.lease.owner !== owner) return false;
+    this.lease = { owner, until: now + ttlMs };
+    return true;
+  }
+
+  async claim(leaseMs: number): Promise<ClaimedJob | null> {
+    const now = this.nowMs();
+    const leaseUntil = now + Math.ceil(leaseMs);
+    for (let i = 0; i < 10; i++) {
+      const m = this.ready.shift();
+      if (m === undefined) return null;
+      const r = this.jobs.get(parseMember(m).id);
+      if (r && r.state === 'waiting') {
+        this.tokenSeq += 1;
+        r.state = 'active';
+        r.token = `${this.tokenSeq}:${now}`;
+        this.active.add(r.id, leaseUntil);
+        return { id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil };
+      }
+    }
+    return null;
+  }
+
+  async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.ready.length > 0 || signal?.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
+    const now = this.nowMs();
+    const r = this.activeRecord(id, token);
+    if (!r) return false;
+    this.active.remove(id);
+    this.backlogDone(r.group);
+    if (keepMs <= 0) {
+      this.forget(r);
+    } else {
+      r.state = 'completed';
+      delete r.token;
+      delete r.error;
+      r.finishedAt = now;
+      if (resultJson !== undefined) r.result = resultJson;
+      this.completed.add(id, now + Math.floor(keepMs));
+    }
+    this.trimCompleted(now);
+    return true;
+  }
+
+  async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
+    const now = this.nowMs();
+    const r = this.activeRecord(id, token);
+    if (!r) return 'stale';
+    this.active.remove(id);
+    let result: FailResult;
+    if (outcome.kind === 'snooze') {
+      r.snoozes += 1;
+      if (r.snoozes > outcome.maxSnoozes) {
+        this.kill(r, now, `snoozed more than ${outcome.maxSnoozes} times`);
+        return 'dead';
+      }
+      result = 'snoozed';
+    } else {
+      r.attempts += 1;
+      r.error = outcome.error;
+      if (r.attempts >= outcome.maxAttempts) {
+        this.kill(r, now, outcome.error);
+        return 'dead';
+      }
+      result = 'retrying';
+    }
+    r.state = 'waiting';
+    delete r.token;
+    r.runAt = now + Math.max(0, Math.ceil(outcome.delayMs));
+    this.delayed.add(jobMember(r), r.runAt);
+    return result;
+  }
+
+  async extendLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    const r = this.activeRecord(id, token);
+    if (!r) return false;
+    this.active.add(id, this.nowMs() + Math.ceil(leaseMs));
+    return true;
+  }
+
+  async reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }> {
+    const now = this.nowMs();
+    let requeued = 0;
+    let dead = 0;
+    for (const { member: id } of this.active.rangeToScore(now, max)) {
+      this.active.remove(id);
+      const r = this.jobs.get(id);
+      if (!r || r.state !== 'active') continue;
+      r.stalls += 1;
+      if (r.stalls > maxStalls) {
+        this.kill(r, now, `stalled ${r.stalls} times (lease expired)`);
+        dead += 1;
+      } else {
+        // Admitted once already: it goes first again (the head tag), before newer work.
+        r.state = 'waiting';
+        delete r.token;
+        this.pending.add(jobMember(r), this.pending.first()?.score ?? 0);
+        requeued += 1;
+      }
+    }
+    this.trimCompleted(now);
+    return { requeued, dead };
+  }
+
+  async getJob(id: string): Promise<JobInfo | null> {
+    const r = this.jobs.get(id);
+    if (!r) return null;
+    if (r.state === 'waiting') {
+      const m = jobMember(r);
+      // runAt is the record's (a deferred job is due at once but promised by its runAt estimate)
+      if (this.delayed.score(m) !== undefined) return toJobInfo(r, 'delayed', r.runAt);
+      return toJobInfo(r, this.pending.score(m) !== undefined ? 'pending' : 'ready', r.runAt);
+    }
+    if (r.state === 'completed' && (this.completed.score(id) ?? 0) <= this.nowMs()) return null;
+    return toJobInfo(r, r.state, r.runAt);
+  }
+
+  async counts(): Promise<JobCounts> {
+    this.trimCompleted(this.nowMs());
+    return {
+      delayed: this.delayed.size, pending: this.pending.size, ready: this.ready.length,
+      active: this.active.size, completed: this.completed.size, dead: this.dead.size,
+    };
+  }
+
+  async listDead(offset: number, count: number): Promise<JobInfo[]> {
+    if (count <= 0) return [];
+    return this.dead.rangeReverse(Math.max(0, offset), count).flatMap(({ member: id }) => {
+      const r = this.jobs.get(id);
+      return r ? [toJobInfo(r, 'dead', r.runAt)] : [];
+    });
+  }
+
+  async retryDead(id: string): Promise<boolean> {
+    if (!this.dead.remove(id)) return false;
+    const r = this.jobs.get(id);
+    if (!r) return false;
+    const now = this.nowMs();
+    r.state = 'waiting';
+    r.attempts = 0;
+    r.stalls = 0;
+    r.snoozes = 0;
+    delete r.error;
+    delete r.finishedAt;
+    r.runAt = now;
+    this.delayed.add(jobMember(r), now);
+    this.backlog.set(r.group, (this.backlog.get(r.group) ?? 0) + 1);
+    return true;
+  }
+
+  async removeDead(id: string): Promise<boolean> {
+    if (!this.dead.remove(id)) return false;
+    const r = this.jobs.get(id);
+    if (!r) return false;
+    this.forget(r);
+    return true;
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * RedisQueue: the QueueStore of one limiter on Redis (standalone, Sentinel or Cluster through ioredis).
+ * Every operation is one Lua script over the limiter's keys (one hash tag); time comes from Redis TIME
+ * unless a test clock is given. Workers block on a duplicated connection, never on the shared one.
+ */
+import type { Redis } from 'ioredis';
+import { ConfigError, describeValue } from '../errors';
+import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
+import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
+import { fairShareArgs, loadScript, runScript, type RedisClient, type ScriptArg } from '../store/scripts';
+import type { Clock } from '../types';
+import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
+import { queueKeyBlock } from './queue-keys';
+import type {
+  ClaimedJob, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState, QueueStore,
+} from './types';
+
+export interface RedisQueueOptions {
+  readonly client: RedisClient;
+  /** The limiter whose budget the dispatcher spends (its name names the keys). */
+  readonly spec: FairShareSpec;
+  /** @defaultValue 'bl' */
+  readonly prefix?: string;
+  /** Tests only: "now" in ms passed to every script instead of Redis TIME. */
+  readonly clock?: Clock;
+  /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
+  readonly maxDead?: number;
+}
+
+/** Most expired completed records dropped per call. */
+const TRIM_PAGE = 100;
+
+export class RedisQueue implements QueueStore {
+  readonly keys: LimiterKeys;
+  private readonly client: RedisClient;
+  private readonly block: string[];
+  private readonly clock: Clock | undefined;
+  private readonly maxDead: number;
+  private readonly config: number[];
+  private blocking: Redis | undefined;
+  private blockingWait: Promise<string | null | false> | undefined;
+
+  constructor(options: RedisQueueOptions) {
+    const prefix = options.prefix ?? 'bl';
+    for (const [field, value] of [['prefix', prefix], ['name', options.spec.name]] as const) {
+      if (typeof value !== 'string' || !NAME_PATTERN.test(value)) {
+        throw new ConfigError(`ERR_BL_${field.toUpperCase()}`, `Expected \`${field}\` to be 1–64 of A-Z a-z 0-9 . _ - : /, got ${describeValue(value)}`);
+      }
+    }
+    const maxDead = options.maxDead ?? 10_000;
+    if (!Number.isInteger(maxDead) || maxDead < 1) {
+      throw new ConfigError('ERR_BL_MAX_DEAD', `Expected \`maxDead\` to be a positive integer, got ${describeValue(maxDead)}`);
+    }
+    this.client = options.client;
+    this.keys = limiterKeys(prefix, options.spec.name);
+    this.config = fairShareArgs(options.spec, DEFAULT_MAX_GROUPS);
+    this.block = queueKeyBlock(this.keys);
+    this.clock = options.clock;
+    this.maxDead = maxDead;
+  }
+
+  private now(): number {
+    return this.clock ? Math.floor(this.clock()) : 0;
+  }
+
+  private run(script: string, args: readonly ScriptArg[]): Promise<unknown> {
+    return runScript(this.client, loadScript(`${script}.lua`, this.block.length), this.block, [this.now(), ...args]);
+  }
+
+  /** Writes a job straight into the fair queue (the write a deferred admission makes). */
+  async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
+    const reply = (await this.run('enqueue', [
+      input.group, input.weight, input.cost, input.type, input.payload, input.idempotencyKey ?? '',
+      input.maxBacklog, input.delayMs, input.maxDeferMs,
+    ])) as [number, string, number];
+    const [status, id, runAt] = reply;
+    if (status === 1 || status === 2) return { status: status === 1 ? 'written' : 'duplicate', id, runAt: Number(runAt) };
+    return { status: status === -2 ? 'backlog-full' : 'defer-horizon' };
+  }
+
+  async dispatch(options: DispatchOptions): Promise<DispatchResult> {
+    const [moved, promoted, wakeMs, readyFull] = (await this.run('dispatch', [
+      ...this.config, options.readyMax, options.moveMax, options.promoteMax, options.scanMax,
+    ])) as [number, number, number, number];
+    return { moved, promoted, wakeMs, readyFull: readyFull === 1 };
+  }
+
+  async acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean> {
+    const script = loadScript('dispatcher-lease.lua', 1);
+    return (await runScript(this.client, script, [this.keys.dispatcherLease], [owner, Math.ceil(ttlMs)])) === 1;
+  }
+
+  async claim(leaseMs: number): Promise<ClaimedJob | null> {
+    const reply = (await this.run('claim', [Math.ceil(leaseMs)])) as [string, string, string, string, number, string, number] | null;
+    if (!reply) return null;
+    const [id, type, group, payload, attempts, token, leaseUntil] = reply;
+    return { id, type, group, payload, attempts: Number(attempts), token, leaseUntil: Number(leaseUntil) };
+  }
+
+  /**
+   * BLPOP on one duplicated connection, never the shared one. Concurrent callers share the read in
+   * flight; a caller whose own deadline is not reached when that read times out starts the next one.
+   */
+  async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return;
+    const deadline = Date.now() + timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(false); }, { once: true });
+    });
+    try {
+      for (;;) {
+        const left = deadline - Date.now();
+        if (left <= 0) return;
+        const woken = await Promise.race([this.blockingRead(left), timeout]);
+        if (woken !== null) return;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One shared BLPOP: a token, null on its timeout, false when the connection failed (caller returns). */
+  private blockingRead(timeoutMs: number): Promise<string | null | false> {
+    if (this.blockingWait) return this.blockingWait;
+    if (!this.blocking) this.blocking = (this.client as Redis).duplicate();
+    const read = this.blocking
+      .blpop(this.keys.wake, Math.max(0.01, timeoutMs / 1000))
+      .then((reply) => (reply ? reply[1] : null), () => false as const)
+      .finally(() => { this.blockingWait = undefined; });
+    this.blockingWait = read;
+    return read;
+  }
+
+  async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
+    const hasResult = resultJson === undefined ? 0 : 1;
+    return (await this.run('complete', [id, token, hasResult, resultJson ?? '', Math.max(0, Math.floor(keepMs)), TRIM_PAGE])) === 1;
+  }
+
+  async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
+    const args: ScriptArg[] = outcome.kind === 'error'
+      ? [id, token, 'error', outcome.error, Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxAttempts, this.maxDead]
+      : [id, token, 'snooze', '', Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxSnoozes, this.maxDead];
+    return (await this.run('fail', args)) as FailResult;
+  }
+
+  async extendLease(id: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.run('extend-lease', [id, token, Math.ceil(leaseMs)])) === 1;
+  }
+
+  async reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }> {
+    const [requeued, dead] = (await this.run('reclaim', [maxStalls, max, this.maxDead, TRIM_PAGE])) as [number, number];
+    return { requeued, dead };
+  }
+
+  async getJob(id: string): Promise<JobInfo | null> {
+    const reply = (await this.run('get-job', [id])) as [string, JobState, number] | null;
+    if (!reply) return null;
+    return toJobInfo(decodeRecord(reply[0]), reply[1], Number(reply[2]));
+  }
+
+  async counts(): Promise<JobCounts> {
+    const [delayed, pending, ready, active, completed, dead] = (await this.run('counts', [TRIM_PAGE])) as number[];
+    return { delayed: delayed!, pending: pending!, ready: ready!, active: active!, completed: completed!, dead: dead! };
+  }
+
+  async listDead(offset: number, count: number): Promise<JobInfo[]> {
+    const raws = (await this.run('dead-letters', ['list', Math.max(0, offset), Math.max(0, count)])) as string[];
+    return raws.map((raw) => {
+      const r = decodeRecord(raw);
+      return toJobInfo(r, 'dead', r.runAt);
+    });
+  }
+
+  async retryDead(id: string): Promise<boolean> {
+    return (await this.run('dead-letters', ['retry', id])) === 1;
+  }
+
+  async removeDead(id: string): Promise<boolean> {
+    return (await this.run('dead-letters', ['remove', id])) === 1;
+  }
+
+  /** Closes the blocking connection (the shared client is the caller's). */
+  async close(): Promise<void> {
+    const blocking = this.blocking;
+    this.blocking = undefined;
+    blocking?.disconnect();
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * A handler throws `RetryLaterError` to run the job again later without counting a failed attempt
+ * (River's JobSnooze): e.g. the upstream answered 429 with its own Retry-After. Snoozes have their own
+ * cap (`maxSnoozes` on the Worker), so a job that is always told to wait cannot loop forever.
+ */
+import { BulkLimiterError, ConfigError, describeValue } from '../errors';
+
+export class RetryLaterError extends BulkLimiterError {
+  /** How long to wait before the job is due again (ms, integer ≥ 0). */
+  readonly delayMs: number;
+
+  constructor(delayMs: number, message = `Retry later, in ${delayMs} ms`) {
+    if (!Number.isInteger(delayMs) || delayMs < 0) {
+      throw new ConfigError('ERR_BL_RETRY_DELAY_MS', `Expected \`delayMs\` to be an integer ≥ 0, got ${describeValue(delayMs)}`);
+    }
+    super('ERR_BL_RETRY_LATER', message);
+    this.delayMs = delayMs;
+  }
+}
+
+/** True for a RetryLaterError, also one thrown by another copy of this package (instanceof fails there). */
+export function isRetryLater(error: unknown): error is RetryLaterError {
+  if (error instanceof RetryLaterError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const candidate = error as { code?: unknown; delayMs?: unknown };
+  return candidate.code === 'ERR_BL_RETRY_LATER' && Number.isInteger(candidate.delayMs) && (candidate.delayMs as number) >= 0;
+}

@@ -1,0 +1,26 @@
+/**
+ * An interruptible sleep for the dispatcher and worker loops: `sleep(ms)` resolves after `ms`, or at once
+ * when `wake()` is called (stop, close). `sleep(0)` yields to the event loop (setImmediate), so a loop
+ * that is told "call again now" still lets I/O and timers run: it never spins.
+ */
+export class Sleeper {
+  private finish: (() => void) | undefined;
+
+  sleep(ms: number): Promise<void> {
+    this.wake();
+    return new Promise<void>((resolve) => {
+      const cancel = ms <= 0 ? clearImmediate.bind(null, setImmediate(() => this.wake())) : clearTimeout.bind(null, setTimeout(() => this.wake(), ms));
+      this.finish = () => {
+        cancel();
+        resolve();
+      };
+    });
+  }
+
+  /** Ends the current sleep, if any. */
+  wake(): void {
+    const finish = this.finish;
+    this.finish = undefined;
+    finish?.();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The deferred-work contract: job records and the queue operations every store implements, each atomic.
+ * Written by `limiter.check(..., { defer })` when a request is denied; moved by the Dispatcher; run by Workers.
+ */
+
+export type JobState = 'delayed' | 'pending' | 'ready' | 'active' | 'completed' | 'dead';
+
+/** What `getJob(id)` tells about a job. Times are ms since the epoch on the store clock. */
+export interface JobInfo {
+  readonly id: string;
+  readonly type: string;
+  readonly group: string;
+  readonly state: JobState;
+  /** Handler runs that ended in an error. */
+  readonly attempts: number;
+  /** Leases that expired (a worker crashed or hung). */
+  readonly stalls: number;
+  /** `RetryLaterError` snoozes (not counted as attempts). */
+  readonly snoozes: number;
+  readonly createdAt: number;
+  /** When the job is (or was) due. */
+  readonly runAt: number;
+  readonly payload: unknown;
+  /** The handler's return value, when completed. */
+  readonly result?: unknown;
+  /** The last error message (failed attempt, or why the job is dead). */
+  readonly error?: string;
+  readonly finishedAt?: number;
+}
+
+/** A job a worker holds under a lease. `token` fences acknowledgements: a stale token is rejected. */
+export interface ClaimedJob {
+  readonly id: string;
+  readonly type: string;
+  readonly group: string;
+  /** The payload as JSON text. */
+  readonly payload: string;
+  readonly attempts: number;
+  readonly token: string;
+  readonly leaseUntil: number;
+}
+
+export interface JobCounts {
+  readonly delayed: number;
+  readonly pending: number;
+  readonly ready: number;
+  readonly active: number;
+  readonly completed: number;
+  readonly dead: number;
+}
+
+export interface DispatchOptions {
+  /** The ready list is never filled beyond this. */
+  readonly readyMax: number;
+  /** Most jobs moved to ready per call. */
+  readonly moveMax: number;
+  /** Most due jobs tagged delayed → pending per call. */
+  readonly promoteMax: number;
+  /** Most pending entries looked at per call. */
+  readonly scanMax: number;
+}
+
+export interface DispatchResult {
+  readonly moved: number;
+  readonly promoted: number;
+  /** When to call again: 0 = now, > 0 = in that many ms, -1 = nothing waits (sleep until signalled/polled). */
+  readonly wakeMs: number;
+  readonly readyFull: boolean;
+}
+
+/** How a handler run ended badly. */
+export type FailOutcome =
+  /** An error: attempts + 1; due again after `delayMs`, or dead once attempts reach `maxAttempts`. */
+  | { readonly kind: 'error'; readonly error: string; readonly delayMs: number; readonly maxAttempts: number }
+  /** `RetryLaterError`: snoozes + 1 (attempts unchanged); dead once snoozes exceed `maxSnoozes`. */
+  | { readonly kind: 'snooze'; readonly delayMs: number; readonly maxSnoozes: number };
+
+export type FailResult = 'retrying' | 'snoozed' | 'dead' | 'stale';
+
+/** The queue operations of one limiter. */
+export interface QueueStore {
+  dispatch(options: DispatchOptions): Promise<DispatchResult>;
+  /** Take or renew the dispatcher lease for `owner`; false when another dispatcher holds it. */
+  acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean>;
+  /** Moves the head of the ready list to active under a new lease; null when ready is empty. */
+  claim(leaseMs: number): Promise<ClaimedJob | null>;
+  /**
+   * Resolves when a job may be ready to claim, after `timeoutMs`, or when `signal` aborts (blocking read /
+   * signal, not polling). An aborted wait leaves no timer behind, so a closed worker lets the process exit.
+   */
+  waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean>;
+  fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult>;
+  extendLease(id: string, token: string, leaseMs: number): Promise<boolean>;
+  /** Returns jobs whose lease expired to pending (a stall), or to dead after `maxStalls`. */
+  reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }>;
+  getJob(id: string): Promise<JobInfo | null>;
+  counts(): Promise<JobCounts>;
+  listDead(offset: number, count: number): Promise<JobInfo[]>;
+  retryDead(id: string): Promise<boolean>;
+  removeDead(id: string): Promise<boolean>;
+}

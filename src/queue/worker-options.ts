@@ -1,0 +1,97 @@
+/**
+ * Worker options: TSDoc with defaults, validated once at construction into a frozen config.
+ */
+import { ConfigError, describeValue } from '../errors';
+import type { Logger } from '../types';
+import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
+import type { QueueStore } from './types';
+import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
+
+/** What a handler sees of its job. */
+export interface WorkerJob {
+  readonly id: string;
+  readonly type: string;
+  readonly group: string;
+  /** The payload given at defer time, parsed from JSON. */
+  readonly payload: unknown;
+  /** Earlier runs of this job that ended in an error (0 on the first run). */
+  readonly attempts: number;
+}
+
+/**
+ * Runs one job. Resolve with a JSON-serialisable result (kept on the job record for `keepCompletedMs`);
+ * throw to fail the attempt; throw `RetryLaterError(ms)` to snooze. Stop work when `signal` aborts: the
+ * worker is closing past its timeout, or the lease was lost and the job may already run elsewhere.
+ */
+export type JobHandler = (job: WorkerJob, signal: AbortSignal) => unknown;
+
+export interface WorkerOptions {
+  /** The limiter whose jobs this worker runs. */
+  readonly limiter: QueueHolder;
+  /** One handler per job type. A job of another type fails (and is retried) with a clear error. */
+  readonly handlers: Readonly<Record<string, JobHandler>>;
+  /** @defaultValue 1 — jobs run at the same time. */
+  readonly concurrency?: number;
+  /** @defaultValue 30_000 — a job's lease; renewed every leaseMs/3 while the handler runs. */
+  readonly leaseMs?: number;
+  /** @defaultValue 5 — runs that end in an error before the job goes to dead. */
+  readonly maxAttempts?: number;
+  /** @defaultValue 25 — `RetryLaterError` snoozes before the job goes to dead. */
+  readonly maxSnoozes?: number;
+  /** @defaultValue 1 — expired leases (crashes) before the job goes to dead. Same value on the Dispatcher. */
+  readonly maxStalls?: number;
+  /** @defaultValue exponential, full jitter, base 1 s, cap 1 h — delay before retry number n (n ≥ 1). */
+  readonly backoff?: BackoffOptions | Backoff;
+  /** @defaultValue 3_600_000 — how long completed jobs (and their results) stay readable by `getJob`. */
+  readonly keepCompletedMs?: number;
+  /** @defaultValue 5000 — longest blocking wait for a job before looking again (a missed wake-up costs at most this). */
+  readonly idleWaitMs?: number;
+  /** @defaultValue console — where errors go when nobody listens to `'error'`. */
+  readonly logger?: Logger;
+}
+
+export interface WorkerConfig {
+  readonly queue: QueueStore;
+  readonly handlers: ReadonlyMap<string, JobHandler>;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly maxSnoozes: number;
+  readonly maxStalls: number;
+  readonly backoff: Backoff;
+  readonly keepCompletedMs: number;
+  readonly idleWaitMs: number;
+  readonly logger: Logger;
+}
+
+export function resolveWorkerOptions(options: WorkerOptions): WorkerConfig {
+  const queue = requireQueue(options?.limiter);
+  const handlers = options.handlers;
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
+    throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers\` to be an object of job type → handler, got ${describeValue(handlers)}`);
+  }
+  const map = new Map<string, JobHandler>();
+  for (const [type, handler] of Object.entries(handlers)) {
+    if (typeof handler !== 'function') {
+      throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers[${JSON.stringify(type)}]\` to be a function, got ${describeValue(handler)}`);
+    }
+    map.set(type, handler);
+  }
+  const backoff = options.backoff;
+  if (backoff !== undefined && typeof backoff !== 'function' && (typeof backoff !== 'object' || backoff === null)) {
+    throw new ConfigError('ERR_BL_BACKOFF', `Expected \`backoff\` to be { baseMs, capMs } or a function, got ${describeValue(backoff)}`);
+  }
+  return Object.freeze({
+    queue,
+    handlers: map,
+    concurrency: intOption('concurrency', options.concurrency, 1),
+    leaseMs: intOption('leaseMs', options.leaseMs, 30_000, 30),
+    maxAttempts: intOption('maxAttempts', options.maxAttempts, 5),
+    maxSnoozes: intOption('maxSnoozes', options.maxSnoozes, 25, 0),
+    maxStalls: intOption('maxStalls', options.maxStalls, 1, 0),
+    backoff: typeof backoff === 'function' ? backoff : exponentialBackoff(backoff),
+    keepCompletedMs: intOption('keepCompletedMs', options.keepCompletedMs, 3_600_000, 0),
+    idleWaitMs: intOption('idleWaitMs', options.idleWaitMs, 5000),
+    logger: loggerOption(options.logger),
+  });
+}
