@@ -1,0 +1,70 @@
+/**
+ * The middleware's defer mode, shared by both adapters: options, and the `'deferred'` outcome of a denied
+ * request that the limiter wrote as a job (202 Accepted + Location + `{ jobId, state, runAt }`).
+ * Delivery of deferred jobs is at-least-once (see Worker): handlers should be idempotent.
+ */
+import { ConfigError, describeValue } from '../errors';
+import type { HeaderMap } from '../headers';
+import type { Limiter } from '../limiter';
+import type { JobState } from '../queue/types';
+import type { Decision } from '../types';
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface DeferOptions<Ctx> {
+  /** The job type; a Worker runs `handlers[type]`. */
+  readonly type: string;
+  /** What the job needs to do the request's work later (JSON-encodable, ≤ `maxPayloadBytes`). Built for every request that reaches the limiter. @defaultValue `null` */
+  readonly payload?: (ctx: Ctx) => MaybePromise<unknown>;
+  /** Same key, same job (per group). @defaultValue the `Idempotency-Key` request header */
+  readonly idempotencyKey?: (ctx: Ctx) => MaybePromise<string | undefined>;
+  /** The URL of the job's status (served by `jobStatus()`), sent as `Location`. */
+  readonly statusUrl: (jobId: string, ctx: Ctx) => string;
+}
+
+/** The body of a 202 answer. */
+export interface DeferredBody {
+  readonly jobId: string;
+  readonly state: JobState;
+  /** When the job is due, ISO 8601. */
+  readonly runAt: string;
+  /** True when an idempotency key named an existing job: nothing new was written. */
+  readonly duplicate: boolean;
+}
+
+export interface DeferredOutcome {
+  readonly kind: 'deferred';
+  readonly headers: HeaderMap;
+  readonly decision: Decision;
+  readonly body: DeferredBody;
+}
+
+export function validateDefer(defer: unknown): void {
+  const d = defer as Partial<DeferOptions<unknown>> | null;
+  if (typeof d !== 'object' || d === null) {
+    throw new ConfigError('ERR_BL_DEFER', `Expected \`defer\` to be { type, payload?, idempotencyKey?, statusUrl }, got ${describeValue(defer)}`);
+  }
+  if (typeof d.type !== 'string' || d.type.length === 0 || d.type.length > 128) {
+    throw new ConfigError('ERR_BL_DEFER_TYPE', `Expected \`defer.type\` to be a job type of 1–128 characters, got ${describeValue(d.type)}`);
+  }
+  for (const name of ['payload', 'idempotencyKey'] as const) {
+    if (d[name] !== undefined && typeof d[name] !== 'function') {
+      throw new ConfigError('ERR_BL_DEFER_' + name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase(), `Expected \`defer.${name}\` to be a function of the request, got ${describeValue(d[name])}`);
+    }
+  }
+  if (typeof d.statusUrl !== 'function') {
+    throw new ConfigError('ERR_BL_DEFER_STATUS_URL', `Expected \`defer.statusUrl\` to be a function (jobId) => URL, got ${describeValue(d.statusUrl)}`);
+  }
+}
+
+export async function deferredOutcome<Ctx>(limiter: Limiter, defer: DeferOptions<Ctx>, decision: Decision, headers: HeaderMap, ctx: Ctx): Promise<DeferredOutcome> {
+  const job = decision.job!;
+  // A new job is waiting for its slot; an existing one (idempotency key) may have moved on since.
+  const state = job.duplicate ? ((await limiter.getJob(job.id).catch(() => null))?.state ?? 'delayed') : 'delayed';
+  return {
+    kind: 'deferred',
+    headers: { ...headers, Location: defer.statusUrl(job.id, ctx) },
+    decision,
+    body: { jobId: job.id, state, runAt: new Date(job.runAt).toISOString(), duplicate: job.duplicate },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * bulkLimiter and jobStatus for Express (4 and 5): translation only; the logic is in ./shared.ts,
+ * ./defer.ts and ./job-status.ts. Allowed: RateLimit headers, then `next()`. Deferred: 202 + Location +
+ * `{ jobId, state, runAt }`. Rejected: 429 / 503 / 400 with the headers and a problem+json body, or
+ * (`onLimit: 'next'`) the http-error passed to `next(err)` with the headers on `err.headers`.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { PROBLEM_CONTENT_TYPE, createRunner, problemBody, type BulkLimiterOptions } from './shared';
+import { createJobStatusReader, type JobStatusOptions } from './job-status';
+import type { HeaderMap } from '../headers';
+
+export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
+export type { JobStatusOptions, JobStatusBody } from './job-status';
+
+export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandler {
+  const runner = createRunner<Request>(options, { clientIp: (req) => req.ip, header: (req, name) => req.get(name) });
+  const passErrors = runner.onLimit === 'next';
+
+  return async function bulkLimiterMiddleware(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const outcome = await runner.evaluate(req);
+      if (outcome.kind === 'pass') {
+        setHeaders(res, outcome.headers);
+        return next();
+      }
+      if (outcome.kind === 'deferred') {
+        setHeaders(res, outcome.headers);
+        res.status(202).json(outcome.body);
+        return;
+      }
+      const error = outcome.error;
+      setHeaders(res, error.headers);
+      if (passErrors) return next(error);
+      res.status(error.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      res.end(problemBody(error));
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** GET handler for a deferred job's status URL (route `…/:id`). */
+export function jobStatus(options: JobStatusOptions<Request>): RequestHandler {
+  const read = createJobStatusReader<Request>(options, (req) => (typeof req.params.id === 'string' ? req.params.id : undefined));
+  return async function jobStatusHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const answer = await read(req);
+      if (answer.status === 200) res.json(answer.body);
+      else res.status(answer.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE).end(JSON.stringify(answer.problem));
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+function setHeaders(res: Response, headers: HeaderMap): void {
+  for (const name in headers) res.setHeader(name, headers[name] as string);
+}

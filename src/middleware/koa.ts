@@ -1,0 +1,62 @@
+/**
+ * bulkLimiter and jobStatus for Koa: translation only; the logic is in ./shared.ts, ./defer.ts and
+ * ./job-status.ts. Allowed: RateLimit headers, then `await next()`. Deferred: 202 + Location +
+ * `{ jobId, state, runAt }`. Rejected: 429 / 503 / 400 with the headers and a problem+json body, or
+ * (`onLimit: 'next'`) the http-error thrown to the app's error handling. Koa clears response headers
+ * before rendering an error, so they also ride on `err.headers`.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import { PROBLEM_CONTENT_TYPE, createRunner, problemBody, type BulkLimiterOptions } from './shared';
+import { createJobStatusReader, type JobStatusOptions } from './job-status';
+
+export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
+export type { JobStatusOptions, JobStatusBody } from './job-status';
+
+export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
+  const runner = createRunner<Context>(options, { clientIp: (ctx) => ctx.ip, header: (ctx, name) => ctx.get(name) || undefined });
+  const throwErrors = runner.onLimit === 'next';
+
+  return async function bulkLimiterMiddleware(ctx: Context, next: Next): Promise<void> {
+    const outcome = await runner.evaluate(ctx);
+    if (outcome.kind === 'pass') {
+      ctx.set(outcome.headers);
+      return next();
+    }
+    if (outcome.kind === 'deferred') {
+      ctx.set(outcome.headers);
+      ctx.status = 202;
+      ctx.body = outcome.body;
+      return;
+    }
+    const error = outcome.error;
+    if (throwErrors) throw error;
+    ctx.set(error.headers);
+    ctx.status = error.status;
+    ctx.type = PROBLEM_CONTENT_TYPE;
+    ctx.body = problemBody(error);
+  };
+}
+
+/** GET handler for a deferred job's status URL (@koa/router route `…/:id`, or the last path segment). */
+export function jobStatus(options: JobStatusOptions<Context>): Middleware {
+  const routeId = (ctx: Context): string | undefined => (ctx as Context & { params?: { id?: string } }).params?.id ?? lastSegment(ctx.path);
+  const read = createJobStatusReader<Context>(options, routeId);
+  return async function jobStatusHandler(ctx: Context): Promise<void> {
+    const answer = await read(ctx);
+    ctx.status = answer.status;
+    if (answer.status === 200) ctx.body = answer.body;
+    else {
+      ctx.type = PROBLEM_CONTENT_TYPE;
+      ctx.body = JSON.stringify(answer.problem);
+    }
+  };
+}
+
+function lastSegment(path: string): string | undefined {
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  try {
+    return segment ? decodeURIComponent(segment) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * Everything the Express and Koa adapters share: middleware options (validated once), the group / cost /
+ * weight / skip steps, and the outcome of one request — pass (with headers) or reject (an http-error with
+ * `expose`, `headers`, the Decision and an RFC 9457 problem body). The adapters only translate an outcome
+ * to their framework. With `defer`, a denied request that was written as a job is a `'deferred'` outcome:
+ * 202 Accepted, `Location` (the job's status URL), body `{ jobId, state, runAt }` and the RateLimit headers.
+ *
+ * Codes: ConfigError ERR_BL_OPTIONS, ERR_BL_UNKNOWN_OPTION, ERR_BL_LIMITER, ERR_BL_GROUP, ERR_BL_SKIP,
+ * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction);
+ * 400 with the InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP,
+ * ERR_BL_GROUP_TOO_LONG, ERR_BL_BAD_COST, ERR_BL_BAD_WEIGHT; warning WRN_BL_MISSING_GROUP (once per limiter).
+ */
+import createError, { type HttpError } from 'http-errors';
+import { ConfigError, InputError, describeValue } from '../errors';
+import { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
+import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
+import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
+import { isDegraded } from '../outage';
+import { DEFER_OPTION_NAMES } from '../queue/defer-input';
+import type { Decision } from '../types';
+import { deferredOutcome, validateDefer, type DeferOptions, type DeferredOutcome } from './defer';
+
+export type { DeferOptions, DeferredBody } from './defer';
+
+const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** Middleware options. `Ctx` is Express's `req` or Koa's `ctx`. Pass `limiter`, or limiter options inline. */
+export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
+  /** A limiter from `createLimiter` (share one between routes to share its budget). */
+  readonly limiter?: Limiter;
+  /** The group (tenant) of a request; untrusted input. @defaultValue the client IP (`req.ip` / `ctx.ip`) */
+  readonly group?: (ctx: Ctx) => MaybePromise<string | undefined | null>;
+  /** A request without a group: `'shared'` puts all of them in one group, `'reject'` answers 400. @defaultValue `'shared'` */
+  readonly missingGroup?: 'shared' | 'reject';
+  /** The group's weight (tier). @defaultValue `1` */
+  readonly weight?: number | ((group: string, ctx: Ctx) => MaybePromise<number>);
+  /** Units this request uses. @defaultValue `1` */
+  readonly cost?: number | ((ctx: Ctx) => MaybePromise<number>);
+  /** Requests for which this returns true are not counted and get no headers. */
+  readonly skip?: (ctx: Ctx) => MaybePromise<boolean>;
+  /** Header format: IETF draft fields, legacy `X-RateLimit-*`, or none. @defaultValue `'draft'` */
+  readonly headers?: HeaderFormat;
+  /** `'respond'`: answer 429/503/400 with a problem+json body; `'next'`: hand the http-error to the app's error handler. @defaultValue `'respond'` */
+  readonly onLimit?: 'respond' | 'next';
+  /** Defer denied requests as jobs (202 + Location) instead of answering 429. */
+  readonly defer?: DeferOptions<Ctx>;
+}
+
+/** The http-error of a rejected request. */
+export interface LimitError extends HttpError {
+  readonly headers: HeaderMap;
+  /** The RFC 9457 problem object the middleware sends in `'respond'` mode. */
+  readonly problem: ProblemDetails;
+  /** Present on 429 and 503. */
+  readonly decision?: Decision;
+}
+
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly 'violated-policies'?: readonly string[];
+}
+
+export type Outcome =
+  | { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined }
+  | { readonly kind: 'reject'; readonly error: LimitError }
+  | DeferredOutcome;
+
+export interface Runner<Ctx> {
+  evaluate(ctx: Ctx): Promise<Outcome>;
+  readonly onLimit: 'respond' | 'next';
+  readonly limiter: Limiter;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
+/** The group of requests without one when `missingGroup: 'shared'`. */
+export const SHARED_GROUP = '(missing)';
+
+const MIDDLEWARE_OPTION_NAMES = ['limiter', 'group', 'missingGroup', 'weight', 'cost', 'skip', 'headers', 'onLimit', 'defer'];
+const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
+
+/** What the middleware reads from a request in either framework. */
+export interface RequestReader<Ctx> {
+  clientIp(ctx: Ctx): string | undefined;
+  header(ctx: Ctx, name: string): string | undefined;
+}
+
+export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: RequestReader<Ctx>): Runner<Ctx> {
+  const o = validateMiddlewareOptions(options);
+  const limiter = o.limiter ?? createLimiter(limiterOptionsOf(o));
+  const groupOf = o.group ?? reader.clientIp;
+  const defer = o.defer;
+  const rejectMissing = o.missingGroup === 'reject';
+  const { weight, cost, skip } = o;
+  const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
+  const policies = Object.freeze([limiter.name]);
+  const constantCheck: CheckOptions | undefined =
+    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
+  let warnedMissing = false;
+
+  async function evaluate(ctx: Ctx): Promise<Outcome> {
+    if (skip !== undefined && (await skip(ctx))) return SKIPPED;
+    let group = await groupOf(ctx);
+    if (group === undefined || group === null || group === '') {
+      if (rejectMissing) return reject(badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id')));
+      if (!warnedMissing) {
+        warnedMissing = true;
+        limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
+      }
+      group = SHARED_GROUP;
+    }
+    let check: CheckOptions = constantCheck ?? {
+      weight: typeof weight === 'function' ? await weight(group, ctx) : weight,
+      cost: typeof cost === 'function' ? await cost(ctx) : cost,
+    };
+    if (defer !== undefined) {
+      // The job is written in the same store call as the decision, so its payload is built up front.
+      const idempotencyKey = defer.idempotencyKey ? await defer.idempotencyKey(ctx) : reader.header(ctx, 'idempotency-key');
+      const payload = defer.payload ? await defer.payload(ctx) : null;
+      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey } : {}) } };
+    }
+    let decision: Decision;
+    try {
+      decision = await limiter.check(group, check);
+    } catch (error) {
+      if (error instanceof InputError) return reject(badRequest(error));
+      throw error;
+    }
+    const headers = writeHeaders(decision, !isDegraded(decision));
+    if (decision.allowed) return { kind: 'pass', headers, decision };
+    if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, defer, decision, headers, ctx);
+    return reject(limitError(decision, headers, policies));
+  }
+
+  return { evaluate, onLimit: o.onLimit ?? 'respond', limiter };
+}
+
+function reject(error: LimitError): Outcome {
+  return { kind: 'reject', error };
+}
+
+function limitError(decision: Decision, headers: HeaderMap, policies: readonly string[]): LimitError {
+  const seconds = retryAfterSeconds(decision.retryAfterMs);
+  const problem: ProblemDetails = decision.reason === 'store-error'
+    ? { type: REDUCED_CAPACITY, title: 'Service Unavailable', status: 503, detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.` }
+    : { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
+  return createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError;
+}
+
+function badRequest(error: InputError): LimitError {
+  const problem: ProblemDetails = { type: 'about:blank', title: 'Bad Request', status: 400, detail: error.message };
+  return createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
+}
+
+/** The problem+json body of a rejected request. */
+export function problemBody(error: LimitError): string {
+  return JSON.stringify(error.problem);
+}
+
+function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOptions {
+  const out: Record<string, unknown> = {};
+  for (const name of LIMITER_OPTION_NAMES) {
+    if ((o as Record<string, unknown>)[name] !== undefined) out[name] = (o as Record<string, unknown>)[name];
+  }
+  return out as unknown as LimiterOptions;
+}
+
+function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
+  }
+  const inline = Object.keys(options).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
+  for (const key of inline) {
+    if (!LIMITER_OPTION_NAMES.includes(key)) {
+      throw new ConfigError('ERR_BL_UNKNOWN_OPTION',
+        `Unknown option \`${key}\`; known options: ${[...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES].join(', ')}`);
+    }
+  }
+  const o = options;
+  if (o.limiter !== undefined) {
+    if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
+      throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o.limiter)}`);
+    }
+    if (inline.length > 0) {
+      throw new ConfigError('ERR_BL_LIMITER', `Pass either \`limiter\` or limiter options (${inline.join(', ')}), not both`);
+    }
+  }
+  fn('group', o.group);
+  fn('skip', o.skip);
+  oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
+  oneOf('headers', o.headers, ['draft', 'legacy', false]);
+  oneOf('onLimit', o.onLimit, ['respond', 'next']);
+  intOrFn('weight', o.weight);
+  intOrFn('cost', o.cost);
+  if (o.defer !== undefined) validateDefer(o.defer);
+  return o;
+}
+
+function fn(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
+  }
+}
+
+function intOrFn(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function' && !(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
+    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer ≥ 1 or a function, got ${describeValue(value)}`);
+  }
+}
+
+function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
+  if (value !== undefined && !allowed.includes(value)) {
+    const code = `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+    throw new ConfigError(code, `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`);
+  }
+}
