@@ -1,0 +1,18 @@
+import { RedisStore } from '../../src/store/redis-store';
+import { startRedis } from '../helpers/redis-server';
+import { describeReviewCases } from './review-suite';
+import { describeSmallLimitCases } from './small-limit-suite';
+import { describeStore, type StoreHarness } from './store-suite';
+
+const harness = async (): Promise<StoreHarness> => {
+  const server = await startRedis();
+  return {
+    // Each handle is its own ioredis connection to the same server, like separate processes.
+    make: (clock, handles = 1) => Array.from({ length: handles }, () => new RedisStore({ client: server.client(), clock })),
+    close: () => server.stop(),
+  };
+};
+
+describeStore('RedisStore', harness);
+describeReviewCases('RedisStore', harness);
+describeSmallLimitCases('RedisStore', harness);

@@ -1,0 +1,255 @@
+/**
+ * The one conformance suite every store passes: describeStore(name, setup). All timing runs on an injected
+ * clock, so results do not depend on machine speed. `make(clock, handles)` returns `handles` stores that
+ * share state (several ioredis clients on Redis; one instance in memory).
+ */
+import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
+
+export interface StoreHarness {
+  make(clock: Clock, handles?: number): Store[];
+  close(): Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+let seq = 0;
+
+export function spec(over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec {
+  seq += 1;
+  return {
+    name: `conf-${process.pid}-${seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000,
+    epochMs: 250, sustained: false, ...over,
+  };
+}
+
+export class ManualClock {
+  ms = T0;
+  readonly now: Clock = () => this.ms;
+  advance(ms: number): void { this.ms += ms; }
+}
+
+/** Max admitted units in any half-open window [x, x + windowMs) over (at, cost) pairs. */
+export function maxInAnyWindow(admitted: Array<{ at: number; cost: number }>, windowMs: number): number {
+  const a = [...admitted].sort((x, y) => x.at - y.at);
+  let best = 0; let sum = 0; let lo = 0;
+  for (let hi = 0; hi < a.length; hi++) {
+    sum += a[hi]!.cost;
+    while (a[lo]!.at <= a[hi]!.at - windowMs) { sum -= a[lo]!.cost; lo++; }
+    best = Math.max(best, sum);
+  }
+  return best;
+}
+
+const input = (group: string, weight = 1, cost = 1): AdmitInput => ({ group, weight, cost });
+
+export function describeStore(name: string, setup: () => Promise<StoreHarness>): void {
+  describe(`store conformance: ${name}`, () => {
+    let h: StoreHarness;
+    const bound: LimiterStore[] = [];
+    beforeAll(async () => { h = await setup(); });
+    afterAll(async () => {
+      await Promise.all(bound.map((b) => b.destroy()));
+      await h.close();
+    });
+    const bind = (clock: ManualClock, s: LimiterSpec, handles = 1): LimiterStore[] => {
+      const stores = h.make(clock.now, handles).map((st) => st.bind(s));
+      bound.push(stores[0]!);
+      return stores;
+    };
+
+    /** Every tick: each group in `perTick` sends that many requests (in parallel), then time moves on. */
+    async function drive(stores: LimiterStore[], clock: ManualClock, ticks: number, tickMs: number,
+      perTick: Record<string, number>, weights: Record<string, number> = {}, cost = 1) {
+      const admitted: Record<string, number> = {};
+      const log: Array<{ at: number; cost: number }> = [];
+      const colours = { green: 0, yellow: 0, red: 0 };
+      let k = 0;
+      for (let t = 0; t < ticks; t++) {
+        const calls: Array<Promise<Decision>> = [];
+        for (const [g, n] of Object.entries(perTick)) {
+          for (let i = 0; i < n; i++) calls.push(stores[k++ % stores.length]!.admit(input(g, weights[g] ?? 1, cost)));
+        }
+        for (const d of await Promise.all(calls)) {
+          colours[d.colour] += 1;
+          if (d.allowed) { admitted[d.group] = (admitted[d.group] ?? 0) + cost; log.push({ at: d.at, cost }); }
+        }
+        clock.advance(tickMs);
+      }
+      return { admitted, log, colours };
+    }
+
+    test('a first request is green and the decision is complete', async () => {
+      const clock = new ManualClock();
+      const [s] = bind(clock, spec());
+      const d = await s!.admit(input('a'));
+      expect(d).toEqual({
+        allowed: true, group: 'a', limit: 100, guaranteed: 100, remaining: 9, retryAfterMs: 0,
+        resetMs: 11, activeGroups: 1, colour: 'green', at: clock.ms,
+      });
+    });
+
+    test('never more than limit in any window, under concurrency from several handles', async () => {
+      const clock = new ManualClock();
+      const s = spec({ limit: 50, windowMs: 1000, burst: 10, reserve: 2 });
+      const stores = bind(clock, s, 4);
+      const { log } = await drive(stores, clock, 600, 7, { a: 3, b: 2, c: 1, d: 1 });
+      expect(maxInAnyWindow(log, 1000)).toBeLessThanOrEqual(50);
+      // and it is not idle: strict capacity is (L − b + 1) per window
+      expect(log.length).toBeGreaterThan(0.9 * 41 * 4.2);
+    });
+
+    test('two saturated groups share equally (±5%)', async () => {
+      const clock = new ManualClock();
+      const stores = bind(clock, spec());
+      const { admitted } = await drive(stores, clock, 2000, 5, { a: 2, b: 2 });
+      const ratio = admitted.a! / admitted.b!;
+      expect(ratio).toBeGreaterThan(0.95);
+      expect(ratio).toBeLessThan(1.05);
+    });
+
+    test('weights 3:1 split 3:1 (±5%)', async () => {
+      const clock = new ManualClock();
+      const stores = bind(clock, spec());
+      const { admitted } = await drive(stores, clock, 2000, 5, { a: 2, b: 2 }, { a: 3, b: 1 });
+      const ratio = admitted.a! / admitted.b!;
+      expect(ratio).toBeGreaterThan(3 * 0.95);
+      expect(ratio).toBeLessThan(3 * 1.05);
+    });
+
+    test('borrowing: a heavy group next to an almost idle one gets ≥ 90% of strict capacity', async () => {
+      const clock = new ManualClock();
+      const s = spec();
+      const [st] = bind(clock, s);
+      let heavy = 0; let light = 0;
+      const seconds = 10;
+      for (let t = 0; t < seconds * 200; t++) {
+        for (let i = 0; i < 2; i++) if ((await st!.admit(input('heavy'))).allowed) heavy += 1;
+        if (t % 200 === 0 && (await st!.admit(input('light'))).allowed) light += 1;
+        clock.advance(5);
+      }
+      const strict = (s.limit - s.burst + 1) * seconds;
+      expect(heavy + light).toBeLessThanOrEqual(s.limit * seconds);
+      expect(heavy).toBeGreaterThanOrEqual(0.9 * (strict - light));
+      expect(light).toBe(seconds);
+    });
+
+    test('idle groups expire and Σweights follows', async () => {
+      const clock = new ManualClock();
+      const s = spec({ idleMs: 1000 });
+      const [st] = bind(clock, s);
+      await st!.admit(input('a', 1));
+      const b = await st!.admit(input('b', 3));
+      expect(b.activeGroups).toBe(2);
+      expect(b.guaranteed).toBe(75);
+      for (let t = 0; t < 30; t++) { clock.advance(100); await st!.admit(input('a', 1)); }
+      const a = await st!.admit(input('a', 1));
+      expect(a.activeGroups).toBe(1);
+      expect(a.guaranteed).toBe(100);
+    });
+
+    test('idle groups are trimmed in pages of 100, one page per call', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ idleMs: 1000 }));
+      await Promise.all(Array.from({ length: 250 }, (_, i) => st!.admit(input(`idle-${i}`))));
+      clock.advance(1500);
+      const active: number[] = [];
+      for (let i = 0; i < 4; i++) active.push((await st!.admit(input('live'))).activeGroups);
+      expect(active).toEqual([151, 51, 1, 1]);
+    });
+
+    test('retrying at retryAfterMs succeeds', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 20, burst: 5, reserve: 1 }));
+      for (let round = 0; round < 20; round++) {
+        let d = await st!.admit(input('a'));
+        while (d.allowed) d = await st!.admit(input('a'));
+        expect(d.reason).toBe('limit');
+        expect(d.retryAfterMs).toBeGreaterThan(0);
+        clock.advance(d.retryAfterMs);
+        expect((await st!.admit(input('a'))).allowed).toBe(true);
+      }
+    });
+
+    test('concurrent callers of one group get staggered retry slots', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 20, burst: 5, reserve: 1 }));
+      let d = await st!.admit(input('a'));
+      while (d.allowed) d = await st!.admit(input('a'));
+      const next = await st!.admit(input('a'));
+      expect(next.retryAfterMs).toBeGreaterThan(d.retryAfterMs);
+    });
+
+    test('cost > 1 takes that many units', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 100, burst: 10, reserve: 2 }));
+      const a = await st!.admit(input('a', 1, 4));
+      expect(a.allowed).toBe(true);
+      expect(a.remaining).toBe(6);
+      const b = await st!.admit(input('a', 1, 4));
+      expect(b.remaining).toBe(2);
+      const c = await st!.admit(input('a', 1, 4));
+      expect(c.allowed).toBe(false);
+    });
+
+    test('colours: green within the share, yellow when borrowing, red when out', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 100, burst: 20, reserve: 2 }));
+      await st!.admit(input('b')); // a second active group halves a's guarantee: green burst 10
+      const seen: string[] = [];
+      for (let i = 0; i < 19; i++) seen.push((await st!.admit(input('a'))).colour);
+      expect(seen.slice(0, 10).every((c) => c === 'green')).toBe(true);
+      expect(seen).toContain('yellow');
+      expect(seen[seen.length - 1]).toBe('red');
+    });
+
+    test('the reserve: yellow cannot take the last tokens, green can', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 100, burst: 20, reserve: 5 }));
+      await st!.admit(input('b')); // b: 1 token used, 19 left
+      let d = await st!.admit(input('a'));
+      let a = 0;
+      while (d.allowed) { a += 1; d = await st!.admit(input('a')); }
+      expect(a).toBe(14); // 19 − reserve 5: a's yellow stops at the reserve
+      const b = await st!.admit(input('b'));
+      expect(b.allowed).toBe(true);
+      expect(b.colour).toBe('green');
+    });
+
+    test('maxGroups: new groups beyond it share one overflow group', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, { ...spec(), maxGroups: 3 } as LimiterSpec);
+      for (const g of ['a', 'b', 'c']) expect((await st!.admit(input(g))).group).toBe(g);
+      const x = await st!.admit(input('x', 50));
+      const y = await st!.admit(input('y', 50));
+      expect(x.group).toBe('*overflow*');
+      expect(y.activeGroups).toBe(4);
+      expect(y.guaranteed).toBe(25); // the overflow group has weight 1, whatever was asked
+      expect((await st!.admit(input('a'))).group).toBe('a');
+    });
+
+    test('a tier change applies on the next call', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec());
+      await st!.admit(input('a', 1));
+      expect((await st!.admit(input('b', 1))).guaranteed).toBe(50);
+      expect((await st!.admit(input('b', 3))).guaranteed).toBe(75);
+    });
+
+    test('a clock step backwards does not refill twice', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 10, burst: 5, reserve: 1 }));
+      let n = 0;
+      while ((await st!.admit(input('a'))).allowed) n += 1;
+      clock.advance(-5000);
+      expect((await st!.admit(input('a'))).allowed).toBe(false);
+      expect(n).toBe(5);
+    });
+
+    test('destroy forgets the limiter', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, spec({ limit: 10, burst: 2, reserve: 1 }));
+      while ((await st!.admit(input('a'))).allowed);
+      await st!.destroy();
+      expect((await st!.admit(input('a'))).allowed).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,59 @@
+import { ConfigError } from '../../src/errors';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/options';
+import { MemoryStore } from '../../src/store/memory-store';
+
+const codeOf = (options: unknown): string | undefined => {
+  try { resolveLimiterOptions(options as LimiterOptions); return undefined; } catch (e) { expect(e).toBeInstanceOf(ConfigError); return (e as ConfigError).code; }
+};
+
+test('defaults follow fairness.md §3.9 and the resolved options are frozen', () => {
+  const r = resolveLimiterOptions({ limit: 1000 });
+  expect(r.spec).toEqual({ name: 'default', limit: 1000, windowMs: 60_000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 15_000, sustained: false, maxGroups: 10_000 });
+  expect(r).toMatchObject({ maxGroups: 10_000, maxGroupLength: 128, maxCost: 40, maxWeight: 1000, onStoreError: 'local', timeoutMs: 500, instances: 1 });
+  expect(r.store).toBeInstanceOf(MemoryStore);
+  expect(r.logger).toBe(console);
+  expect(Object.isFrozen(r)).toBe(true);
+  expect(Object.isFrozen(r.spec)).toBe(true);
+});
+
+test('small limits still get a valid burst and reserve', () => {
+  expect(resolveLimiterOptions({ limit: 1 }).spec).toMatchObject({ burst: 1, reserve: 0 });
+  expect(resolveLimiterOptions({ limit: 2 }).spec).toMatchObject({ burst: 2, reserve: 1 });
+  expect(resolveLimiterOptions({ limit: 10, burst: 1 }).spec).toMatchObject({ burst: 1, reserve: 0 });
+  expect(resolveLimiterOptions({ limit: 100, reserve: 0 }).spec).toMatchObject({ burst: 8, reserve: 0 });
+  // small limits: burst ≥ min(8, ceil(L/10)) so borrowers have a yellow band to share (see defaultBurstBase)
+  expect(resolveLimiterOptions({ limit: 100 }).spec).toMatchObject({ burst: 8, reserve: 2 });
+  expect(resolveLimiterOptions({ limit: 50 }).spec).toMatchObject({ burst: 5, reserve: 1 });
+  expect(resolveLimiterOptions({ limit: 200 }).spec).toMatchObject({ burst: 10, reserve: 2 });
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 200 }).spec.epochMs).toBe(100);
+});
+
+test.each([
+  [{}, 'ERR_BL_LIMIT'],
+  [{ limit: 0 }, 'ERR_BL_LIMIT'],
+  [{ limit: 1.5 }, 'ERR_BL_LIMIT'],
+  [{ limit: '10' }, 'ERR_BL_LIMIT'],
+  [{ limit: 10, windowMs: -1 }, 'ERR_BL_WINDOW_MS'],
+  [{ limit: 10, burst: 11 }, 'ERR_BL_BURST'],
+  [{ limit: 10, burst: 4, reserve: 4 }, 'ERR_BL_RESERVE'],
+  [{ limit: 10, reserve: 10 }, 'ERR_BL_RESERVE'],
+  [{ limit: 100, burst: 10, reserve: 2, maxCost: 11 }, 'ERR_BL_MAX_COST'],
+  [{ limit: 10, name: '{evil}' }, 'ERR_BL_NAME'],
+  [{ limit: 10, sustained: 'yes' }, 'ERR_BL_SUSTAINED'],
+  [{ limit: 10, onStoreError: 'retry' }, 'ERR_BL_ON_STORE_ERROR'],
+  [{ limit: 10, instances: 0 }, 'ERR_BL_INSTANCES'],
+  [{ limit: 10, timeoutMs: 0 }, 'ERR_BL_TIMEOUT_MS'],
+  [{ limit: 10, maxGroups: 0 }, 'ERR_BL_MAX_GROUPS'],
+  [{ limit: 10, logger: {} }, 'ERR_BL_LOGGER'],
+  [{ limit: 10, store: {} }, 'ERR_BL_STORE'],
+  [{ limit: 10, windowMS: 1000 }, 'ERR_BL_UNKNOWN_OPTION'],
+])('%j → %s', (options, code) => {
+  expect(codeOf(options)).toBe(code);
+});
+
+test('messages show the bad value and, for maxCost, the bound', () => {
+  expect(() => resolveLimiterOptions({ limit: 100, burst: 10, reserve: 2, maxCost: 11 })).toThrow(/`maxCost`.*`burst` \(10\).*`11` \(number\)/);
+  expect(resolveLimiterOptions({ limit: 100, burst: 10, reserve: 2, maxCost: 10 }).maxCost).toBe(10); // reservations make it deliverable
+  expect(() => resolveLimiterOptions({ limit: 10, windowMS: 1 } as LimiterOptions)).toThrow(/`windowMS`/);
+  expect(LIMITER_OPTION_NAMES).toContain('onStoreError');
+});

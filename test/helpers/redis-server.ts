@@ -1,0 +1,179 @@
+/**
+ * Starts real redis-server processes for tests: one on a free port with its own temp dir (or the server
+ * at REDIS_URL when set), or a Cluster of masters. Each is stopped by pid. No Redis mocks anywhere.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
+
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  readonly url: string;
+  /** pid of the process this helper started; undefined for an external REDIS_URL. */
+  readonly pid: number | undefined;
+  /** A new client; closed by `stop()` if the caller forgets. */
+  client(options?: RedisOptions): Redis;
+  /** SIGKILL the server (fault tests). */
+  kill(): Promise<void>;
+  /** Start it again on the same port and dir. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function redisBinary(): string {
+  return process.env.REDIS_SERVER_BIN ?? 'redis-server';
+}
+
+/** Probes with a raw socket: an ioredis client here would leave reconnect timers behind. */
+function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    const done = (ok: boolean) => { socket.destroy(); resolve(ok); };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await pingOnce(port))) {
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function launch(port: number, dir: string, extraArgs: string[]): ChildProcess {
+  const child = spawn(
+    redisBinary(),
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'no', ...extraArgs],
+    { stdio: 'ignore', detached: false },
+  );
+  child.on('error', (error) => {
+    throw new Error(`could not start ${redisBinary()}: ${error.message}. Install redis-server or set REDIS_URL.`);
+  });
+  return child;
+}
+
+async function killChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    process.kill(child.pid!, signal);
+  });
+}
+
+/** A standalone server: REDIS_URL when set (never killed), otherwise a fresh redis-server process. */
+export async function startRedis(extraArgs: string[] = []): Promise<RedisServer> {
+  const clients: Redis[] = [];
+  const makeClient = (host: string, port: number) => (options?: RedisOptions) => {
+    const c = new Redis({ host, port, maxRetriesPerRequest: 1, ...options });
+    clients.push(c);
+    return c;
+  };
+  const closeClients = () => clients.splice(0).forEach((c) => c.disconnect());
+
+  const external = process.env.REDIS_URL;
+  if (external) {
+    const u = new URL(external);
+    const host = u.hostname;
+    const port = Number(u.port || 6379);
+    return {
+      host, port, url: external, pid: undefined, client: makeClient(host, port),
+      kill: async () => { throw new Error('cannot kill the external REDIS_URL server'); },
+      restart: async () => { throw new Error('cannot restart the external REDIS_URL server'); },
+      stop: async () => closeClients(),
+    };
+  }
+
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'bl-redis-'));
+  let child: ChildProcess | undefined = launch(port, dir, extraArgs);
+  await waitForPing(port);
+  return {
+    host: '127.0.0.1',
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() { return child?.pid; },
+    client: makeClient('127.0.0.1', port),
+    kill: async () => { await killChild(child, 'SIGKILL'); },
+    restart: async () => {
+      await killChild(child, 'SIGKILL');
+      child = launch(port, dir, extraArgs);
+      await waitForPing(port);
+    },
+    stop: async () => {
+      closeClients();
+      await killChild(child, 'SIGTERM');
+      child = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisCluster {
+  readonly ports: number[];
+  readonly pids: number[];
+  client(): Cluster;
+  stop(): Promise<void>;
+}
+
+/** A Redis Cluster of `masters` masters (no replicas), each a process started here and stopped by pid. */
+export async function startCluster(masters = 3): Promise<RedisCluster> {
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+  const clients: Cluster[] = [];
+  for (let i = 0; i < masters; i++) {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'bl-cluster-'));
+    ports.push(port);
+    dirs.push(dir);
+    children.push(launch(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000']));
+  }
+  await Promise.all(ports.map((p) => waitForPing(p)));
+  const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+  if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`);
+  // Wait until every node agrees the cluster is ok.
+  const deadline = Date.now() + 20_000;
+  for (const port of ports) {
+    for (;;) {
+      const info = spawnSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' }).stdout;
+      if (info.includes('cluster_state:ok')) break;
+      if (Date.now() > deadline) throw new Error(`cluster node ${port} did not reach cluster_state:ok`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    ports,
+    pids: children.map((c) => c.pid!),
+    client: () => {
+      const c = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), { redisOptions: { maxRetriesPerRequest: 1 } });
+      clients.push(c);
+      return c;
+    },
+    stop: async () => {
+      clients.splice(0).forEach((c) => c.disconnect());
+      await Promise.all(children.map((c) => killChild(c, 'SIGKILL')));
+      dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { createHeaderWriter, retryAfterSeconds } from '../../src/headers';
+import type { Decision } from '../../src/types';
+
+const at = 1_800_000_000_000;
+const allowed: Decision = {
+  allowed: true, group: 'g', limit: 250, guaranteed: 100, remaining: 17, retryAfterMs: 0, resetMs: 41_001,
+  activeGroups: 3, colour: 'green', at,
+};
+const denied: Decision = { ...allowed, allowed: false, remaining: 0, retryAfterMs: 4_200, colour: 'red', reason: 'limit' };
+
+describe('retryAfterSeconds', () => {
+  test.each([[0, 1], [1, 1], [999, 1], [1000, 1], [1001, 2], [59_999, 60]])('%p ms → %p s', (ms, s) => {
+    expect(retryAfterSeconds(ms)).toBe(s);
+  });
+});
+
+describe("'draft' headers", () => {
+  const write = createHeaderWriter('draft', 'tenant', 60_000);
+  test('allowed: policy with quota and window, remaining and seconds to full', () => {
+    expect(write(allowed)).toEqual({ 'RateLimit-Policy': '"tenant";q=250;w=60', RateLimit: '"tenant";r=17;t=42' });
+  });
+  test('denied: Retry-After, and t equals it (never earlier than the effective window)', () => {
+    expect(write(denied)).toEqual({ 'Retry-After': '5', 'RateLimit-Policy': '"tenant";q=250;w=60', RateLimit: '"tenant";r=0;t=5' });
+  });
+  test('without quota numbers (store outage): only Retry-After', () => {
+    expect(write(allowed, false)).toEqual({});
+    expect(write(denied, false)).toEqual({ 'Retry-After': '5' });
+  });
+  test('sub-second windows round up to w=1; policy names are escaped as SF strings', () => {
+    expect(createHeaderWriter('draft', 'a"b\\c', 250)(allowed)['RateLimit-Policy']).toBe('"a\\"b\\\\c";q=250;w=1');
+  });
+});
+
+describe("'legacy' headers", () => {
+  const write = createHeaderWriter('legacy', 'tenant', 60_000);
+  test('reset is the epoch second at which the quota is full again', () => {
+    expect(write(allowed)).toEqual({
+      'X-RateLimit-Limit': '250', 'X-RateLimit-Remaining': '17', 'X-RateLimit-Reset': String(Math.ceil((at + 41_001) / 1000)),
+    });
+    expect(write(denied)['Retry-After']).toBe('5');
+  });
+});
+
+describe('no headers', () => {
+  const write = createHeaderWriter(false, 'tenant', 60_000);
+  test('only Retry-After on a denial', () => {
+    expect(write(allowed)).toEqual({});
+    expect(write(denied)).toEqual({ 'Retry-After': '5' });
+  });
+});

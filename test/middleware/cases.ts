@@ -1,0 +1,292 @@
+/**
+ * One table of HTTP cases, run through Express (express.test.ts) and Koa (koa.test.ts) with supertest.
+ * The group is the `tenant` query parameter (`req.query` and `ctx.query` both have it), so ids that cannot
+ * travel in a header (unicode) are covered too. Stores use a frozen clock: budgets never refill mid-case.
+ */
+import type { RequestListener } from 'node:http';
+import request from 'supertest';
+import type { Response } from 'supertest';
+import { createLimiter } from '../../src/limiter';
+import type { BulkLimiterOptions } from '../../src/middleware/shared';
+import type { LimiterOptions } from '../../src/options';
+import { MemoryStore } from '../../src/store/memory-store';
+import type { Decision, Logger, Store } from '../../src/types';
+
+/** What cases need from a request: Express's `req` and Koa's `ctx` both have it. */
+export interface AnyCtx { readonly query: Record<string, unknown> }
+export type Options = BulkLimiterOptions<AnyCtx>;
+
+export interface Harness {
+  readonly name: 'express' | 'koa';
+  /**
+   * An app where GET `path` runs the limiter, then answers 200 "ok". `errorHandler: 'app'` installs an
+   * error handler that answers `{ handled, status, message, errHeaders, hasDecision }`; `'default'` leaves
+   * the framework's own.
+   */
+  app(routes: Record<string, Options>, errorHandler?: 'app' | 'default'): RequestListener;
+}
+
+export interface CaseEnv {
+  readonly h: Harness;
+  /** A fresh store for this case (memory or Redis, frozen clock). */
+  readonly store: () => Store;
+  /** A limiter name unique to this run. */
+  readonly name: (label: string) => string;
+}
+
+export interface HttpCase {
+  readonly title: string;
+  /** Also run against RedisStore. */
+  readonly redis?: boolean;
+  run(env: CaseEnv): Promise<void>;
+}
+
+export const tenant = (c: AnyCtx): string | undefined => c.query.tenant as string | undefined;
+
+export function recordingLogger(): Logger & { readonly lines: string[] } {
+  const lines: string[] = [];
+  return { lines, warn: (m: string) => { lines.push(m); } };
+}
+
+/** A store whose admissions fail with `admit` (the queue operations are never called by these cases). */
+function faultStore(admit: () => Promise<Decision>): Store {
+  return { bind: (spec) => ({ ...new MemoryStore().bind(spec), admit }) };
+}
+/** A store whose every call fails at once (connection refused, offline queue disabled). */
+export const throwingStore: Store = faultStore(() => Promise.reject(new Error('connect ECONNREFUSED')));
+/** A store that never answers (a command stuck in an offline queue). */
+export const hangingStore: Store = faultStore(() => new Promise(() => {}));
+
+const get = (app: RequestListener, path: string): Promise<Response> => request(app).get(path);
+
+function limiterOptions(env: CaseEnv, label: string, extra: Partial<LimiterOptions> = {}): LimiterOptions {
+  return { store: env.store(), name: env.name(label), limit: 3, burst: 3, windowMs: 60_000, ...extra };
+}
+
+function expectRetryAfter(res: Response): number {
+  const value = res.headers['retry-after'];
+  expect(value).toMatch(/^[1-9][0-9]*$/);
+  return Number(value);
+}
+
+export const CASES: readonly HttpCase[] = [
+  {
+    title: 'allowed requests carry RateLimit-Policy and RateLimit (draft syntax)',
+    redis: true,
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'ok'));
+      const app = env.h.app({ '/': { limiter, group: tenant } });
+      const res = await get(app, '/?tenant=a');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe('ok');
+      expect(res.headers['ratelimit-policy']).toBe(`"${limiter.name}";q=3;w=60`);
+      expect(res.headers['ratelimit']).toBe(`"${limiter.name}";r=2;t=60`);
+      expect(res.headers['retry-after']).toBeUndefined();
+    },
+  },
+  {
+    title: 'over the limit: 429, Retry-After ≥ 1 whole seconds, headers, problem+json body',
+    redis: true,
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'deny'));
+      const app = env.h.app({ '/': { limiter, group: tenant } });
+      for (let i = 0; i < 3; i++) expect((await get(app, '/?tenant=a')).status).toBe(200);
+      const res = await get(app, '/?tenant=a');
+      expect(res.status).toBe(429);
+      const retry = expectRetryAfter(res);
+      expect(res.headers['ratelimit-policy']).toBe(`"${limiter.name}";q=3;w=60`);
+      expect(res.headers['ratelimit']).toBe(`"${limiter.name}";r=0;t=${retry}`);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const body = JSON.parse(res.text) as Record<string, unknown>;
+      expect(body).toMatchObject({
+        type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+        title: 'Too Many Requests', status: 429, 'violated-policies': [limiter.name],
+      });
+      expect(body.detail).toContain(`${retry} s`);
+    },
+  },
+  {
+    title: "headers: 'legacy' sends X-RateLimit-* with an epoch-seconds reset; false sends only Retry-After",
+    async run(env) {
+      const legacy = createLimiter(limiterOptions(env, 'legacy', { limit: 1, burst: 1 }));
+      const none = createLimiter(limiterOptions(env, 'none', { limit: 1, burst: 1 }));
+      const app = env.h.app({ '/legacy': { limiter: legacy, group: tenant, headers: 'legacy' }, '/none': { limiter: none, group: tenant, headers: false } });
+      const ok = await get(app, '/legacy?tenant=a');
+      expect(ok.status).toBe(200);
+      expect(ok.headers['x-ratelimit-limit']).toBe('1');
+      expect(ok.headers['x-ratelimit-remaining']).toBe('0');
+      expect(Number(ok.headers['x-ratelimit-reset'])).toBe(Math.ceil((FROZEN_NOW + 60_000) / 1000));
+      expect(ok.headers['ratelimit']).toBeUndefined();
+      expect((await get(app, '/legacy?tenant=a')).headers['retry-after']).toBeDefined();
+      const first = await get(app, '/none?tenant=a');
+      expect(first.status).toBe(200);
+      expect(Object.keys(first.headers).filter((k) => /ratelimit|retry-after/.test(k))).toEqual([]);
+      const denied = await get(app, '/none?tenant=a');
+      expect(denied.status).toBe(429);
+      expectRetryAfter(denied);
+      expect(denied.headers['ratelimit']).toBeUndefined();
+    },
+  },
+  {
+    title: 'two limiters on two routes keep separate budgets',
+    redis: true,
+    async run(env) {
+      const a = createLimiter(limiterOptions(env, 'route-a', { limit: 1, burst: 1 }));
+      const b = createLimiter(limiterOptions(env, 'route-b', { limit: 2, burst: 2 }));
+      const app = env.h.app({ '/a': { limiter: a, group: tenant }, '/b': { limiter: b, group: tenant } });
+      expect((await get(app, '/a?tenant=t')).status).toBe(200);
+      expect((await get(app, '/a?tenant=t')).status).toBe(429);
+      const res = await get(app, '/b?tenant=t');
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit']).toBe(`"${b.name}";r=1;t=60`);
+      expect((await get(app, '/b?tenant=t')).status).toBe(200);
+      expect((await get(app, '/b?tenant=t')).status).toBe(429);
+    },
+  },
+  {
+    title: 'skip: skipped requests are not counted and get no headers',
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'skip', { limit: 1, burst: 1 }));
+      const app = env.h.app({ '/': { limiter, group: tenant, skip: (c) => c.query.internal === '1' } });
+      for (let i = 0; i < 5; i++) {
+        const res = await get(app, '/?tenant=a&internal=1');
+        expect(res.status).toBe(200);
+        expect(res.headers['ratelimit']).toBeUndefined();
+      }
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+      expect((await get(app, '/?tenant=a')).status).toBe(429);
+    },
+  },
+  {
+    title: "missingGroup 'shared': requests without a group share one budget, warned once",
+    async run(env) {
+      const logger = recordingLogger();
+      const app = env.h.app({ '/': { ...limiterOptions(env, 'shared', { limit: 2, burst: 2, logger }), group: tenant } });
+      expect((await get(app, '/')).status).toBe(200);
+      expect((await get(app, '/?tenant=')).status).toBe(200);
+      expect((await get(app, '/')).status).toBe(429);
+      expect(logger.lines.filter((l) => l.startsWith('WRN_BL_MISSING_GROUP'))).toHaveLength(1);
+    },
+  },
+  {
+    title: "missingGroup 'reject': 400 problem+json, nothing counted",
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'reject', { limit: 1, burst: 1 }));
+      const app = env.h.app({ '/': { limiter, group: tenant, missingGroup: 'reject' } });
+      const res = await get(app, '/');
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(res.text)).toMatchObject({ status: 400, title: 'Bad Request' });
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+    },
+  },
+  {
+    title: 'hostile group ids (10 KB, repeated, unicode, braces, colons) are answered without touching other tenants',
+    redis: true,
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'hostile', { limit: 100, burst: 100 }));
+      const app = env.h.app({ '/': { limiter, group: tenant } });
+      const tooLong = await get(app, `/?tenant=${'x'.repeat(10_240)}`);
+      expect(tooLong.status).toBe(400);
+      expect(JSON.parse(tooLong.text).detail).toContain('bytes');
+      // 43 × 3 bytes = 129 > 128: counted in UTF-8 bytes, not characters.
+      expect((await get(app, `/?tenant=${encodeURIComponent('한'.repeat(43))}`)).status).toBe(400);
+      expect((await get(app, '/?tenant=a&tenant=b')).status).toBe(400);
+      for (const id of ['테넌트', '{', '}', ':', '{bl:other}:meta', '\u0000', 'é'.repeat(64)]) {
+        const res = await get(app, `/?tenant=${encodeURIComponent(id)}`);
+        expect([id, res.status]).toEqual([id, 200]);
+      }
+      const good = await get(app, '/?tenant=good');
+      expect(good.status).toBe(200);
+      expect(good.headers['ratelimit']).toMatch(/;r=[1-9][0-9]*;t=/);
+    },
+  },
+  {
+    title: "onLimit 'next': the 429 reaches the app's error handler with headers on the error and the response",
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'next', { limit: 1, burst: 1 }));
+      const app = env.h.app({ '/': { limiter, group: tenant, onLimit: 'next' } }, 'app');
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+      const res = await get(app, '/?tenant=a');
+      expect(res.status).toBe(429);
+      expect(res.body).toMatchObject({ handled: true, status: 429, hasDecision: true });
+      const retry = expectRetryAfter(res);
+      expect(res.body.errHeaders).toMatchObject({ 'Retry-After': String(retry), RateLimit: `"${limiter.name}";r=0;t=${retry}` });
+      expect(res.headers['ratelimit']).toBe(`"${limiter.name}";r=0;t=${retry}`);
+    },
+  },
+  {
+    title: "onLimit 'next' with the framework's default error handler still sends the headers",
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'next-default', { limit: 1, burst: 1 }));
+      const app = env.h.app({ '/': { limiter, group: tenant, onLimit: 'next' } }, 'default');
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+      const res = await get(app, '/?tenant=a');
+      expect(res.status).toBe(429);
+      expectRetryAfter(res);
+      expect(res.headers['ratelimit-policy']).toBe(`"${limiter.name}";q=1;w=60`);
+    },
+  },
+  {
+    title: 'cost and weight functions are applied per request',
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'cost', { limit: 4, burst: 4 }));
+      const weighed: string[] = [];
+      const weight = (group: string): number => { weighed.push(group); return 2; };
+      const app = env.h.app({ '/': { limiter, group: tenant, cost: (c) => Number(c.query.cost ?? 1), weight } });
+      // Two of four units used; the bucket refills one unit per window (strict, burst = limit).
+      expect((await get(app, '/?tenant=a&cost=2')).headers['ratelimit']).toBe(`"${limiter.name}";r=2;t=120`);
+      expect((await get(app, '/?tenant=a&cost=2')).status).toBe(200);
+      expect((await get(app, '/?tenant=a&cost=1')).status).toBe(429);
+      expect((await get(app, '/?tenant=a&cost=99')).status).toBe(400);
+      expect(weighed).toEqual(['a', 'a', 'a', 'a']);
+    },
+  },
+  {
+    title: "store outage, onStoreError 'allow': requests pass, warned once, no quota headers",
+    async run(env) {
+      const logger = recordingLogger();
+      const app = env.h.app({ '/': { store: throwingStore, name: env.name('allow'), limit: 1, onStoreError: 'allow', logger, group: tenant } });
+      for (let i = 0; i < 3; i++) {
+        const res = await get(app, '/?tenant=a');
+        expect(res.status).toBe(200);
+        expect(res.headers['ratelimit']).toBeUndefined();
+      }
+      expect(logger.lines).toHaveLength(1);
+      expect(logger.lines[0]).toMatch(/^WRN_BL_STORE_FAIL_OPEN/);
+    },
+  },
+  {
+    title: "store outage, onStoreError 'deny' on a hanging store: 503 after timeoutMs, Retry-After, problem+json",
+    async run(env) {
+      const logger = recordingLogger();
+      const app = env.h.app({ '/': { store: hangingStore, name: env.name('deny'), limit: 10, onStoreError: 'deny', timeoutMs: 50, logger, group: tenant } });
+      for (let i = 0; i < 2; i++) {
+        const res = await get(app, '/?tenant=a');
+        expect(res.status).toBe(503);
+        expectRetryAfter(res);
+        expect(res.headers['ratelimit']).toBeUndefined();
+        expect(JSON.parse(res.text)).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity', status: 503 });
+      }
+      expect(logger.lines.filter((l) => l.startsWith('WRN_BL_STORE_FAIL_CLOSED'))).toHaveLength(1);
+    },
+  },
+  {
+    title: "store outage, onStoreError 'local': an in-process limiter of limit / instances still limits",
+    async run(env) {
+      const logger = recordingLogger();
+      const app = env.h.app({ '/': { store: throwingStore, name: env.name('local'), limit: 4, instances: 2, onStoreError: 'local', logger, group: tenant } });
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+      const second = await get(app, '/?tenant=b');
+      expect(second.status).toBe(200);
+      expect(second.headers['ratelimit']).toMatch(/;r=0;t=/);
+      const third = await get(app, '/?tenant=c');
+      expect(third.status).toBe(429);
+      expectRetryAfter(third);
+      expect(logger.lines.filter((l) => l.startsWith('WRN_BL_STORE_FAIL_LOCAL'))).toHaveLength(1);
+    },
+  },
+];
+
+/** The frozen store clock every case runs on. */
+export const FROZEN_NOW = 1_800_000_000_000;

@@ -1,0 +1,23 @@
+import express, { type ErrorRequestHandler } from 'express';
+import { bulkLimiter } from '../../src/middleware/express';
+import type { Harness, Options } from './cases';
+import { runCases } from './run-cases';
+
+const harness: Harness = {
+  name: 'express',
+  app(routes, errorHandler = 'default') {
+    const app = express();
+    for (const [path, options] of Object.entries(routes)) {
+      app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (_req, res) => { res.send('ok'); });
+    }
+    if (errorHandler === 'app') {
+      const handler: ErrorRequestHandler = (err, _req, res, _next) => {
+        res.status(err.status ?? 500).json({ handled: true, status: err.status, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined });
+      };
+      app.use(handler);
+    }
+    return app;
+  },
+};
+
+runCases(harness);

@@ -1,0 +1,158 @@
+/**
+ * Dispatcher against both queue stores: moves jobs within readyMax, one busy dispatcher and idle spares
+ * with take-over, reclaim of expired leases; and (with a wrapper that scripts replies or faults around a
+ * real MemoryQueue) that it sleeps exactly wakeMs, never spins, and survives store errors.
+ */
+import { Dispatcher } from '../../src/queue/dispatcher';
+import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/queue/types';
+import { enqueue, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const silent = { warn: () => undefined, error: () => undefined };
+
+describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend) => {
+  let kit: QueueKit;
+  const dispatchers: Dispatcher[] = [];
+  const make = (options: Partial<ConstructorParameters<typeof Dispatcher>[0]> = {}) => {
+    const d = new Dispatcher({ limiter: { queue: kit.queue }, pollMs: 20, logger: silent, ...options });
+    dispatchers.push(d);
+    return d;
+  };
+
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+  beforeEach(() => {
+    kit = backend.make();
+  });
+  afterEach(async () => {
+    await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
+  });
+
+  test('moves due jobs to ready, never beyond readyMax, and more as workers take them', async () => {
+    for (let i = 0; i < 30; i++) await enqueue(kit.queue);
+    const d = make({ readyMax: 10, moveMax: 4 });
+    const moved: number[] = [];
+    d.on('dispatched', (r) => moved.push(r.moved));
+    d.start();
+    await until('ready is full', async () => (await kit.queue.counts()).ready === 10);
+    await sleep(100);
+    expect((await kit.queue.counts()).ready).toBe(10);
+    expect(Math.max(...moved)).toBeLessThanOrEqual(4);
+    for (let i = 0; i < 10; i++) await kit.queue.claim(60_000);
+    await until('ready refilled', async () => (await kit.queue.counts()).ready === 10);
+    const counts = await kit.queue.counts();
+    expect(counts.ready + counts.pending + counts.delayed + counts.active).toBe(30);
+  });
+
+  test('a job deferred into the future is moved when due, not before', async () => {
+    const id = await enqueue(kit.queue, { delayMs: 300 });
+    make().start();
+    await sleep(100);
+    expect((await kit.queue.getJob(id))?.state).toBe('delayed');
+    await until('ready', async () => (await kit.queue.getJob(id))?.state === 'ready', 5000);
+  });
+
+  test('one dispatcher is busy, the spare stays idle and takes over when the busy one stops', async () => {
+    const a = make({ leaseMs: 300 });
+    const b = make({ leaseMs: 300 });
+    a.start();
+    await until('a leads', () => a.isLeader);
+    b.start();
+    await sleep(400);
+    expect(a.isLeader).toBe(true);
+    expect(b.isLeader).toBe(false);
+    await a.stop();
+    await until('b takes over', () => b.isLeader, 5000);
+    const id = await enqueue(kit.queue);
+    await until('b moves work', async () => (await kit.queue.getJob(id))?.state === 'ready', 5000);
+  });
+
+  test('returns jobs of a crashed worker (expired lease) to the queue, then to dead after maxStalls', async () => {
+    const id = await enqueue(kit.queue);
+    await kit.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    expect((await kit.queue.claim(100))?.id).toBe(id);
+    const d = make({ reclaimIntervalMs: 20, maxStalls: 1 });
+    const reclaimed: Array<{ requeued: number; dead: number }> = [];
+    d.on('reclaimed', (r) => reclaimed.push(r));
+    d.start();
+    await until('requeued', async () => (await kit.queue.getJob(id))?.state === 'ready');
+    expect(await kit.queue.getJob(id)).toMatchObject({ stalls: 1, attempts: 0 });
+    expect((await kit.queue.claim(100))?.id).toBe(id); // crashes again
+    await until('dead', async () => (await kit.queue.getJob(id))?.state === 'dead');
+    expect(reclaimed).toEqual([{ requeued: 1, dead: 0 }, { requeued: 0, dead: 1 }]);
+  });
+});
+
+/** A real MemoryQueue whose dispatch() replies or faults are scripted, to watch the loop's timing. */
+function scripted(replies: Array<Partial<DispatchResult> | Error>): { queue: QueueStore; calls: number[] } {
+  const real = memoryBackend().make().queue;
+  const calls: number[] = [];
+  const queue = Object.create(real) as QueueStore;
+  queue.dispatch = async (options: DispatchOptions) => {
+    calls.push(Date.now());
+    const next = replies.shift();
+    if (next instanceof Error) throw next;
+    if (next === undefined) return real.dispatch(options);
+    return { moved: 0, promoted: 0, wakeMs: -1, readyFull: false, ...next };
+  };
+  return { queue, calls };
+}
+
+describe('Dispatcher loop timing', () => {
+  const started: Dispatcher[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((d) => d.stop()));
+  });
+  const start = (queue: QueueStore, pollMs: number) => {
+    const d = new Dispatcher({ limiter: { queue }, pollMs, reclaimIntervalMs: 60_000, leaseMs: 60_000, logger: silent });
+    started.push(d);
+    d.start();
+    return d;
+  };
+
+  test('sleeps exactly wakeMs: 0 → at once, > 0 → that long, -1 → pollMs', async () => {
+    const { queue, calls } = scripted([{ wakeMs: 0 }, { wakeMs: 300 }, { wakeMs: -1 }, { wakeMs: 0, readyFull: true }]);
+    start(queue, 600);
+    await until('5 calls', () => calls.length >= 5, 5000);
+    const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+    expect(gaps[0]).toBeLessThan(100); // wakeMs 0
+    expect(gaps[1]).toBeGreaterThanOrEqual(295); // wakeMs 300
+    expect(gaps[1]).toBeLessThan(600);
+    expect(gaps[2]).toBeGreaterThanOrEqual(595); // -1: pollMs
+    expect(gaps[3]).toBeGreaterThanOrEqual(595); // ready full: pollMs
+  });
+
+  test('never spins on an empty queue', async () => {
+    const { queue, calls } = scripted([]);
+    start(queue, 50);
+    await sleep(500);
+    expect(calls.length).toBeGreaterThan(2);
+    expect(calls.length).toBeLessThanOrEqual(12);
+  });
+
+  test('store errors are emitted and retried with backoff; the loop goes on', async () => {
+    const { queue, calls } = scripted([new Error('down 1'), new Error('down 2'), new Error('down 3'), { moved: 1, wakeMs: -1 }]);
+    const d = start(queue, 50);
+    const errors: unknown[] = [];
+    d.on('error', (e) => errors.push(e));
+    await until('recovered', () => calls.length >= 5, 10_000);
+    expect(errors.map(String)).toEqual(['Error: down 1', 'Error: down 2', 'Error: down 3']);
+  });
+
+  test('with no error listener, errors go to the logger instead of crashing', async () => {
+    const { queue, calls } = scripted([new Error('down')]);
+    const logged: string[] = [];
+    const d = new Dispatcher({ limiter: { queue }, pollMs: 20, logger: { warn: (m) => logged.push(m) } });
+    started.push(d);
+    d.start();
+    await until('a second call', () => calls.length >= 2, 5000);
+    expect(logged[0]).toMatch(/dispatcher: Error: down/);
+  });
+
+  test('bad options throw a coded ConfigError', () => {
+    const { queue } = scripted([]);
+    expect(() => new Dispatcher({ limiter: { queue }, readyMax: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_READY_MAX' }));
+    expect(() => new Dispatcher({ limiter: { queue }, pollMs: -5 })).toThrow(/pollMs/);
+    expect(() => new Dispatcher({ limiter: null as never })).toThrow(/limiter/);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * A simulated drain: a backlog of jobs from weighted groups, live traffic through the same limiter, the
+ * dispatcher called on an injected clock, and instant "workers" that empty ready after each step.
+ * Records every admission (live and drained) with its store time, so tests can check the window bound
+ * and per-group drain ratios. Store-agnostic: each store supplies a DrainTarget.
+ */
+import { parseMember } from '../../src/queue/job-record';
+import type { DispatchOptions, DispatchResult, JobCounts } from '../../src/queue/types';
+
+export interface DrainTarget {
+  enqueue(group: string, weight: number): Promise<void>;
+  dispatch(options: DispatchOptions): Promise<DispatchResult>;
+  /** Removes and returns everything in ready (what workers would claim). */
+  takeReady(): Promise<string[]>;
+  /** One live request; returns the store time when admitted, else undefined. */
+  admitLive(group: string): Promise<number | undefined>;
+  counts(): Promise<JobCounts>;
+}
+
+export interface DrainReport {
+  /** Store ms of every admitted unit, live and drained. */
+  readonly admittedAt: number[];
+  /** second index → group → jobs moved to ready in that second. */
+  readonly perSecond: Map<number, Map<string, number>>;
+  readonly liveAdmitted: number;
+  readonly liveTried: number;
+  readonly maxReady: number;
+  readonly moved: number;
+  readonly drainedAtMs: number;
+  readonly dispatchCalls: number;
+}
+
+export interface DrainPlan {
+  readonly groups: ReadonlyArray<{ readonly group: string; readonly weight: number; readonly jobs: number }>;
+  readonly liveGroup: string;
+  /** One live request every this many ms. */
+  readonly liveEveryMs: number;
+  readonly stepMs: number;
+  readonly readyMax: number;
+  readonly maxSimMs: number;
+}
+
+export async function runDrain(target: DrainTarget, plan: DrainPlan, clock: { now: number }): Promise<DrainReport> {
+  const t0 = clock.now;
+  for (const { group, weight, jobs } of plan.groups) {
+    for (let i = 0; i < jobs; i += 500) {
+      await Promise.all(Array.from({ length: Math.min(500, jobs - i) }, () => target.enqueue(group, weight)));
+    }
+  }
+  const total = plan.groups.reduce((s, g) => s + g.jobs, 0);
+  const admittedAt: number[] = [];
+  const perSecond = new Map<number, Map<string, number>>();
+  let liveAdmitted = 0;
+  let liveTried = 0;
+  let maxReady = 0;
+  let moved = 0;
+  let dispatchCalls = 0;
+  let nextLive = t0;
+  const options = { readyMax: plan.readyMax, moveMax: 100, promoteMax: 1000, scanMax: 200 };
+  while (moved < total && clock.now - t0 < plan.maxSimMs) {
+    if (clock.now >= nextLive) {
+      nextLive += plan.liveEveryMs;
+      liveTried += 1;
+      const at = await target.admitLive(plan.liveGroup);
+      if (at !== undefined) {
+        liveAdmitted += 1;
+        admittedAt.push(at);
+      }
+    }
+    for (let i = 0; i < 10; i++) {
+      const r = await target.dispatch(options);
+      dispatchCalls += 1;
+      for (let k = 0; k < r.moved; k++) admittedAt.push(clock.now);
+      if (r.wakeMs !== 0) break;
+    }
+    const ready = await target.takeReady();
+    maxReady = Math.max(maxReady, ready.length);
+    const second = Math.floor((clock.now - t0) / 1000);
+    const row = perSecond.get(second) ?? new Map<string, number>();
+    perSecond.set(second, row);
+    for (const m of ready) {
+      const { group } = parseMember(m);
+      row.set(group, (row.get(group) ?? 0) + 1);
+    }
+    moved += ready.length;
+    clock.now += plan.stepMs;
+  }
+  return { admittedAt, perSecond, liveAdmitted, liveTried, maxReady, moved, drainedAtMs: clock.now - t0, dispatchCalls };
+}
+
+/** Most admissions in any window [x, x + windowMs). */
+export function maxInWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < sorted.length; hi++) {
+    while (sorted[hi]! - sorted[lo]! >= windowMs) lo += 1;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}

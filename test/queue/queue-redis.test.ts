@@ -1,0 +1,89 @@
+import type Redis from 'ioredis';
+import { RedisQueue } from '../../src/queue/redis-queue';
+import { allKeys } from '../../src/store/keys';
+import type { LimiterSpec } from '../../src/types';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+import { describeQueueStore } from './queue-store-suite';
+
+let server: RedisServer;
+let client: Redis;
+let seq = 0;
+const spec = (name: string): LimiterSpec => ({
+  name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 250, sustained: false,
+});
+const queues: RedisQueue[] = [];
+
+beforeAll(async () => {
+  server = await startRedis();
+  client = server.client();
+});
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((q) => q.close()));
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describeQueueStore('RedisQueue', async ({ clock, spec, maxDead }) => {
+  const q = new RedisQueue({ client, spec, clock, ...(maxDead ? { maxDead } : {}) });
+  queues.push(q);
+  return q;
+});
+
+describe('RedisQueue on Redis only', () => {
+  test('the dispatcher lease expires on the Redis clock', async () => {
+    const q = new RedisQueue({ client, spec: spec(`lease-${++seq}`) });
+    expect(await q.acquireDispatcherLease('a', 50)).toBe(true);
+    expect(await q.acquireDispatcherLease('b', 50)).toBe(false);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await q.acquireDispatcherLease('b', 50)).toBe(true);
+  });
+
+  test('every key a queue touches is one of the limiter keys, in one slot', async () => {
+    const name = `slots-${++seq}`;
+    const q = new RedisQueue({ client, spec: spec(name) });
+    queues.push(q);
+    const r = await q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', idempotencyKey: 'k', maxBacklog: 10, delayMs: 0, maxDeferMs: 1000 });
+    expect(r.status).toBe('written');
+    await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    const c = (await q.claim(1000))!;
+    await q.complete(c.id, c.token, '1', 60_000);
+    const found = await client.keys(`{bl:${name}}*`);
+    const known = new Set(allKeys(q.keys));
+    expect(found.length).toBeGreaterThan(0);
+    for (const key of found) expect(known.has(key)).toBe(true);
+    const slots = new Set(await Promise.all(allKeys(q.keys).map((k) => client.call('CLUSTER', 'KEYSLOT', k).catch(() => 0))));
+    expect(slots.size).toBe(1);
+  });
+
+  test('a promotion batch larger than Lua unpack allows (9 000 jobs) moves in one call', async () => {
+    const q = new RedisQueue({ client, spec: spec(`big-${++seq}`) });
+    for (let i = 0; i < 9000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, () => q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 1e6, delayMs: 0, maxDeferMs: 1000 })));
+    }
+    const r = await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10_000, scanMax: 10 });
+    expect(r).toMatchObject({ promoted: 9000, moved: 10, readyFull: true });
+    expect(await q.counts()).toMatchObject({ delayed: 0, pending: 8990, ready: 10 });
+  });
+
+  test('uses Redis TIME without a clock: runAt is near the wall clock', async () => {
+    const q = new RedisQueue({ client, spec: spec(`time-${++seq}`) });
+    const before = Date.now();
+    const r = await q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 1000, maxDeferMs: 5000 });
+    expect(r.status).toBe('written');
+    if (r.status === 'written') expect(Math.abs(r.runAt - (before + 1000))).toBeLessThan(5000);
+  });
+
+  test('a worker blocked in waitForReady on its duplicate connection does not block the shared client', async () => {
+    const q = new RedisQueue({ client, spec: spec(`block-${++seq}`) });
+    queues.push(q);
+    const waiting = q.waitForReady(3000);
+    const t = Date.now();
+    expect(await client.ping()).toBe('PONG');
+    expect(Date.now() - t).toBeLessThan(1000);
+    await q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 5000 });
+    await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    await waiting;
+    expect(Date.now() - t).toBeLessThan(2500);
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * Worker against both queue stores: handlers, retries with backoff, snoozes, dead letters, unknown types,
+ * concurrency, lease renewal and loss, graceful close, and the ready → start wake-up.
+ */
+import { Dispatcher } from '../../src/queue/dispatcher';
+import { RetryLaterError } from '../../src/queue/retry-later-error';
+import { Worker, type JobHandler, type WorkerJob, type WorkerOptions } from '../../src/queue/worker';
+import { enqueue, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const silent = { warn: () => undefined, error: () => undefined };
+
+describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) => {
+  let kit: QueueKit;
+  const stoppers: Array<() => Promise<void>> = [];
+
+  beforeAll(() => backend.setup());
+  afterAll(() => backend.teardown());
+  beforeEach(() => {
+    kit = backend.make();
+  });
+  afterEach(async () => {
+    for (const stop of stoppers.splice(0).reverse()) await stop();
+  });
+
+  /** A dispatcher (fast polling) and a worker over the same queue. */
+  const run = (handlers: Record<string, JobHandler>, options: Partial<WorkerOptions> = {}) => {
+    const limiter = { queue: kit.queue };
+    const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent });
+    const worker = new Worker({ limiter, handlers, backoff: () => 0, idleWaitMs: 200, logger: silent, ...options });
+    dispatcher.start();
+    worker.start();
+    stoppers.push(() => dispatcher.stop(), () => worker.close(300));
+    return { worker, dispatcher };
+  };
+
+  test('runs the handler with the parsed payload and keeps its result on the job', async () => {
+    const id = await enqueue(kit.queue, { type: 'echo', group: 'tenant a', payload: JSON.stringify({ n: 7 }) });
+    const seen: WorkerJob[] = [];
+    const { worker } = run({ echo: async (job) => (seen.push(job), { doubled: (job.payload as { n: number }).n * 2 }) });
+    const completed = new Promise<[WorkerJob, unknown]>((resolve) => worker.once('completed', (job, result) => resolve([job, result])));
+    const [job, result] = await completed;
+    expect(job).toEqual({ id, type: 'echo', group: 'tenant a', payload: { n: 7 }, attempts: 0 });
+    expect(result).toEqual({ doubled: 14 });
+    expect(seen).toHaveLength(1);
+    const info = await kit.queue.getJob(id);
+    expect(info).toMatchObject({ state: 'completed', attempts: 0, result: { doubled: 14 } });
+  });
+
+  test('a throwing handler is retried with backoff, then dead after maxAttempts', async () => {
+    const id = await enqueue(kit.queue, { type: 'flaky' });
+    const attempts: number[] = [];
+    const events: string[] = [];
+    const { worker } = run({ flaky: async (job) => { attempts.push(job.attempts); throw new Error(`boom ${job.attempts}`); } }, { maxAttempts: 3 });
+    worker.on('failed', () => events.push('failed'));
+    worker.on('retrying', (_job, info) => events.push(`retrying:${info.kind}`));
+    const dead = new Promise<unknown>((resolve) => worker.once('dead', (_job, error) => resolve(error)));
+    expect(String(await dead)).toMatch(/boom 2/);
+    expect(attempts).toEqual([0, 1, 2]);
+    expect(events).toEqual(['failed', 'retrying:error', 'failed', 'retrying:error', 'failed']);
+    expect(await kit.queue.getJob(id)).toMatchObject({ state: 'dead', attempts: 3, error: 'boom 2' });
+  });
+
+  test('the backoff delay is what the worker asks the store for', async () => {
+    const id = await enqueue(kit.queue, { type: 'flaky' });
+    const { worker } = run({ flaky: async () => { throw new Error('later'); } }, { backoff: (attempt) => attempt * 60_000 });
+    const retry = new Promise<number>((resolve) => worker.once('retrying', (_job, info) => resolve(info.delayMs)));
+    expect(await retry).toBe(60_000);
+    const info = await kit.queue.getJob(id);
+    expect(info?.state).toBe('delayed');
+    expect(info!.runAt - Date.now()).toBeGreaterThan(50_000);
+  });
+
+  test('RetryLaterError snoozes without counting an attempt, and has its own cap', async () => {
+    const id = await enqueue(kit.queue, { type: 'upstream' });
+    const runs: number[] = [];
+    const { worker } = run({ upstream: async (job) => { runs.push(job.attempts); throw new RetryLaterError(0, 'upstream said 429'); } }, { maxSnoozes: 2 });
+    const failed = jest.fn();
+    worker.on('failed', failed);
+    const dead = new Promise<void>((resolve) => worker.once('dead', () => resolve()));
+    await dead;
+    expect(runs).toEqual([0, 0, 0]);
+    expect(failed).not.toHaveBeenCalled();
+    expect(await kit.queue.getJob(id)).toMatchObject({ state: 'dead', attempts: 0, snoozes: 3 });
+  });
+
+  test('a job of an unknown type fails with a clear error', async () => {
+    const id = await enqueue(kit.queue, { type: 'nobody-handles-this' });
+    const { worker } = run({ echo: async () => 1 }, { maxAttempts: 1 });
+    const dead = new Promise<unknown>((resolve) => worker.once('dead', (_job, error) => resolve(error)));
+    expect(await dead).toMatchObject({ code: 'ERR_BL_NO_HANDLER' });
+    expect((await kit.queue.getJob(id))?.error).toMatch(/No handler for job type "nobody-handles-this".*known types: echo/);
+  });
+
+  test('never runs more than `concurrency` jobs at once, and runs that many', async () => {
+    for (let i = 0; i < 9; i++) await enqueue(kit.queue, { type: 'slow' });
+    let now = 0;
+    let peak = 0;
+    let done = 0;
+    run({ slow: async () => { peak = Math.max(peak, ++now); await sleep(60); now -= 1; done += 1; } }, { concurrency: 3 });
+    await until('9 jobs done', () => done === 9);
+    expect(peak).toBe(3);
+  });
+
+  test('renews the lease of a long job, so it is not reclaimed as a stall', async () => {
+    const id = await enqueue(kit.queue, { type: 'long' });
+    let finished = false;
+    run({ long: async () => { await sleep(500); finished = true; } }, { leaseMs: 150 });
+    await until('the job is active', async () => (await kit.queue.getJob(id))?.state === 'active');
+    let reclaimed = 0;
+    while (!finished) {
+      reclaimed += (await kit.queue.reclaimExpired(1, 100)).requeued;
+      await sleep(25);
+    }
+    await until('completed', async () => (await kit.queue.getJob(id))?.state === 'completed');
+    expect(reclaimed).toBe(0);
+    expect((await kit.queue.getJob(id))?.stalls).toBe(0);
+  });
+
+  test('a lost lease aborts the handler signal and its late ack is refused', async () => {
+    const id = await enqueue(kit.queue, { type: 'hang' });
+    let signal: AbortSignal | undefined;
+    const { worker } = run({ hang: (_job, s) => new Promise((_resolve, reject) => { signal ??= s; s.addEventListener('abort', () => reject(s.reason)); }) }, { leaseMs: 300, maxStalls: 5 });
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    await until('the handler runs', () => signal !== undefined);
+    kit.advance(10_000); // the store now sees the lease as expired
+    expect(await kit.queue.reclaimExpired(5, 100)).toEqual({ requeued: 1, dead: 0 });
+    await until('the handler is aborted', () => signal!.aborted);
+    expect(signal!.reason).toMatchObject({ code: 'ERR_BL_LEASE_LOST' });
+    await until('the loss is reported', () => errors.length > 0);
+    expect(errors[0]).toMatchObject({ code: 'ERR_BL_LEASE_LOST' });
+    // The job runs again (at-least-once); the stale run recorded nothing: no attempt, one stall.
+    const info = await kit.queue.getJob(id);
+    expect(info?.stalls).toBe(1);
+    expect(info?.attempts).toBe(0);
+  });
+
+  test('close() lets a running job finish within the timeout, and claims nothing more', async () => {
+    const first = await enqueue(kit.queue, { type: 'slow' });
+    let started = 0;
+    const { worker } = run({ slow: async () => { started += 1; await sleep(150); return 'ok'; } });
+    await until('the first job runs', () => started === 1);
+    const second = await enqueue(kit.queue, { type: 'slow' });
+    await worker.close(5000);
+    expect((await kit.queue.getJob(first))?.state).toBe('completed');
+    await sleep(100);
+    expect(started).toBe(1);
+    expect((await kit.queue.getJob(second))?.state).not.toBe('completed');
+  });
+
+  test('close() past its timeout aborts the handler and hands the job back (a snooze, not an attempt)', async () => {
+    const id = await enqueue(kit.queue, { type: 'stubborn' });
+    let running = false;
+    const { worker } = run({ stubborn: (_job, s) => new Promise((_resolve, reject) => { running = true; s.addEventListener('abort', () => reject(s.reason)); }) });
+    await until('the job runs', () => running);
+    await worker.close(50);
+    expect(await kit.queue.getJob(id)).toMatchObject({ attempts: 0, snoozes: 1 });
+    expect(['delayed', 'pending', 'ready']).toContain((await kit.queue.getJob(id))?.state);
+  });
+
+  test('a job made ready wakes a blocked worker at once (not at the next poll)', async () => {
+    const limiter = { queue: kit.queue };
+    const startedAt: number[] = [];
+    const worker = new Worker({ limiter, handlers: { echo: async () => void startedAt.push(Date.now()) }, idleWaitMs: 5000, logger: silent });
+    worker.start();
+    stoppers.push(() => worker.close(1000));
+    await sleep(100); // the worker is now blocked in waitForReady
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await enqueue(kit.queue, { type: 'echo' });
+      await kit.queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
+      const readyAt = Date.now();
+      await until('the job starts', () => startedAt.length === i + 1, 15_000);
+      latencies.push(startedAt[i]! - readyAt);
+      await sleep(20);
+    }
+    // Well below idleWaitMs (5 s): the wake-up came from the store, not from a poll.
+    expect(Math.max(...latencies)).toBeLessThan(2500);
+    console.log(`${backend.name}: ready → start latency ms ${latencies.join(', ')}`);
+  });
+});
+
+describe('Worker options', () => {
+  const queue = memoryBackend().make().queue;
+  test('bad options throw a coded ConfigError', () => {
+    expect(() => new Worker({ limiter: {} as never, handlers: {} })).toThrow(/limiter/);
+    expect(() => new Worker({ limiter: { queue }, handlers: { a: 'x' as never } })).toThrow(/handlers\["a"\]/);
+    expect(() => new Worker({ limiter: { queue }, handlers: {}, concurrency: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_CONCURRENCY' }));
+    expect(() => new Worker({ limiter: { queue }, handlers: {}, leaseMs: 1.5 })).toThrow(/leaseMs/);
+  });
+});

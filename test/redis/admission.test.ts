@@ -1,0 +1,151 @@
+/**
+ * Redis-only properties of admission: one script call, keys in one slot, recovery after SCRIPT FLUSH,
+ * a TTL on every key, untrusted group ids never shaping key names, bounded state.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+import { allKeys, limiterKeys } from '../../src/store/keys';
+import { RedisStore } from '../../src/store/redis-store';
+import { LUA_DIR, admitScript } from '../../src/store/scripts';
+import type { LimiterSpec } from '../../src/types';
+import { ManualClock } from '../conformance/store-suite';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+
+let server: RedisServer;
+let client: Redis;
+beforeAll(async () => { server = await startRedis(); client = server.client(); });
+afterAll(async () => { await server.stop(); });
+
+let seq = 0;
+const spec = (over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec => ({
+  name: `r-${process.pid}-${++seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000, epochMs: 250, sustained: false, ...over,
+});
+const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`)).sort();
+
+test('admit.lua header names the keys and args the wrapper passes', () => {
+  const text = readFileSync(join(LUA_DIR, 'admit.lua'), 'utf8');
+  const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
+  expect(keys).toEqual([1, 2, 3]);
+  expect(admitScript().numberOfKeys).toBe(3);
+  expect(text).toMatch(/ARGV\[12\]\s+cost/);
+  expect(admitScript().lua).not.toMatch(/--!include/);
+  expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
+});
+
+test('uses redis TIME when no clock is given', async () => {
+  const limiter = new RedisStore({ client, prefix: 'rt' }).bind(spec());
+  const before = Date.now();
+  const d = await limiter.admit({ group: 'a', weight: 1, cost: 1 });
+  expect(d.allowed).toBe(true);
+  expect(d.at).toBeGreaterThanOrEqual(before - 1000);
+  expect(d.at).toBeLessThanOrEqual(Date.now() + 1000);
+  await limiter.destroy();
+});
+
+test('one admission is one script call', async () => {
+  const limiter = new RedisStore({ client, prefix: 'one' }).bind(spec());
+  await limiter.admit({ group: 'warm', weight: 1, cost: 1 });
+  await client.config('RESETSTAT');
+  for (let i = 0; i < 20; i++) await limiter.admit({ group: `g${i % 3}`, weight: 1, cost: 1 });
+  const stats = await client.info('commandstats');
+  const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  expect(calls('evalsha') + calls('eval')).toBe(20);
+  await limiter.destroy();
+});
+
+test('recovers after SCRIPT FLUSH (EVAL on NOSCRIPT)', async () => {
+  const limiter = new RedisStore({ client, prefix: 'flush' }).bind(spec());
+  expect((await limiter.admit({ group: 'a', weight: 1, cost: 1 })).allowed).toBe(true);
+  await client.script('FLUSH');
+  const d = await limiter.admit({ group: 'a', weight: 1, cost: 1 });
+  expect(d.allowed).toBe(true);
+  expect(d.remaining).toBe(8); // state survived; only the script cache was flushed
+  await limiter.destroy();
+});
+
+test('every key has a TTL of idle + window + epoch at most, also after groups come and go', async () => {
+  const clock = new ManualClock();
+  const s = spec({ idleMs: 500 });
+  const limiter = new RedisStore({ client, prefix: 'ttl', clock: clock.now }).bind(s);
+  const ttlMs = s.idleMs + s.windowMs + s.epochMs;
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 5; i++) await limiter.admit({ group: `r${round}-g${i}`, weight: 1, cost: 1 });
+    const keys = await prefixKeys('ttl');
+    expect(keys).toHaveLength(3);
+    for (const k of keys) {
+      const pttl = await client.pttl(k);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(ttlMs);
+    }
+    clock.advance(800); // the previous round's groups go idle and are trimmed
+  }
+  await limiter.destroy();
+  expect(await prefixKeys('ttl')).toEqual([]);
+});
+
+test('hostile group ids never create extra keys and come back unchanged', async () => {
+  const limiter = new RedisStore({ client, prefix: 'hostile' }).bind(spec({ name: 'h' }));
+  const ids = ['{', '}', ':', '{hostile:h}:meta', '}{', 'ünï©ødé 🚦', '\u0000\r\n', 'x'.repeat(10 * 1024), ''];
+  for (const group of ids) {
+    const d = await limiter.admit({ group, weight: 1, cost: 1 });
+    expect(d.group).toBe(group);
+    expect(d.allowed).toBe(true);
+  }
+  const keys = await prefixKeys('hostile');
+  expect(keys).toEqual(allKeys(limiterKeys('hostile', 'h')).filter((k) => /:(meta|groups|seen)$/.test(k)).sort());
+  expect(await client.dbsize()).toBeLessThanOrEqual(3);
+  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length);
+  await limiter.destroy();
+});
+
+test('maxGroups bounds the state however many ids are sprayed', async () => {
+  const s = spec({ maxGroups: 50 });
+  const limiter = new RedisStore({ client, prefix: 'spray' }).bind(s);
+  const pipeline = [];
+  for (let i = 0; i < 2000; i++) pipeline.push(limiter.admit({ group: `spray-${i}`, weight: 1000, cost: 1 }));
+  const last = (await Promise.all(pipeline)).at(-1)!;
+  expect(last.group).toBe('*overflow*');
+  expect(last.activeGroups).toBe(51);
+  expect(await client.hlen(`{spray:${s.name}}:groups`)).toBe(51);
+  expect(await client.zcard(`{spray:${s.name}}:seen`)).toBe(51);
+  await limiter.destroy();
+});
+
+test('A3: meta evicted alone mid-run: replies stay sane and the shares come back', async () => {
+  const clock = new ManualClock();
+  const s = spec();
+  const limiter = new RedisStore({ client, prefix: 'evict', clock: clock.now }).bind(s);
+  await limiter.admit({ group: 'a', weight: 1, cost: 1 });
+  expect((await limiter.admit({ group: 'b', weight: 3, cost: 1 })).guaranteed).toBe(75);
+  clock.advance(100);
+  await client.del(`{evict:${s.name}}:meta`);
+  const replies = [];
+  for (let i = 0; i < 30; i++) {
+    replies.push(await limiter.admit({ group: i % 2 ? 'a' : 'b', weight: i % 2 ? 1 : 3, cost: 1 }));
+    clock.advance(5);
+  }
+  for (const d of replies) {
+    expect(d.guaranteed).toBeGreaterThanOrEqual(0);
+    expect(d.guaranteed).toBeLessThanOrEqual(s.limit);
+    expect(d.limit).toBeLessThanOrEqual(s.limit);
+    expect(Number.isSafeInteger(d.retryAfterMs) && Number.isSafeInteger(d.remaining)).toBe(true);
+  }
+  expect(replies.at(-1)).toMatchObject({ group: 'a', guaranteed: 25, activeGroups: 2 });
+  expect(replies.at(-2)).toMatchObject({ group: 'b', guaranteed: 75, activeGroups: 2 });
+  await limiter.destroy();
+});
+
+test('A4: after a big backward clock step, every call renews the TTLs (time stands still, TTLs do not)', async () => {
+  const clock = new ManualClock();
+  const s = spec();
+  const limiter = new RedisStore({ client, prefix: 'back', clock: clock.now }).bind(s);
+  await limiter.admit({ group: 'a', weight: 1, cost: 1 });
+  clock.advance(-3_600_000);
+  const keys = await prefixKeys('back');
+  expect(keys).toHaveLength(3);
+  for (const k of keys) await client.pexpire(k, 50); // about to lapse, as an hour of real time would make them
+  await limiter.admit({ group: 'a', weight: 1, cost: 1 }); // same group, no epoch passes: only the fix renews
+  for (const k of keys) expect(await client.pttl(k)).toBeGreaterThan(s.idleMs);
+  await limiter.destroy();
+});

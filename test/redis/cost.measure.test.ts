@@ -1,0 +1,55 @@
+/**
+ * Measurement, not a unit test (runs only with BL_MEASURE=1): server CPU per admit (INFO commandstats) at
+ * 10, 10 000 and 100 000 active groups, MEMORY USAGE per active group, and MemoryStore decisions/s.
+ */
+import type Redis from 'ioredis';
+import { MemoryStore } from '../../src/store/memory-store';
+import { RedisStore } from '../../src/store/redis-store';
+import type { LimiterSpec, LimiterStore } from '../../src/types';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+
+const run = process.env.BL_MEASURE === '1' ? test : test.skip;
+let server: RedisServer;
+let client: Redis;
+beforeAll(async () => { if (process.env.BL_MEASURE === '1') { server = await startRedis(); client = server.client(); } });
+afterAll(async () => { await server?.stop(); });
+
+const spec = (name: string): LimiterSpec => ({ name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 600_000, epochMs: 250, sustained: false, maxGroups: 200_000 } as LimiterSpec);
+
+async function inBatches(n: number, batch: number, f: (i: number) => Promise<unknown>) {
+  for (let i = 0; i < n; i += batch) await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => f(i + j)));
+}
+
+async function usecPerCall(limiter: LimiterStore, groups: number, calls: number): Promise<number> {
+  await client.config('RESETSTAT');
+  await inBatches(calls, 50, () => limiter.admit({ group: `g${Math.floor(Math.random() * groups)}`, weight: 1 + (groups % 3), cost: 1 }));
+  const stats = await client.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(stats)?.[1]);
+}
+
+run('server CPU per admit is flat in the number of active groups; memory per group', async () => {
+  const lines: string[] = [];
+  for (const groups of [10, 10_000, 100_000]) {
+    const s = spec(`cost-${groups}`);
+    const limiter = new RedisStore({ client, prefix: 'm' }).bind(s);
+    await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1 + (groups % 3), cost: 1 }));
+    const us = await usecPerCall(limiter, groups, 20_000);
+    const bytes = Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) + Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
+    lines.push(`groups=${groups} usec_per_admit=${us} bytes_per_group=${(bytes / groups).toFixed(0)}`);
+    await limiter.destroy();
+  }
+  console.log(lines.join('\n'));
+}, 300_000);
+
+run('MemoryStore decisions per second', async () => {
+  let now = 1_700_000_000_000;
+  for (const groups of [10, 10_000, 100_000]) {
+    const limiter = new MemoryStore({ clock: () => now }).bind(spec(`mem-${groups}`));
+    for (let i = 0; i < groups; i++) await limiter.admit({ group: `g${i}`, weight: 1, cost: 1 });
+    const n = 300_000;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) { now += 0.01; await limiter.admit({ group: `g${i % groups}`, weight: 1, cost: 1 }); }
+    const s = Number(process.hrtime.bigint() - t0) / 1e9;
+    console.log(`MemoryStore groups=${groups}: ${(n / s).toFixed(0)} decisions/s`);
+  }
+}, 300_000);
