@@ -1,0 +1,99 @@
+'use strict';
+/**
+ * A small multi-tenant API protected by bulk-limiter (Express). The tenant is the `X-Tenant` header; paying
+ * tenants get a larger weight. One limiter guards the backend that every route below uses:
+ *   GET  /api/reports/:id   an ordinary request
+ *   GET  /api/export        the bulk endpoint a flooding client hammers
+ *   POST /api/imports       bulk import: run now when admitted, otherwise deferred → 202 + Location
+ *   GET  /jobs/:id          status of a deferred import
+ * The same app, in Koa: ../koa/app.js.
+ */
+const express = require('express');
+const bulk = require('bulk-limiter');
+const bulkExpress = require('bulk-limiter/express');
+
+/** Weight per tenant: a paying tenant gets three times the share of everyone else. */
+const PLANS = { acme: 3 };
+/** Simulated backend time per request or job. */
+const WORK_MS = 5;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const tenantOf = (req) => req.get('x-tenant') || 'anonymous';
+
+/**
+ * The deferred-job handlers, shared by the in-process worker and examples/worker.js. The demo measures with
+ * the hooks: `onWork` when backend work starts, `onJobDone` when a job finished.
+ */
+function createJobHandlers({ onWork, onJobDone } = {}) {
+  return {
+    async import(job) {
+      onWork?.({ tenant: job.payload.tenant, kind: 'job', at: Date.now() });
+      await sleep(WORK_MS);
+      onJobDone?.({ tenant: job.payload.tenant, at: Date.now() });
+      return { imported: job.payload.rows };
+    },
+  };
+}
+
+/** Whether the installed bulk-limiter can defer work (issue 3); the app degrades to plain 429s without it. */
+const canDefer = typeof bulk.Worker === 'function' && typeof bulkExpress.jobStatus === 'function';
+
+/**
+ * @param {object} [options]
+ * @param {object} [options.store]     a bulk-limiter store (MemoryStore by default)
+ * @param {object} [options.limiter]   a ready limiter instead (the demo mounts the fixed-window baseline here)
+ * @param {number} [options.limit]     requests per window for the whole backend
+ * @param {(event) => void} [options.onWork]  called when backend work starts (the demo measures with it)
+ */
+function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS, onWork } = {}) {
+  limiter ??= bulk.createLimiter({ store: store ?? new bulk.MemoryStore(), name: 'api', limit, windowMs });
+  const shared = { limiter, group: tenantOf, weight: (tenant) => plans[tenant] ?? 1 };
+  const limited = bulkExpress.bulkLimiter(shared);
+  const importLimited = canDefer
+    ? bulkExpress.bulkLimiter({
+        ...shared,
+        defer: { type: 'import', payload: (req) => ({ tenant: tenantOf(req), rows: req.body?.rows ?? 1 }), statusUrl: (id) => `/jobs/${id}` },
+      })
+    : limited;
+
+  const work = async (req, kind) => {
+    onWork?.({ tenant: tenantOf(req), kind, at: Date.now() });
+    await sleep(WORK_MS);
+  };
+
+  const app = express();
+  app.use(express.json());
+  app.get('/api/reports/:id', limited, async (req, res) => {
+    await work(req, 'request');
+    res.json({ id: req.params.id, tenant: tenantOf(req) });
+  });
+  app.get('/api/export', limited, async (req, res) => {
+    await work(req, 'request');
+    res.json({ rows: [] });
+  });
+  app.post('/api/imports', importLimited, async (req, res) => {
+    await work(req, 'request');
+    res.status(201).json({ imported: req.body?.rows ?? 1 });
+  });
+  if (canDefer && !limiter.startWorkers) app.get('/jobs/:id', bulkExpress.jobStatus({ limiter }));
+  app.get('/health', (req, res) => res.json({ ok: true }));
+  app.locals.limiter = limiter;
+  return app;
+}
+
+/** Starts the dispatcher and a worker in this process; null when this bulk-limiter cannot defer yet. */
+function startWorkers({ limiter, handlers, concurrency = 4 }) {
+  if (!canDefer) return null;
+  const dispatcher = new bulk.Dispatcher({ limiter });
+  const worker = new bulk.Worker({ limiter, handlers, concurrency });
+  dispatcher.start();
+  worker.start();
+  return {
+    close: async (timeoutMs = 5000) => {
+      await worker.close(timeoutMs);
+      await dispatcher.stop();
+    },
+  };
+}
+
+module.exports = { createApp, createJobHandlers, startWorkers, canDefer, PLANS };

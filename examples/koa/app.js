@@ -1,0 +1,78 @@
+'use strict';
+/**
+ * The example app of ../express/app.js, in Koa: same routes, same limiter, same deferred imports.
+ *   GET  /api/reports/:id   an ordinary request
+ *   GET  /api/export        the bulk endpoint a flooding client hammers
+ *   POST /api/imports       bulk import: run now when admitted, otherwise deferred → 202 + Location
+ *   GET  /jobs/:id          status of a deferred import
+ */
+const Koa = require('koa');
+const Router = require('@koa/router');
+const bulk = require('bulk-limiter');
+const bulkKoa = require('bulk-limiter/koa');
+const { createJobHandlers, PLANS } = require('../express/app');
+
+const WORK_MS = 5;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const tenantOf = (ctx) => ctx.get('x-tenant') || 'anonymous';
+const canDefer = typeof bulk.Worker === 'function' && typeof bulkKoa.jobStatus === 'function';
+
+/** Koa has no built-in body parser; the imports route only needs a small JSON body. */
+async function jsonBody(ctx, next) {
+  if (ctx.is('application/json')) {
+    let text = '';
+    for await (const chunk of ctx.req) {
+      text += chunk;
+      if (text.length > 64 * 1024) ctx.throw(413);
+    }
+    try {
+      ctx.request.body = text ? JSON.parse(text) : {};
+    } catch {
+      ctx.throw(400, 'invalid JSON');
+    }
+  }
+  await next();
+}
+
+function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS, onWork } = {}) {
+  limiter ??= bulk.createLimiter({ store: store ?? new bulk.MemoryStore(), name: 'api', limit, windowMs });
+  const shared = { limiter, group: tenantOf, weight: (tenant) => plans[tenant] ?? 1 };
+  const limited = bulkKoa.bulkLimiter(shared);
+  const importLimited = canDefer
+    ? bulkKoa.bulkLimiter({
+        ...shared,
+        defer: { type: 'import', payload: (ctx) => ({ tenant: tenantOf(ctx), rows: ctx.request.body?.rows ?? 1 }), statusUrl: (id) => `/jobs/${id}` },
+      })
+    : limited;
+
+  const work = async (ctx, kind) => {
+    onWork?.({ tenant: tenantOf(ctx), kind, at: Date.now() });
+    await sleep(WORK_MS);
+  };
+
+  const router = new Router();
+  router.get('/api/reports/:id', limited, async (ctx) => {
+    await work(ctx, 'request');
+    ctx.body = { id: ctx.params.id, tenant: tenantOf(ctx) };
+  });
+  router.get('/api/export', limited, async (ctx) => {
+    await work(ctx, 'request');
+    ctx.body = { rows: [] };
+  });
+  router.post('/api/imports', jsonBody, importLimited, async (ctx) => {
+    await work(ctx, 'request');
+    ctx.status = 201;
+    ctx.body = { imported: ctx.request.body?.rows ?? 1 };
+  });
+  if (canDefer && !limiter.startWorkers) router.get('/jobs/:id', bulkKoa.jobStatus({ limiter }));
+  router.get('/health', (ctx) => {
+    ctx.body = { ok: true };
+  });
+
+  const app = new Koa();
+  app.use(router.routes()).use(router.allowedMethods());
+  app.context.limiter = limiter;
+  return app;
+}
+
+module.exports = { createApp, createJobHandlers, canDefer };

@@ -1,0 +1,25 @@
+'use strict';
+/** `npm run example:koa` — the Koa example app on the MemoryStore, or on Redis when REDIS_URL is set. */
+const { createApp, createJobHandlers } = require('./app');
+const { startWorkers } = require('../express/app');
+const { createStore } = require('../store');
+
+const port = Number(process.env.PORT ?? 3000);
+const { store, close: closeStore, kind } = createStore();
+const app = createApp({ store });
+// On Redis the worker may run as its own process (`npm run example:worker`); INLINE_WORKER=0 turns this one off.
+const workers = process.env.INLINE_WORKER === '0' ? null : startWorkers({ limiter: app.context.limiter, handlers: createJobHandlers() });
+
+const server = app.listen(port, () => {
+  console.log(`bulk-limiter Koa example on http://localhost:${port} (${kind} store${workers ? ', in-process worker' : ''})`);
+  console.log(`try: curl -i -H 'X-Tenant: acme' http://localhost:${port}/api/reports/1`);
+});
+
+const shutdown = async () => {
+  server.close();
+  await workers?.close();
+  await closeStore();
+  process.exit(0);
+};
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);
