@@ -1,0 +1,78 @@
+'use strict';
+/**
+ * The HTTP variants, each `(client, limits) → http.Server handler`. Every app answers GET / with a tiny
+ * body; limiters key on the `x-tenant` header. `limits.global` is the whole budget per window (for
+ * bulk-limiter's global cap), `limits.perTenant` the per-key budget peers get (global / tenants).
+ */
+const { requireCore } = require('../lib/package');
+
+const WINDOW_MS = 1000;
+const tenantOf = (headers) => headers['x-tenant'] || 'anonymous';
+
+function expressApp(use) {
+  const express = require('express');
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  if (use) app.use(use);
+  app.get('/', (_req, res) => { res.send('ok'); });
+  return app;
+}
+
+function koaApp(use) {
+  const Koa = require('koa');
+  const app = new Koa();
+  app.silent = true;
+  if (use) app.use(use);
+  app.use((ctx) => { ctx.body = 'ok'; });
+  return app.callback();
+}
+
+function bulkCoreLimiter(client, limits) {
+  const core = requireCore();
+  return core.createLimiter({ store: new core.RedisStore({ client, prefix: 'blh' }), name: `http-${process.pid}`, limit: limits.global, windowMs: WINDOW_MS });
+}
+
+const VARIANTS = {
+  'express': () => expressApp(),
+  'express+bulk-limiter': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/express');
+    return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (req) => tenantOf(req.headers) }));
+  },
+  'express+express-rate-limit': (client, limits) => {
+    const { rateLimit } = require('express-rate-limit');
+    const { RedisStore } = require('rate-limit-redis');
+    return expressApp(rateLimit({
+      windowMs: WINDOW_MS,
+      limit: limits.perTenant,
+      keyGenerator: (req) => tenantOf(req.headers),
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      validate: false,
+      store: new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args), prefix: `erl-${process.pid}:` }),
+    }));
+  },
+  'express+rate-limiter-flexible': (client, limits) => {
+    const { RateLimiterRedis, RateLimiterRes } = require('rate-limiter-flexible');
+    const rl = new RateLimiterRedis({ storeClient: client, points: limits.perTenant, duration: WINDOW_MS / 1000, keyPrefix: `rlf-${process.pid}` });
+    // The middleware its README shows: consume, 429 with Retry-After on rejection.
+    return expressApp((req, res, next) => {
+      rl.consume(tenantOf(req.headers)).then(() => next(), (r) => {
+        if (!(r instanceof RateLimiterRes)) return next(r);
+        res.set('Retry-After', String(Math.ceil(r.msBeforeNext / 1000)));
+        res.status(429).send('Too Many Requests');
+      });
+    });
+  },
+  'koa': () => koaApp(),
+  'koa+bulk-limiter': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/koa');
+    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
+  },
+  'koa+koa-ratelimit': (client, limits) => {
+    const ratelimit = require('koa-ratelimit');
+    return koaApp(ratelimit({ driver: 'redis', db: client, duration: WINDOW_MS, max: limits.perTenant, id: (ctx) => tenantOf(ctx.headers), namespace: `koa-${process.pid}` }));
+  },
+};
+
+module.exports = { VARIANTS, WINDOW_MS };

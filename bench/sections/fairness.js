@@ -1,0 +1,130 @@
+'use strict';
+/**
+ * Section 4: fairness figures. Every scenario runs twice on a fresh redis-server — bulk-limiter and the
+ * original fixed-window design (bench/fairness/baseline.js) — with several client processes sending
+ * open-loop Poisson traffic, every decision logged on the store clock.
+ */
+const { fork } = require('node:child_process');
+const { join } = require('node:path');
+const { startRedis } = require('../lib/redis');
+const { markdownTable, fmt } = require('../lib/table');
+const { lineChart } = require('../lib/svg');
+const { progress } = require('../lib/progress');
+const { loadCore } = require('../lib/package');
+const { SCENARIOS } = require('../fairness/scenarios');
+const { fairnessMetrics, admittedSeries } = require('../fairness/metrics');
+
+const DESIGNS = { fair: 'bulk-limiter', baseline: 'original design' };
+
+function runClient(cfg) {
+  const child = fork(join(__dirname, '..', 'fairness', 'client.js'), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  child.send(cfg);
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve(m.result)));
+    child.once('exit', (code) => reject(new Error(`client exited (${code}) ${stderr.split('\n')[0]}`)));
+  });
+}
+
+async function runScenario(id, design, cfg) {
+  const sc = SCENARIOS[id];
+  const groups = sc.groups(cfg.durationMs).map((g) => ({ ...g, closed: (sc.closed || []).some((c) => c.group === g.name) }));
+  const spec = { limit: cfg.limit, windowMs: cfg.windowMs, burst: cfg.burst, reserve: cfg.reserve };
+  const redis = await startRedis();
+  try {
+    // Start on a whole second of the wall clock, so edge bursts line up with fixed windows.
+    const t0 = Math.ceil((Date.now() + 700) / 1000) * 1000;
+    const results = await Promise.all(Array.from({ length: cfg.processes }, (_, p) => runClient({
+      redisPort: redis.port, design, name: `${id}-${design}`, spec, groups, processes: cfg.processes, t0,
+      durationMs: cfg.durationMs, warmupMs: cfg.warmupMs,
+      closed: (sc.closed || []).map((c) => ({ ...c, callers: Math.round(c.callers / cfg.processes) + (p < c.callers % cfg.processes ? 1 : 0) })),
+    })));
+    const log = { group: [], allowed: [], at: [], issued: [] };
+    for (const r of results) for (const k of Object.keys(log)) for (const v of r.log[k]) log[k].push(v);
+    const steady = sc.steady ? sc.steady(cfg.durationMs) : [cfg.warmupMs, cfg.durationMs];
+    const stepAtMs = sc.stepAtMs?.(cfg.durationMs);
+    const metrics = fairnessMetrics({ log, groups, spec, steady, stepAtMs, durationMs: cfg.durationMs });
+    const attempts = results.reduce((s, r) => s + r.closed.attempts, 0);
+    const successes = results.reduce((s, r) => s + r.closed.successes, 0);
+    return {
+      ...metrics,
+      attemptsPerSuccess: sc.closed ? attempts / Math.max(1, successes) : undefined,
+      errors: results.reduce((s, r) => s + r.errors, 0),
+      maxLagMs: Math.max(...results.map((r) => r.maxLagMs)),
+      series: admittedSeries(log, groups, cfg.durationMs),
+    };
+  } finally {
+    await redis.stop();
+  }
+}
+
+async function runFairness(cfg) {
+  const ids = cfg.scenarios || Object.keys(SCENARIOS);
+  const coreError = loadCore().error;
+  const rows = [];
+  for (const id of ids) {
+    for (const design of Object.keys(DESIGNS)) {
+      progress(`fairness: ${id} on ${DESIGNS[design]} (${cfg.durationMs / 1000} s)`);
+      if (design === 'fair' && coreError) { rows.push({ id, design, skipped: coreError }); continue; }
+      try {
+        rows.push({ id, design, ...(await runScenario(id, design, cfg)) });
+      } catch (error) {
+        rows.push({ id, design, skipped: String(error.message || error).split('\n')[0] });
+      }
+    }
+  }
+  return report(rows, cfg);
+}
+
+function note(r) {
+  const parts = [];
+  if (r.attemptsPerSuccess !== undefined) parts.push(`attempts/success ${fmt(r.attemptsPerSuccess, 2)}`);
+  if (r.convergenceMs !== undefined) parts.push(`converged ${Number.isFinite(r.convergenceMs) ? `${fmt(r.convergenceMs)} ms after the step` : 'never (±5 %)'}`);
+  if (r.id === 's2') parts.push(r.perGroup.map((g) => `${g.name} ${fmt(g.admitted)}/s (fair ${fmt(g.fair)})`).join(', '));
+  if (r.errors) parts.push(`${r.errors} errors`);
+  if (r.maxLagMs > 50) parts.push(`client lag up to ${fmt(r.maxLagMs)} ms`);
+  return parts.join('; ');
+}
+
+function report(rows, cfg) {
+  const ok = rows.filter((r) => !r.skipped);
+  const table = markdownTable(['scenario', 'design', 'admitted/s', `max in any ${cfg.windowMs / 1000} s (limit ${cfg.limit})`, 'max in a fixed window', 'over-admission', 'utilisation', 'Jain vs max-min', 'guarantee', 'notes'],
+    rows.map((r) => r.skipped
+      ? [r.id, DESIGNS[r.design], `skipped: ${r.skipped}`, '', '', '', '', '', '', '']
+      : [r.id, DESIGNS[r.design], fmt(r.admittedPerSec), fmt(r.maxSliding), fmt(r.maxFixed), fmt(r.overAdmission), fmt(r.utilisation, 3), fmt(r.jain, 3), fmt(r.guarantee, 3), note(r)]));
+  const fair = ok.filter((r) => r.design === 'fair');
+  const saturated = fair.filter((r) => !['s4', 's6'].includes(r.id));
+  const range = (xs, d) => (xs.length ? `${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)}` : '—');
+  const check = (name, xs, d, pass) => ({ name, value: range(xs, d), pass: xs.length ? pass(xs) : undefined });
+  const epochMs = Math.max(100, cfg.windowMs / 4);
+  const checks = [
+    check('over-admission in any sliding window = 0 (all scenarios)', fair.map((r) => r.overAdmission), 0, (xs) => Math.max(...xs) === 0),
+    check('utilisation of strict capacity ≥ 0.97 (demand > capacity)', saturated.map((r) => r.utilisation), 3, (xs) => Math.min(...xs) >= 0.97),
+    check('Jain vs max-min ≥ 0.99 (≥ 10 tenants: s1, s8)', fair.filter((r) => ['s1', 's8'].includes(r.id)).map((r) => r.jain), 3, (xs) => Math.min(...xs) >= 0.99),
+    check('guarantee ratio ≥ 0.95 (backlogged tenants)', saturated.map((r) => r.guarantee), 3, (xs) => Math.min(...xs) >= 0.95),
+    check(`convergence after a demand step ≤ 4 epochs (${4 * epochMs} ms)`, fair.filter((r) => r.convergenceMs !== undefined).map((r) => r.convergenceMs), 0, (xs) => Math.max(...xs) <= 4 * epochMs),
+    check('Retry-After: attempts per success ≤ 2.5 (20 closed-loop callers)', fair.filter((r) => r.attemptsPerSuccess !== undefined).map((r) => r.attemptsPerSuccess), 2, (xs) => Math.max(...xs) <= 2.5),
+  ];
+  const charts = {};
+  for (const r of ok) {
+    charts[`fairness-${r.id}-${r.design}.svg`] = lineChart({
+      title: `${r.id} on ${DESIGNS[r.design]}: admitted per second per tenant`,
+      xLabel: 'seconds', yLabel: 'admitted / s (250 ms bins)', series: r.series,
+      hLines: [{ y: cfg.limit, label: `limit ${cfg.limit}/s` }],
+    });
+  }
+  const featured = ['s1-fair', 's1-baseline', 's6-fair', 's6-baseline', 's7-fair'].map((k) => `fairness-${k}.svg`).filter((f) => charts[f]);
+  const ids = [...new Set(rows.map((r) => r.id))];
+  return {
+    title: '4. Fairness (bulk-limiter vs the original fixed-window design)',
+    intro: `limit ${cfg.limit} per ${cfg.windowMs} ms, burst ${cfg.burst}, reserve ${cfg.reserve} (strict capacity ${fmt(((cfg.limit - cfg.burst + 1) / cfg.windowMs) * 1000)}/s); ${cfg.processes} client processes, open-loop Poisson arrivals, ${cfg.durationMs / 1000} s per run, the first ${cfg.warmupMs / 1000} s excluded from rates (not from the window maximum). Utilisation = admitted / min(demand, strict capacity); Jain over admitted / max-min fair share (water-filled); guarantee = min over tenants of admitted / min(demand, weighted share of capacity). s6 checks the window bound only: a load that arrives only in 100 ms per second can get at most burst + rate × 100 ms per second from a strict bucket, so its utilisation is low by design. Scenarios:\n\n${ids.map((id) => `- ${SCENARIOS[id].title}`).join('\n')}`,
+    markdown: table,
+    charts,
+    featured,
+    checks,
+    rows: rows.map(({ series, ...rest }) => rest),
+  };
+}
+
+module.exports = { runFairness };

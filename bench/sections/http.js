@@ -1,0 +1,125 @@
+'use strict';
+/**
+ * Section 2: HTTP overhead. Each variant runs in its own server process with its own redis-server;
+ * autocannon (as a library, in this process) drives it with N connections and an `x-tenant` header
+ * cycling over T tenants. Allow-heavy: limits nobody reaches. Deny-heavy: a global budget of 10 % of
+ * bare Express's measured req/s (peers get that budget split per tenant), so ~90 % is denied.
+ */
+const { fork } = require('node:child_process');
+const { join } = require('node:path');
+const autocannon = require('autocannon');
+const { startRedis } = require('../lib/redis');
+const { markdownTable, fmt, ratio } = require('../lib/table');
+const { barChart } = require('../lib/svg');
+const { progress } = require('../lib/progress');
+const { VARIANTS } = require('../http/apps');
+
+const HUGE = 10_000_000;
+
+function startServer(variant, redisPort, limits) {
+  const child = fork(join(__dirname, '..', 'http', 'server.js'), [JSON.stringify({ variant, redisPort, limits })], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve({ port: m.port, stop: () => stopServer(child) })));
+    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${stderr.split('\n')[0]}`)));
+  });
+}
+
+function stopServer(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.send('stop');
+    setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 3000).unref();
+  });
+}
+
+function load(port, cfg, durationS) {
+  let n = 0;
+  return autocannon({
+    url: `http://127.0.0.1:${port}/`,
+    connections: cfg.connections,
+    duration: durationS,
+    requests: [{ method: 'GET', path: '/', setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-tenant': `tenant-${n++ % cfg.tenants}` } }) }],
+  });
+}
+
+async function measure(variant, limits, cfg) {
+  const redis = await startRedis();
+  try {
+    const server = await startServer(variant, redis.port, limits);
+    try {
+      if (!cfg.smoke) await load(server.port, cfg, 2); // JIT and connection warm-up
+      const r = await load(server.port, cfg, cfg.durationS);
+      const total = r['2xx'] + r.non2xx;
+      return { reqPerSec: total / (r.duration || cfg.durationS), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xxShare: total ? r.non2xx / total : NaN, errors: r.errors + r.timeouts };
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await redis.stop();
+  }
+}
+
+/**
+ * Variants run in interleaved rounds and the best round of each is kept (other work on a shared machine
+ * only slows a round down). The deny budget is fixed after the first allow-heavy pass.
+ */
+async function runHttp(cfg) {
+  const best = new Map();
+  const runMode = async (mode, limits, round) => {
+    for (const variant of Object.keys(VARIANTS)) {
+      if (mode === 'deny' && !variant.includes('+')) continue; // bare apps do not limit
+      progress(`http: ${variant}, ${mode}-heavy, round ${round}/${cfg.rounds}`);
+      const key = `${variant}|${mode}`;
+      try {
+        const r = { variant, mode, ...(await measure(variant, limits, cfg)) };
+        if (!best.has(key) || best.get(key).skipped || r.reqPerSec > best.get(key).reqPerSec) best.set(key, r);
+      } catch (error) {
+        if (!best.has(key)) best.set(key, { variant, mode, skipped: String(error.message || error).split('\n')[0] });
+      }
+    }
+  };
+  let denyGlobal;
+  for (let round = 1; round <= cfg.rounds; round++) {
+    await runMode('allow', { global: HUGE, perTenant: HUGE }, round);
+    if (denyGlobal === undefined) {
+      const bare = best.get('express|allow');
+      denyGlobal = Math.max(cfg.tenants, Math.round((bare && !bare.skipped ? bare.reqPerSec : 5000) * 0.1));
+    }
+    await runMode('deny', { global: denyGlobal, perTenant: Math.max(1, Math.round(denyGlobal / cfg.tenants)) }, round);
+  }
+  return report([...best.values()], cfg, denyGlobal);
+}
+
+function report(rows, cfg, denyGlobal) {
+  const find = (variant, mode) => rows.find((r) => r.variant === variant && r.mode === mode && !r.skipped);
+  const baseOf = (variant) => (variant.startsWith('koa') ? 'koa' : 'express');
+  const table = markdownTable(['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s vs bare'],
+    rows.map((r) => r.skipped
+      ? [r.variant, r.mode, `skipped: ${r.skipped}`, '', '', '', '', '']
+      : [r.variant, r.mode, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), `${fmt(r.non2xxShare * 100, 1)} %`, fmt(r.errors), ratio(r.reqPerSec, find(baseOf(r.variant), 'allow')?.reqPerSec)]));
+  const target = (name, a, b, min, mode) => {
+    const x = find(a, mode);
+    const y = find(b, mode);
+    return { name: `${a} ≥ ${min}× ${b} req/s (${mode}-heavy)`, value: ratio(x?.reqPerSec, y?.reqPerSec), pass: x && y ? x.reqPerSec >= min * y.reqPerSec : undefined };
+  };
+  const checks = [
+    target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.0, 'allow'),
+    target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.0, 'allow'),
+    target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.5, 'deny'),
+    target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.1, 'deny'),
+  ];
+  const bars = rows.filter((r) => !r.skipped).map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
+  return {
+    title: '2. HTTP overhead',
+    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers.`,
+    markdown: table,
+    charts: { 'http-reqs.svg': barChart({ title: 'HTTP req/s (higher is better)', unit: 'req/s', bars }) },
+    checks,
+    rows,
+  };
+}
+
+module.exports = { runHttp };
