@@ -89,7 +89,6 @@ export class JobRun {
     const { queue } = this.config;
     const { id, token } = this.claimed;
     const lost = (): RunOutcome => ({ kind: 'lost', error: new LeaseLostError(id) });
-    if (this.controller.signal.aborted && !this.closedByWorker) return lost();
     if (outcome.ok) {
       let resultJson: string | undefined;
       try {

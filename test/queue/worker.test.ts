@@ -136,6 +136,28 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     expect(info?.attempts).toBe(0);
   });
 
+  test('a job that finishes after its lease renewals failed is still acknowledged while its token holds', async () => {
+    const id = await enqueue(kit.queue, { type: 'long' });
+    let failures = 0;
+    // The store is unreachable for the first renewals (past the lease deadline), then back; nobody reclaimed the job.
+    const flakyQueue = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
+      extendLease: async (...args: Parameters<typeof kit.queue.extendLease>) => {
+        if (failures < 6) { failures += 1; throw new Error('store unreachable'); }
+        return kit.queue.extendLease(...args);
+      },
+    });
+    let aborted = false;
+    const worker = new Worker({ limiter: { queue: flakyQueue }, handlers: { long: async (_job, s) => { await sleep(450); aborted = s.aborted; return 'done'; } }, leaseMs: 150, idleWaitMs: 200, logger: silent });
+    const dispatcher = new Dispatcher({ limiter: { queue: kit.queue }, pollMs: 20, logger: silent });
+    dispatcher.start();
+    worker.start();
+    stoppers.push(() => dispatcher.stop(), () => worker.close(300));
+    await until('completed', async () => (await kit.queue.getJob(id))?.state === 'completed', 5000);
+    expect(failures).toBeGreaterThanOrEqual(3); // renewals stop once the deadline passed unrenewed
+    expect(aborted).toBe(true); // the handler was told its lease could not be renewed
+    expect(await kit.queue.getJob(id)).toMatchObject({ state: 'completed', result: 'done', stalls: 0 });
+  });
+
   test('close() lets a running job finish within the timeout, and claims nothing more', async () => {
     const first = await enqueue(kit.queue, { type: 'slow' });
     let started = 0;
