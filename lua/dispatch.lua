@@ -19,6 +19,13 @@ local ready_max, move_max = tonumber(ARGV[10]), tonumber(ARGV[11])
 local promote_max, scan_max = tonumber(ARGV[12]), tonumber(ARGV[13])
 local PAGE = 32
 
+-- vt never trails the oldest pending tag: after the meta hash expired (or a group was trimmed) a new job
+-- would otherwise start at 0 and overtake the whole backlog.
+local head = redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')
+if head[2] and tonumber(head[2]) > meta.vt then
+  meta.vt = tonumber(head[2]); fs.cold = true
+end
+
 -- (1) due → pending with fair tags; an idle group gets no credit (start ≥ vt).
 local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, promote_max)
 for _, m in ipairs(due) do

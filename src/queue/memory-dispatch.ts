@@ -21,6 +21,10 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
   const now = fs.nowMs;
   const meta = fs.meta;
 
+  // vt never trails the oldest pending tag (see lua/dispatch.lua): a reset meta must not let new jobs overtake.
+  const head = pending.first();
+  if (head && head.score > meta.vt) meta.vt = head.score;
+
   // (1) due → pending with fair tags; an idle group gets no credit (start ≥ vt).
   const due = delayed.rangeToScore(now, options.promoteMax);
   for (const { member } of due) {

@@ -66,6 +66,26 @@ describe('RedisQueue on Redis only', () => {
     expect(await q.counts()).toMatchObject({ delayed: 0, pending: 8990, ready: 10 });
   });
 
+  test('a group arriving after the fair-share state expired does not overtake the pending backlog', async () => {
+    const q = new RedisQueue({ client, spec: spec(`vt-${++seq}`) });
+    queues.push(q);
+    const job = (group: string) => ({ group, weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 1000, delayMs: 0, maxDeferMs: 60_000 });
+    for (let i = 0; i < 20; i++) expect((await q.enqueue(job('a'))).status).toBe('written');
+    await q.dispatch({ readyMax: 1, moveMax: 1, promoteMax: 100, scanMax: 10 });
+    // The meta and group hashes expire when the limiter goes quiet; the pending backlog keeps its tags.
+    await client.del(q.keys.meta, q.keys.groups);
+    expect((await q.enqueue(job('b'))).status).toBe('written');
+    await q.dispatch({ readyMax: 1, moveMax: 1, promoteMax: 100, scanMax: 10 });
+    const pending = await client.zrange(q.keys.pending, 0, -1, 'WITHSCORES');
+    const tags = new Map<string, number>();
+    for (let i = 0; i < pending.length; i += 2) tags.set(pending[i]!, Number(pending[i + 1]));
+    const bTag = [...tags].find(([m]) => m.endsWith(' b'))?.[1];
+    const aTags = [...tags].filter(([m]) => !m.endsWith(' b')).map(([, t]) => t);
+    expect(aTags).toHaveLength(19);
+    expect(bTag).toBeDefined();
+    expect(bTag!).toBeGreaterThanOrEqual(Math.min(...aTags));
+  });
+
   test('uses Redis TIME without a clock: runAt is near the wall clock', async () => {
     const q = new RedisQueue({ client, spec: spec(`time-${++seq}`) });
     const before = Date.now();
