@@ -20,7 +20,14 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
     const outcome = await runner.evaluate(ctx);
     if (outcome.kind === 'pass') {
       ctx.set(outcome.headers);
-      return next();
+      try {
+        await next();
+      } catch (error) {
+        // Koa drops the response headers when it renders a downstream error; keep the RateLimit ones.
+        keepHeadersOn(error, outcome.headers);
+        throw error;
+      }
+      return;
     }
     if (outcome.kind === 'deferred') {
       ctx.set(outcome.headers);
@@ -50,6 +57,17 @@ export function jobStatus(options: JobStatusOptions<Context>): Middleware {
       ctx.body = JSON.stringify(answer.problem);
     }
   };
+}
+
+function keepHeadersOn(error: unknown, headers: Record<string, string>): void {
+  if (typeof error !== 'object' || error === null || Object.isFrozen(error)) return;
+  const own = (error as { headers?: unknown }).headers;
+  const merged = { ...headers, ...(typeof own === 'object' && own !== null ? own : {}) };
+  try {
+    (error as { headers?: unknown }).headers = merged;
+  } catch {
+    // a read-only headers property: leave the error as the app made it
+  }
 }
 
 function lastSegment(path: string): string | undefined {

@@ -1,4 +1,6 @@
 import Koa from 'koa';
+import request from 'supertest';
+import { createLimiter } from '../../src/limiter';
 import { bulkLimiter } from '../../src/middleware/koa';
 import type { Harness, Options } from './cases';
 import { runCases } from './run-cases';
@@ -31,3 +33,24 @@ const harness: Harness = {
 };
 
 runCases(harness);
+
+describe('koa: an error thrown after the limiter let the request through', () => {
+  const make = (thrown: () => unknown) => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(bulkLimiter({ limiter: createLimiter({ limit: 100, windowMs: 60_000 }), group: () => 'tenant' }));
+    app.use(async () => { throw thrown(); });
+    return app.callback();
+  };
+
+  test.each([
+    ['a plain Error', () => new Error('boom')],
+    ['an http-error with its own headers', () => Object.assign(new Error('teapot'), { status: 418, expose: true, headers: { 'x-own': '1' } })],
+  ])('%s keeps the RateLimit headers on the error response', async (_label, thrown) => {
+    const res = await request(make(thrown)).get('/');
+    expect(res.status).toBe((thrown() as { status?: number }).status ?? 500);
+    expect(res.headers['ratelimit-policy']).toBeDefined();
+    expect(res.headers.ratelimit).toMatch(/^"default";r=\d+;t=\d+$/);
+    if ((thrown() as { headers?: object }).headers) expect(res.headers['x-own']).toBe('1');
+  });
+});
