@@ -5,6 +5,7 @@
  * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
  * Dispatcher and Worker) read the same store.
  */
+import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, describeValue } from './errors';
 import { createOutageGuard, type OutageGuard } from './outage';
 import { resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
@@ -51,7 +52,7 @@ export interface Limiter {
   getJob(id: string): Promise<JobInfo | null>;
   /** How many jobs are in each state. */
   counts(): Promise<JobCounts>;
-  /** Dead letters, oldest first. @param count at most 1000 */
+  /** Dead letters, newest first. @param count at most 1000 */
   listDead(offset?: number, count?: number): Promise<JobInfo[]>;
   /** Sends a dead job back to the queue (attempts, snoozes and stalls reset); false when it is not dead. */
   retryDead(id: string): Promise<boolean>;
@@ -75,6 +76,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const deferOptions = resolveDeferOptions(options);
   const { spec, maxGroupLength, maxCost, maxWeight } = resolved;
   const store: LimiterStore = resolved.store.bind(spec);
+  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
   const guard: OutageGuard = createOutageGuard(store, {
     policy: resolved.onStoreError, timeoutMs: resolved.timeoutMs, instances: resolved.instances, spec, logger: resolved.logger,
   });
@@ -88,10 +90,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkGroup(group, maxGroupLength);
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
-        const input: AdmitInput = opts.defer === undefined
-          ? { group, weight, cost }
-          : { group, weight, cost, defer: scopeIdempotency(group, toDeferInput(opts.defer, deferOptions)) };
-        return guard.admit(input);
+        if (opts.defer === undefined) {
+          if (denyCache === undefined) return guard.admit({ group, weight, cost });
+          const cached = denyCache.lookup(group, cost);
+          if (cached !== undefined) return Promise.resolve(cached);
+          return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision), decision));
+        }
+        let defer: AdmitInput['defer'];
+        try {
+          defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions));
+        } catch (error) {
+          if (!(error instanceof InputError) || error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE') throw error;
+          // Only a denied request needs its payload stored: an allowed one runs now, whatever its size.
+          return guard.admit({ group, weight, cost }).then((decision) => {
+            if (decision.allowed) return decision;
+            throw error;
+          });
+        }
+        return guard.admit({ group, weight, cost, defer });
       } catch (error) {
         return Promise.reject(error);
       }

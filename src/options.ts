@@ -3,6 +3,7 @@
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
 import { NAME_PATTERN } from './store/keys';
@@ -45,6 +46,12 @@ export interface LimiterOptions {
   readonly instances?: number;
   /** Where one-time warnings go. @defaultValue `console` */
   readonly logger?: Logger;
+  /**
+   * Answer a group the store just denied in-process until the store's hint (when it might borrow again),
+   * sending only `sampleRate` of its calls on: a flood then costs almost no store round trips. Never admits
+   * anything, so the global limit holds; see README "Local deny cache". `true` = the defaults. @defaultValue `false`
+   */
+  readonly denyCache?: boolean | DenyCacheOptions;
 }
 
 export interface ResolvedLimiterOptions {
@@ -59,13 +66,15 @@ export interface ResolvedLimiterOptions {
   readonly timeoutMs: number;
   readonly instances: number;
   readonly logger: Logger;
+  /** Undefined when the deny cache is off. */
+  readonly denyCache: ResolvedDenyCacheOptions | undefined;
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
 const OPTION_NAMES: { readonly [K in keyof Required<LimiterOptions>]: true } = {
   store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
   sustained: true, maxGroups: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
-  timeoutMs: true, instances: true, logger: true,
+  timeoutMs: true, instances: true, logger: true, denyCache: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -153,6 +162,27 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   if (typeof store !== 'object' || store === null || typeof store.bind !== 'function') {
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
+  const denyCache = resolveDenyCache(o.denyCache);
   const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups });
-  return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger });
+  return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
+}
+
+function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05 });
+  if (typeof value !== 'object' || value === null) {
+    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate? }, got ${describeValue(value)}`);
+  }
+  const o = value as DenyCacheOptions;
+  for (const key of Object.keys(o)) {
+    if (key !== 'maxGroups' && key !== 'sampleRate') {
+      throw new ConfigError('ERR_BL_DENY_CACHE', `Unknown option \`denyCache.${key}\`; known options: maxGroups, sampleRate`);
+    }
+  }
+  const maxGroups = int('denyCache.maxGroups', o.maxGroups, 10_000, 1);
+  const sampleRate = o.sampleRate ?? 0.05;
+  if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1)) {
+    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.sampleRate\` to be a number from 0 to 1, got ${describeValue(o.sampleRate)}`);
+  }
+  return Object.freeze({ maxGroups, sampleRate });
 }

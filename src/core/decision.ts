@@ -20,10 +20,15 @@ export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
 
 /** The public Decision for one admission reply. */
 export function toDecision(r: AdmitReply): Decision {
-  const base = {
-    allowed: r.allowed, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
-    retryAfterMs: r.allowed ? 0 : r.retryMs, resetMs: r.resetMs, activeGroups: r.active,
-    colour: COLOURS[r.colour], at: r.atMs,
+  if (r.allowed) {
+    return {
+      allowed: true, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
+      retryAfterMs: 0, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
+    };
+  }
+  return {
+    allowed: false, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
+    retryAfterMs: r.retryMs, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
+    reason: 'limit', hintMs: Math.min(r.hintMs, r.retryMs),
   };
-  return r.allowed ? base : { ...base, reason: 'limit' };
 }

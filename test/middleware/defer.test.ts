@@ -139,12 +139,16 @@ const CASES: readonly DeferCase[] = [
     },
   },
   {
-    title: 'a payload over maxPayloadBytes is a 400 and writes nothing',
+    title: 'a payload over maxPayloadBytes runs when allowed; when it would be deferred it is a 400 and writes nothing',
     async run(env) {
-      const limiter = env.limiter({ maxPayloadBytes: 40 });
-      const res = await request(env.app(limiter)).get(`/work?tenant=a&q=${'x'.repeat(100)}`);
+      const limiter = env.limiter({ limit: 1, burst: 1, maxPayloadBytes: 40 });
+      const app = env.app(limiter);
+      const big = `/work?tenant=a&q=${'x'.repeat(100)}`;
+      expect((await request(app).get(big)).status).toBe(200);
+      const res = await request(app).get(big);
       expect(res.status).toBe(400);
       expect(res.body.detail ?? JSON.parse(res.text).detail).toMatch(/at most 40 bytes/);
+      expect(await limiter.counts()).toMatchObject({ delayed: 0, pending: 0, ready: 0 });
     },
   },
   {

@@ -1,0 +1,96 @@
+/**
+ * The local deny cache (research/fairness.md §3.10, Envoy ratelimit's over-limit cache): after the store
+ * denies a group, this process answers that group's checks itself until the store's hint — the earliest
+ * time borrowing might succeed — so a flood costs no store round trips. It only ever denies what the store
+ * would deny (hint ≤ retry), so the global bound is untouched; a sample of the calls still goes to the store
+ * so the group's demand keeps being metered. Local denials are staggered like the store's (each takes the
+ * next guaranteed slot), so callers that honour Retry-After do not all come back at the same instant.
+ */
+import type { Decision } from './types';
+
+export interface DenyCacheOptions {
+  /** Most groups remembered at once (expired entries are dropped first). @defaultValue `10_000` */
+  readonly maxGroups?: number;
+  /** Share of cached denials still sent to the store, so its demand meter sees the group. @defaultValue `0.05` */
+  readonly sampleRate?: number;
+}
+
+export interface ResolvedDenyCacheOptions {
+  readonly maxGroups: number;
+  readonly sampleRate: number;
+}
+
+interface Entry {
+  /** Local clock (ms) until which the store would deny this group. */
+  readonly until: number;
+  /** The store's decision, reused for the fields the local answer does not change. */
+  readonly decision: Decision;
+  /** Local clock (ms) of that decision, to age its store time. */
+  readonly decidedAt: number;
+  /** One guaranteed slot per unit of cost, in ms. */
+  readonly slotMs: number;
+  /** Local clock (ms) of the latest retry time handed out. */
+  promise: number;
+}
+
+export class DenyCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly options: ResolvedDenyCacheOptions,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** A local denial for `group`, or undefined when the store must decide. */
+  lookup(group: string, cost: number): Decision | undefined {
+    const entry = this.entries.get(group);
+    if (entry === undefined) return undefined;
+    const now = this.now();
+    if (now >= entry.until) {
+      this.entries.delete(group);
+      return undefined;
+    }
+    if (this.random() < this.options.sampleRate) return undefined;
+    // Like the store: the next slot after the latest promise, never more than a window past the first one.
+    const first = Math.max(entry.until, entry.decidedAt + entry.decision.retryAfterMs);
+    let at = Math.max(first, entry.promise + cost * entry.slotMs);
+    if (at > first + this.windowMs) at = first;
+    entry.promise = at;
+    const d = entry.decision;
+    return {
+      allowed: false, group: d.group, limit: d.limit, guaranteed: d.guaranteed, remaining: 0,
+      retryAfterMs: Math.ceil(at - now), resetMs: Math.max(0, d.resetMs - (now - entry.decidedAt)),
+      activeGroups: d.activeGroups, colour: 'red', reason: 'limit', hintMs: Math.ceil(entry.until - now),
+      at: d.at + (now - entry.decidedAt),
+    };
+  }
+
+  /** Remembers a store denial (only plain over-limit ones: not outages, not deferrals). */
+  record(requested: string, decision: Decision): void {
+    if (decision.allowed || decision.reason !== 'limit' || decision.job !== undefined) return;
+    const hintMs = decision.hintMs ?? 0;
+    if (hintMs < 1) return;
+    const now = this.now();
+    if (this.entries.size >= this.options.maxGroups && !this.entries.has(requested)) {
+      this.dropExpired(now);
+      if (this.entries.size >= this.options.maxGroups) return;
+    }
+    const slotMs = this.windowMs / Math.max(1, decision.guaranteed);
+    const previous = this.entries.get(requested);
+    this.entries.set(requested, {
+      until: now + hintMs, decision, decidedAt: now, slotMs,
+      promise: Math.max(now + decision.retryAfterMs, previous?.promise ?? 0),
+    });
+  }
+
+  /** Groups remembered now (tests, metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private dropExpired(now: number): void {
+    for (const [group, entry] of this.entries) if (now >= entry.until) this.entries.delete(group);
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The local deny cache: the unit on an injected clock, then a limiter on a real redis-server whose store
+ * calls are counted.
+ */
+import type Redis from 'ioredis';
+import { DenyCache } from '../../src/deny-cache';
+import { ConfigError } from '../../src/errors';
+import { createLimiter } from '../../src/limiter';
+import { RedisStore } from '../../src/store/redis-store';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+
+const denial = (over: Partial<Decision> = {}): Decision => ({
+  allowed: false, group: 'flood', limit: 500, guaranteed: 10, remaining: 0, retryAfterMs: 150, resetMs: 400,
+  activeGroups: 3, colour: 'red', reason: 'limit', hintMs: 100, at: 1_800_000_000_000, ...over,
+});
+
+describe('DenyCache', () => {
+  let now = 0;
+  let dice = 0.5;
+  const cache = (maxGroups = 100, sampleRate = 0.05) => new DenyCache({ maxGroups, sampleRate }, 1000, () => now, () => dice);
+  beforeEach(() => {
+    now = 10_000;
+    dice = 0.5;
+  });
+
+  test('answers a denied group until the store hint, each answer one guaranteed slot later', () => {
+    const c = cache();
+    c.record('flood', denial());
+    now += 10;
+    // slot = window / guaranteed = 100 ms; the store promised +150 ms, so the next caller gets +250 ms
+    expect(c.lookup('flood', 1)).toMatchObject({ allowed: false, reason: 'limit', retryAfterMs: 240, hintMs: 90, remaining: 0, at: 1_800_000_000_010, resetMs: 390 });
+    expect(c.lookup('flood', 1)?.retryAfterMs).toBe(340);
+    expect(c.lookup('flood', 3)?.retryAfterMs).toBe(640); // cost 3 takes three slots
+    expect(c.lookup('other', 1)).toBeUndefined();
+    now += 90;
+    expect(c.lookup('flood', 1)).toBeUndefined(); // the hint has passed: the store decides again
+    expect(c.size).toBe(0);
+  });
+
+  test('slots never run more than a window past the first one', () => {
+    const c = cache();
+    c.record('flood', denial({ guaranteed: 1 })); // slot = 1000 ms
+    expect(c.lookup('flood', 1)?.retryAfterMs).toBe(1150);
+    expect(c.lookup('flood', 1)?.retryAfterMs).toBe(150); // past first + window: from the front again
+  });
+
+  test('a sample of the calls still goes to the store', () => {
+    const c = cache(100, 0.05);
+    c.record('flood', denial());
+    dice = 0.04;
+    expect(c.lookup('flood', 1)).toBeUndefined();
+    dice = 0.05;
+    expect(c.lookup('flood', 1)).toBeDefined();
+  });
+
+  test.each([
+    ['an admission', denial({ allowed: true, reason: undefined })],
+    ['a store outage', denial({ reason: 'store-error' })],
+    ['a deferral', denial({ job: { id: 'j', runAt: 1, duplicate: false } })],
+    ['a full backlog', denial({ reason: 'backlog-full' })],
+    ['a denial without a hint', denial({ hintMs: 0 })],
+  ])('does not remember %s', (_label, decision) => {
+    const c = cache();
+    c.record('flood', decision);
+    expect(c.lookup('flood', 1)).toBeUndefined();
+  });
+
+  test('remembers at most maxGroups, making room from expired entries', () => {
+    const c = cache(2);
+    c.record('a', denial());
+    c.record('b', denial({ hintMs: 500 }));
+    c.record('c', denial());
+    expect(c.size).toBe(2);
+    expect(c.lookup('c', 1)).toBeUndefined();
+    now += 200; // a has expired, b has not
+    c.record('c', denial());
+    expect(c.lookup('c', 1)).toBeDefined();
+    expect(c.lookup('b', 1)).toBeDefined();
+  });
+
+  test.each([
+    [{ denyCache: 'yes' }, /denyCache.*got/],
+    [{ denyCache: { sampleRate: 2 } }, /denyCache\.sampleRate.*got `2`/],
+    [{ denyCache: { maxGroups: 0 } }, /denyCache\.maxGroups.*got `0`/],
+    [{ denyCache: { size: 1 } }, /Unknown option `denyCache\.size`/],
+  ])('bad option %j fails at construction', (extra, message) => {
+    expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(ConfigError);
+    expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(message);
+  });
+});
+
+describe('a limiter with denyCache on Redis', () => {
+  let server: RedisServer;
+  let client: Redis;
+  beforeAll(async () => {
+    server = await startRedis();
+    client = server.client();
+  });
+  afterAll(() => server.stop());
+
+  /** RedisStore whose admit calls are counted per group. */
+  const countingStore = (inner: Store, calls: Map<string, number>): Store => ({
+    bind(spec: LimiterSpec): LimiterStore {
+      const bound = inner.bind(spec);
+      return new Proxy(bound, {
+        get: (target, prop, receiver) => {
+          if (prop === 'admit') {
+            return (input: AdmitInput) => {
+              calls.set(input.group, (calls.get(input.group) ?? 0) + 1);
+              return target.admit(input);
+            };
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    },
+  });
+
+  test('a flood is answered mostly in-process; the limit holds and a light group is still admitted', async () => {
+    const calls = new Map<string, number>();
+    const store = countingStore(new RedisStore({ client }), calls);
+    // 20 per second: the flood's share is used up at once and its hint is tens of ms away.
+    const limiter = createLimiter({ store, name: 'deny-cache', limit: 20, windowMs: 1000, denyCache: true });
+    let admitted = 0;
+    let checks = 0;
+    let lightAllowed = 0;
+    const startedAt = Date.now();
+    while (Date.now() - startedAt < 600) {
+      const [light, ...batch] = await Promise.all([limiter.check('light'), ...Array.from({ length: 50 }, () => limiter.check('flood'))]);
+      if (light!.allowed) lightAllowed += 1;
+      checks += batch.length;
+      admitted += batch.filter((d) => d.allowed).length;
+      for (const d of batch) if (!d.allowed) expect(d.retryAfterMs).toBeGreaterThan(0);
+    }
+    expect(lightAllowed).toBeGreaterThan(0);
+    // At most the burst plus 0.6 s of refill (20/s), whatever the flood sent.
+    expect(admitted + lightAllowed).toBeLessThanOrEqual(20 + 13);
+    expect(admitted).toBeGreaterThan(0);
+    // Most of the flood never reached Redis.
+    expect(calls.get('flood')!).toBeLessThan(checks / 4);
+    console.log(`deny cache: ${checks} checks of the flood, ${calls.get('flood')} store calls, ${admitted} admitted; light ${lightAllowed} admitted`);
+  });
+});
