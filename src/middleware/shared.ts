@@ -150,7 +150,18 @@ function limitError(decision: Decision, headers: HeaderMap, policies: readonly s
   const problem: ProblemDetails = decision.reason === 'store-error'
     ? { type: REDUCED_CAPACITY, title: 'Service Unavailable', status: 503, detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.` }
     : { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
-  return createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError;
+  return withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
+}
+
+/** A 429 is an answer, not a bug: its stack trace says nothing and capturing it costs ~20 % of a denial. */
+function withoutStack<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 function badRequest(error: InputError): LimitError {
