@@ -41,7 +41,7 @@ export type DenyReason =
   | 'limit'
   /** Deferral was asked for but the group's backlog is full (`maxBacklog`). */
   | 'backlog-full'
-  /** Deferral was asked for but the job would wait longer than `maxDeferMs`. */
+  /** Deferral was asked for but the job's estimated start is more than `maxDeferMs` away. */
   | 'defer-horizon'
   /** The store failed or timed out and the `onStoreError` policy denied. */
   | 'store-error';
@@ -49,7 +49,10 @@ export type DenyReason =
 /** A job written by a deferred admission. */
 export interface DeferredJob {
   readonly id: string;
-  /** When the job becomes due (ms since the epoch, store clock). */
+  /**
+   * Estimated latest start (ms since the epoch, store clock): one guaranteed slot of the group per job it
+   * has waiting. The job is due at once and usually runs sooner, when the group can borrow idle capacity.
+   */
   readonly runAt: number;
   /** `true` when an idempotency key matched an existing job, so nothing new was written. */
   readonly duplicate: boolean;
@@ -101,7 +104,7 @@ export interface DeferInput {
   readonly idempotencyKey?: string;
   /** Most jobs one group may have waiting (not yet completed or dead). */
   readonly maxBacklog: number;
-  /** Longest a job may wait before it is due; beyond it the request is rejected instead. */
+  /** Longest estimated wait (runAt − now) a job may have; beyond it the request is rejected instead. */
   readonly maxDeferMs: number;
 }
 
