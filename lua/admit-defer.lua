@@ -16,7 +16,7 @@
   ARGV[13]     job type   ARGV[14] payload (JSON text)   ARGV[15] idempotency key ('' = none)
   ARGV[16]     maxBacklog   ARGV[17] maxDeferMs
 
-  Reply: the 11 fields of admit.lua, then deferStatus, jobId, runAtMs:
+  Reply: the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs:
          deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
 ]]
 --!include includes/fair-share.lua
@@ -35,7 +35,7 @@ if idem ~= '' then
   if r then
     fs_close(fs)
     local wait = math.max(0, r.runAt - now)
-    return { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, now, group, 2, r.id, r.runAt }
+    return { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, now, group, 2, r.id, r.runAt, 0 }
   end
 end
 
@@ -53,4 +53,4 @@ if d.allowed == 0 then
     promised, tonumber(ARGV[17]), now)
 end
 return { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, retry_ms, math.ceil(d.hint_us / 1000),
-         math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at }
+         math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at, math.floor(d.empty_us / 1000) }

@@ -11,7 +11,7 @@
   ARGV[12]         cost (integer >= 1)
 
   Reply: { allowed (0|1), colour (0 green, 1 yellow, 2 red), remaining, limit, guaranteed, retryMs, hintMs,
-           resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active) }
+           resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active), emptyMs }
   Every number is an integer; durations are ceil'd to whole ms.
 ]]
 --!include includes/fair-share.lua
@@ -22,4 +22,5 @@ local r = fs_decide(fs, ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12]), true)
 fs_close(fs)
 
 return { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
-         math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group }
+         math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group,
+         math.floor(r.empty_us / 1000) }

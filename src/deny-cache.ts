@@ -1,10 +1,12 @@
 /**
  * The local deny cache (research/fairness.md §3.10, Envoy ratelimit's over-limit cache): after the store
- * denies a group, this process answers that group's checks itself until the store's hint — the earliest
- * time borrowing might succeed — so a flood costs no store round trips. It only ever denies what the store
- * would deny (hint ≤ retry), so the global bound is untouched; a sample of the calls still goes to the store
- * so the group's demand keeps being metered. Local denials are staggered like the store's (each takes the
- * next guaranteed slot), so callers that honour Retry-After do not all come back at the same instant.
+ * denies a group, this process answers that group's checks itself while the store would certainly deny
+ * them too: until the group's hint (the earliest time it might borrow) or until the global bucket holds a
+ * unit again for anyone, whichever is later. Both are measured from when the call was sent, so they are
+ * lower bounds on the store's clock. It never admits, so the global bound is untouched; a sample of the
+ * calls still goes to the store so the group's demand keeps being metered. Local denials are staggered like
+ * the store's (each takes the next guaranteed slot), so callers that honour Retry-After do not all come
+ * back at the same instant.
  */
 import type { Decision } from './types';
 
@@ -21,7 +23,7 @@ export interface ResolvedDenyCacheOptions {
 }
 
 interface Entry {
-  /** Local clock (ms) until which the store would deny this group. */
+  /** Local clock (ms) until which the store would deny this group whatever the others do. */
   readonly until: number;
   /** The store's decision, reused for the fields the local answer does not change. */
   readonly decision: Decision;
@@ -35,6 +37,8 @@ interface Entry {
 
 export class DenyCache {
   private readonly entries = new Map<string, Entry>();
+  /** Local clock (ms) until which the global bucket is empty for everyone. */
+  private globalUntil = 0;
 
   constructor(
     private readonly options: ResolvedDenyCacheOptions,
@@ -48,13 +52,15 @@ export class DenyCache {
     const entry = this.entries.get(group);
     if (entry === undefined) return undefined;
     const now = this.now();
-    if (now >= entry.until) {
-      this.entries.delete(group);
+    const until = Math.max(entry.until, this.globalUntil);
+    if (now >= until || now - entry.decidedAt >= this.windowMs) {
+      // The store decides again; an entry older than a window would repeat stale quota figures.
+      if (now >= entry.until) this.entries.delete(group);
       return undefined;
     }
     if (this.random() < this.options.sampleRate) return undefined;
     // Like the store: the next slot after the latest promise, never more than a window past the first one.
-    const first = Math.max(entry.until, entry.decidedAt + entry.decision.retryAfterMs);
+    const first = Math.max(until, entry.decidedAt + entry.decision.retryAfterMs);
     let at = Math.max(first, entry.promise + cost * entry.slotMs);
     if (at > first + this.windowMs) at = first;
     entry.promise = at;
@@ -62,16 +68,23 @@ export class DenyCache {
     return {
       allowed: false, group: d.group, limit: d.limit, guaranteed: d.guaranteed, remaining: 0,
       retryAfterMs: Math.ceil(at - now), resetMs: Math.max(0, d.resetMs - (now - entry.decidedAt)),
-      activeGroups: d.activeGroups, colour: 'red', reason: 'limit', hintMs: Math.ceil(entry.until - now),
+      activeGroups: d.activeGroups, colour: 'red', reason: 'limit', hintMs: Math.ceil(until - now),
+      globalWaitMs: Math.max(0, Math.floor(this.globalUntil - now)),
       at: d.at + (now - entry.decidedAt),
     };
   }
 
-  /** Remembers a store denial (only plain over-limit ones: not outages, not deferrals). */
-  record(requested: string, decision: Decision): void {
+  /**
+   * Remembers a store denial (only plain over-limit ones: not outages, not deferrals).
+   * @param sentAt local clock when the call was sent: the store decided after it, so durations counted
+   *        from it end no later than on the store's clock
+   */
+  record(requested: string, decision: Decision, sentAt: number): void {
     if (decision.allowed || decision.reason !== 'limit' || decision.job !== undefined) return;
     const hintMs = decision.hintMs ?? 0;
-    if (hintMs < 1) return;
+    const globalWaitMs = decision.globalWaitMs ?? 0;
+    if (hintMs < 1 && globalWaitMs < 1) return;
+    if (sentAt + globalWaitMs > this.globalUntil) this.globalUntil = sentAt + globalWaitMs;
     const now = this.now();
     if (this.entries.size >= this.options.maxGroups && !this.entries.has(requested)) {
       this.dropExpired(now);
@@ -80,8 +93,8 @@ export class DenyCache {
     const slotMs = this.windowMs / Math.max(1, decision.guaranteed);
     const previous = this.entries.get(requested);
     this.entries.set(requested, {
-      until: now + hintMs, decision, decidedAt: now, slotMs,
-      promise: Math.max(now + decision.retryAfterMs, previous?.promise ?? 0),
+      until: sentAt + hintMs, decision, decidedAt: sentAt, slotMs,
+      promise: Math.max(sentAt + decision.retryAfterMs, previous?.promise ?? 0),
     });
   }
 
@@ -91,6 +104,8 @@ export class DenyCache {
   }
 
   private dropExpired(now: number): void {
-    for (const [group, entry] of this.entries) if (now >= entry.until) this.entries.delete(group);
+    for (const [group, entry] of this.entries) {
+      if (now >= entry.until && (now >= this.globalUntil || now - entry.decidedAt >= this.windowMs)) this.entries.delete(group);
+    }
   }
 }

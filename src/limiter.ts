@@ -94,7 +94,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
           if (denyCache === undefined) return guard.admit({ group, weight, cost });
           const cached = denyCache.lookup(group, cost);
           if (cached !== undefined) return Promise.resolve(cached);
-          return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision), decision));
+          const sentAt = Date.now();
+          return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
         let defer: AdmitInput['defer'];
         try {

@@ -80,6 +80,8 @@ export interface Decision {
   readonly job?: DeferredJob;
   /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */
   readonly hintMs?: number;
+  /** When denied: until the global bucket holds a unit again for any group (a lower bound; 0 = now). */
+  readonly globalWaitMs?: number;
   /** Store time of the decision (ms since the epoch). Benchmarks measure windows on this clock. */
   readonly at: number;
 }

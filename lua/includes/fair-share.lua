@@ -326,6 +326,8 @@ local function fs_decide(fs, group, weight, cost, promise)
     allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
     guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
     retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
+    -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
+    empty_us = fs_wait(meta.gt, T, 1, b),
   }
 end
 

@@ -79,6 +79,8 @@ export interface FairShareResult {
   retryUs: number;
   hintUs: number;
   resetUs: number;
+  /** Until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored). */
+  emptyUs: number;
   /** The effective group: OVERFLOW_GROUP when the caller's group did not fit under maxGroups. */
   group: string;
   active: number;
@@ -325,6 +327,7 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
     allowed, colour, remaining: k1 + k2, limit,
     guaranteed: Math.floor((st.w * cfg.limit) / meta.ws + FS_EPS),
     retryUs: retry, hintUs: hint, resetUs: reset, group, active: meta.gn,
+    emptyUs: fsWait(meta.gt, T, 1, b),
   };
 }
 

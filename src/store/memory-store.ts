@@ -61,7 +61,7 @@ export class MemoryStore implements Store {
         if (existing) {
           closeFairShare(fs);
           const wait = Math.max(0, existing.runAt - fs.nowMs);
-          const reply = { allowed: false, colour: 2, remaining: 0, limit: 0, guaranteed: 0, retryMs: wait, hintMs: wait,
+          const reply = { allowed: false, colour: 2, remaining: 0, limit: 0, guaranteed: 0, retryMs: wait, hintMs: wait, emptyMs: 0,
             resetMs: 0, active: fs.meta.gn, atMs: fs.nowMs, group: input.group } as const;
           return withDeferral(toDecision(reply), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }

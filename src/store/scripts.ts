@@ -97,16 +97,16 @@ export async function admitDefer(client: RedisClient, keys: readonly string[], c
   const d = input.defer;
   const reply = await runScript(client, admitDeferScript(), keys, [...config, nowUs, input.group, input.weight, input.cost,
     d.type, d.payload, d.idempotencyKey ?? '', d.maxBacklog, d.maxDeferMs]);
-  if (!Array.isArray(reply) || reply.length !== 14) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
+  if (!Array.isArray(reply) || reply.length !== 15) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
   const status: unknown = reply[11];
   if (status !== 0 && status !== 1 && status !== 2 && status !== -2 && status !== -3) {
     throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer status: ${String(status)}`);
   }
-  return { admit: parseAdmitReply(reply.slice(0, 11)), defer: { status, id: String(reply[12]), runAt: Number(reply[13]) } };
+  return { admit: parseAdmitReply([...reply.slice(0, 11), reply[14]]), defer: { status, id: String(reply[12]), runAt: Number(reply[13]) } };
 }
 
 export function parseAdmitReply(reply: unknown): AdmitReply {
-  if (!Array.isArray(reply) || reply.length !== 11) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
+  if (!Array.isArray(reply) || reply.length !== 12) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
   const n = (i: number): number => {
     const v: unknown = reply[i];
     if (typeof v !== 'number') throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply field ${i}: ${String(v)}`);
@@ -116,7 +116,7 @@ export function parseAdmitReply(reply: unknown): AdmitReply {
   const group: unknown = reply[10];
   return {
     allowed: n(0) === 1, colour: colour === 0 || colour === 1 ? colour : 2, remaining: n(2), limit: n(3),
-    guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9),
+    guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9), emptyMs: n(11),
     group: typeof group === 'string' ? group : String(group),
   };
 }

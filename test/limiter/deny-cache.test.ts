@@ -26,7 +26,7 @@ describe('DenyCache', () => {
 
   test('answers a denied group until the store hint, each answer one guaranteed slot later', () => {
     const c = cache();
-    c.record('flood', denial());
+    c.record('flood', denial(), now);
     now += 10;
     // slot = window / guaranteed = 100 ms; the store promised +150 ms, so the next caller gets +250 ms
     expect(c.lookup('flood', 1)).toMatchObject({ allowed: false, reason: 'limit', retryAfterMs: 240, hintMs: 90, remaining: 0, at: 1_800_000_000_010, resetMs: 390 });
@@ -38,16 +38,37 @@ describe('DenyCache', () => {
     expect(c.size).toBe(0);
   });
 
+  test('an empty global bucket denies every remembered group until it refills, even past their hints', () => {
+    const c = cache();
+    c.record('a', denial({ hintMs: 0, retryAfterMs: 40, globalWaitMs: 30 }), now);
+    c.record('b', denial({ hintMs: 5, retryAfterMs: 40, globalWaitMs: 0 }), now - 10); // sent earlier
+    now += 10;
+    expect(c.lookup('a', 1)).toMatchObject({ allowed: false, hintMs: 20, globalWaitMs: 20 });
+    expect(c.lookup('b', 1)).toMatchObject({ allowed: false, hintMs: 20 }); // its own hint has passed
+    expect(c.lookup('c', 1)).toBeUndefined(); // never denied here: the store decides
+    now += 20;
+    expect(c.lookup('a', 1)).toBeUndefined();
+    expect(c.lookup('b', 1)).toBeUndefined();
+  });
+
+  test('durations count from when the call was sent, not when the answer came', () => {
+    const c = cache();
+    c.record('a', denial({ hintMs: 30 }), now - 25); // a slow round trip
+    expect(c.lookup('a', 1)?.hintMs).toBe(5);
+    now += 5;
+    expect(c.lookup('a', 1)).toBeUndefined();
+  });
+
   test('slots never run more than a window past the first one', () => {
     const c = cache();
-    c.record('flood', denial({ guaranteed: 1 })); // slot = 1000 ms
+    c.record('flood', denial({ guaranteed: 1 }), now); // slot = 1000 ms
     expect(c.lookup('flood', 1)?.retryAfterMs).toBe(1150);
     expect(c.lookup('flood', 1)?.retryAfterMs).toBe(150); // past first + window: from the front again
   });
 
   test('a sample of the calls still goes to the store', () => {
     const c = cache(100, 0.05);
-    c.record('flood', denial());
+    c.record('flood', denial(), now);
     dice = 0.04;
     expect(c.lookup('flood', 1)).toBeUndefined();
     dice = 0.05;
@@ -62,19 +83,19 @@ describe('DenyCache', () => {
     ['a denial without a hint', denial({ hintMs: 0 })],
   ])('does not remember %s', (_label, decision) => {
     const c = cache();
-    c.record('flood', decision);
+    c.record('flood', decision, now);
     expect(c.lookup('flood', 1)).toBeUndefined();
   });
 
   test('remembers at most maxGroups, making room from expired entries', () => {
     const c = cache(2);
-    c.record('a', denial());
-    c.record('b', denial({ hintMs: 500 }));
-    c.record('c', denial());
+    c.record('a', denial(), now);
+    c.record('b', denial({ hintMs: 500 }), now);
+    c.record('c', denial(), now);
     expect(c.size).toBe(2);
     expect(c.lookup('c', 1)).toBeUndefined();
     now += 200; // a has expired, b has not
-    c.record('c', denial());
+    c.record('c', denial(), now);
     expect(c.lookup('c', 1)).toBeDefined();
     expect(c.lookup('b', 1)).toBeDefined();
   });
