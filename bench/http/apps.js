@@ -28,9 +28,9 @@ function koaApp(use) {
   return app.callback();
 }
 
-function bulkCoreLimiter(client, limits) {
+function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
-  return core.createLimiter({ store: new core.RedisStore({ client, prefix: 'blh' }), name: `http-${process.pid}`, limit: limits.global, windowMs: WINDOW_MS });
+  return core.createLimiter({ store: new core.RedisStore({ client, prefix: 'blh' }), name: `http-${process.pid}`, limit: limits.global, windowMs: WINDOW_MS, ...extra });
 }
 
 const VARIANTS = {
@@ -64,10 +64,19 @@ const VARIANTS = {
       });
     });
   },
+  // The opt-in local deny cache (README "Speed on Redis"); it only answers denials, so it runs deny-heavy only.
+  'express+bulk-limiter(denyCache)': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/express');
+    return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (req) => tenantOf(req.headers) }));
+  },
   'koa': () => koaApp(),
   'koa+bulk-limiter': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
+  },
+  'koa+bulk-limiter(denyCache)': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/koa');
+    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (ctx) => tenantOf(ctx.headers) }));
   },
   'koa+koa-ratelimit': (client, limits) => {
     const ratelimit = require('koa-ratelimit');
