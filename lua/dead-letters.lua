@@ -9,7 +9,7 @@ local K = job_keys()
 local now = job_now_ms(ARGV[1])
 local op = ARGV[2]
 if op == 'list' then
-  local offset, count = tonumber(ARGV[3]), math.min(tonumber(ARGV[4]), 1000)
+  local offset, count = math.max(0, math.floor(tonumber(ARGV[3]))), math.min(math.floor(tonumber(ARGV[4])), 1000)
   if count <= 0 then return {} end
   local ids = redis.call('ZREVRANGE', K.dead, offset, offset + count - 1)
   if #ids == 0 then return {} end
