@@ -4,20 +4,7 @@
 --       7 trimPage (most expired completed records dropped per call)
 -- Reply: 1 completed, 0 stale (unknown job, not active, or another claim's token: nothing changed).
 --!include includes/job.lua
+--!include includes/lease.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
-local keep = tonumber(ARGV[6])
-local r = job_get(K, ARGV[2])
-if not r or r.state ~= 'active' or r.token ~= ARGV[3] then return 0 end
-redis.call('ZREM', K.active, r.id)
-job_backlog_done(K, r.group)
-if keep <= 0 then
-  job_forget(K, r)
-else
-  r.state = 'completed'; r.token = nil; r.finishedAt = now; r.error = nil
-  if ARGV[4] == '1' then r.result = ARGV[5] end
-  job_put(K, r)
-  redis.call('ZADD', K.completed, now + keep, r.id)
-end
-job_trim_completed(K, now, tonumber(ARGV[7]))
-return 1
+return job_complete(K, now, ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]))

@@ -20,7 +20,8 @@ export function withDeferral(decision: Decision, outcome: EnqueueResult | undefi
 }
 
 const QUEUE_METHODS = [
-  'dispatch', 'acquireDispatcherLease', 'claim', 'waitForReady', 'complete', 'fail', 'extendLease', 'reclaimExpired',
+  'dispatch', 'acquireDispatcherLease', 'claim', 'claimMany', 'waitForReady', 'complete', 'completeAndClaim', 'fail',
+  'extendLease', 'reclaimExpired',
   'getJob', 'counts', 'listDead', 'retryDead', 'removeDead',
 ] as const satisfies ReadonlyArray<keyof QueueStore>;
 

@@ -7,14 +7,17 @@
  * network partition) are still correct, because every step is one atomic script; they only waste work.
  *
  * The loop sleeps exactly as long as `dispatch()` says (`wakeMs`): 0 → go on at once (after yielding to the
- * event loop), > 0 → that long, -1 (nothing waits) or a full ready list → `pollMs`. It never spins, and a
- * failing store is reported through the `'error'` event and retried with backoff: it never throws.
+ * event loop), > 0 → that long, -1 (nothing waits) → `pollMs`. A full ready list is refilled as workers
+ * empty it: the sleep starts at 5 ms and doubles while little room opens (at most min(pollMs, 100 ms)),
+ * and claims by Workers of this process on the same limiter wake it once half a batch is free. It never
+ * spins, and a failing store is reported through the `'error'` event and retried with backoff: it never throws.
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff } from './backoff';
-import { Sleeper } from './sleeper';
+import { onClaimed } from './claim-signal';
+import { settlesWithin, Sleeper } from './sleeper';
 import type { DispatchOptions, DispatchResult, QueueStore } from './types';
 import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
 
@@ -31,11 +34,14 @@ export interface DispatcherOptions {
   readonly scanMax?: number;
   /** @defaultValue 10_000 — lifetime of the dispatcher lease; renewed every leaseMs/3. */
   readonly leaseMs?: number;
-  /** @defaultValue 1000 — sleep when nothing waits or the ready list is full. */
+  /** @defaultValue 1000 — sleep when nothing waits; also caps the (short, adaptive) sleep on a full ready list. */
   readonly pollMs?: number;
   /** @defaultValue 1000 — how often jobs with expired leases are returned to the queue. */
   readonly reclaimIntervalMs?: number;
-  /** @defaultValue 1 — a job whose lease expired more often than this goes to dead. Use the Worker's value. */
+  /**
+   * @defaultValue 1 — a job whose lease expired more often than this goes to dead. Must be the same on every
+   * Dispatcher and Worker of one limiter: both reclaim expired leases, so whichever gets there first decides.
+   */
   readonly maxStalls?: number;
   /** @defaultValue console — where errors go when nobody listens to `'error'`. */
   readonly logger?: Logger;
@@ -51,6 +57,9 @@ export interface DispatcherEvents {
 }
 
 const RECLAIM_BATCH = 100;
+/** Bounds of the sleep on a full ready list (see fullSleep). */
+const FULL_SLEEP_MIN_MS = 5;
+const FULL_SLEEP_MAX_MS = 100;
 
 export class Dispatcher extends EventEmitter<DispatcherEvents> {
   /** Identifies this dispatcher in the lease. */
@@ -64,8 +73,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly logger: Logger;
   private readonly sleeper = new Sleeper();
   private readonly retryDelay: Backoff = exponentialBackoff({ baseMs: 100, capMs: 5000 });
-  private running = false;
+  /** The current loop's identity: a loop left behind by a timed-out stop() sees it changed and ends. */
+  private loopToken: object | undefined;
   private loop: Promise<void> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  /** Claims of the ready list to wait for before refilling it (half a batch). */
+  private readonly refillAt: number;
+  private fullSleepMs = 0;
+  /** Local claims counted since the last step found ready full; undefined while it was not full. */
+  private claimedSinceFull: number | undefined;
   private leader = false;
   private leaseRenewedAt = 0;
   private reclaimedAt = 0;
@@ -84,6 +100,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.reclaimIntervalMs = intOption('reclaimIntervalMs', options.reclaimIntervalMs, 1000);
     this.maxStalls = intOption('maxStalls', options.maxStalls, 1, 0);
     this.logger = loggerOption(options.logger);
+    this.refillAt = Math.max(1, Math.floor(Math.min(this.batch.moveMax, this.batch.readyMax) / 2));
   }
 
   /** True while this dispatcher holds the lease (the busy one). */
@@ -92,23 +109,31 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    if (this.loopToken) return;
+    const token = {};
+    this.loopToken = token;
+    this.unsubscribe = onClaimed(this.queue, (n) => this.onLocalClaims(n));
+    this.loop = this.run(token);
   }
 
-  /** Stops after the current step. The lease is not released: a spare takes over within `leaseMs`. */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.sleeper.wake();
-    await this.loop;
+  /**
+   * Stops after the current step, waiting for it at most `timeoutMs` (a store call may hang; the step left
+   * behind ends on its own and does nothing more). The lease is not released: a spare takes over within `leaseMs`.
+   */
+  async stop(timeoutMs = 5000): Promise<void> {
+    const loop = this.loop;
+    this.loopToken = undefined;
     this.loop = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.sleeper.wake();
+    if (loop) await settlesWithin(loop, timeoutMs);
     this.leader = false;
   }
 
-  private async run(): Promise<void> {
+  private async run(token: object): Promise<void> {
     let failures = 0;
-    while (this.running) {
+    while (this.loopToken === token) {
       let sleepMs: number;
       try {
         sleepMs = await this.step();
@@ -116,11 +141,33 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       } catch (error) {
         failures += 1;
         this.leader = false; // re-take the lease before trusting it again
-        this.report(error);
+        if (this.loopToken === token) this.report(error);
         sleepMs = Math.max(10, this.retryDelay(failures));
       }
-      if (this.running) await this.sleeper.sleep(sleepMs);
+      if (this.loopToken === token) await this.sleeper.sleep(sleepMs);
     }
+    if (this.loopToken === undefined) this.leader = false;
+  }
+
+  /** A local Worker claimed jobs: refill a full ready list once half a batch is free. */
+  private onLocalClaims(n: number): void {
+    if (this.claimedSinceFull === undefined) return;
+    this.claimedSinceFull += n;
+    if (this.claimedSinceFull >= this.refillAt) {
+      this.claimedSinceFull = undefined;
+      this.sleeper.wake();
+    }
+  }
+
+  /**
+   * The sleep on a full ready list. Workers may empty it within milliseconds, so a long poll would cap the
+   * drain at readyMax per poll: start short, double while a step finds little room (slow or no workers),
+   * back to the minimum when it found half a batch of room.
+   */
+  private fullSleep(moved: number): number {
+    const cap = Math.min(this.pollMs, FULL_SLEEP_MAX_MS);
+    this.fullSleepMs = moved >= this.refillAt || this.fullSleepMs === 0 ? FULL_SLEEP_MIN_MS : this.fullSleepMs * 2;
+    return Math.min(cap, this.fullSleepMs);
   }
 
   /** One turn of the loop; returns how long to sleep. */
@@ -139,7 +186,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     }
     const result = await this.queue.dispatch(this.batch);
     if (result.moved + result.promoted > 0) this.emit('dispatched', result);
-    const wantMs = result.readyFull || result.wakeMs < 0 ? this.pollMs : result.wakeMs;
+    let wantMs: number;
+    if (result.readyFull) {
+      wantMs = this.fullSleep(result.moved);
+      this.claimedSinceFull = 0;
+    } else {
+      this.fullSleepMs = 0;
+      this.claimedSinceFull = undefined;
+      wantMs = result.wakeMs < 0 ? this.pollMs : result.wakeMs;
+    }
     // Wake in time to renew the lease and to reclaim, whatever dispatch() asked for.
     return Math.min(wantMs, renewEveryMs, this.reclaimIntervalMs);
   }

@@ -1,7 +1,8 @@
 /**
  * One run of one claimed job: keep its lease alive while the handler works, then acknowledge with the
  * fencing token (complete, or fail as error / snooze). A lost lease aborts the handler's signal: the job
- * may already be running elsewhere, and our late acknowledgement will be refused as stale.
+ * may already be running elsewhere, and our late acknowledgement will be refused as stale. A completion
+ * also claims the worker's next job in the same store call when the worker asks for one (`wantsNext`).
  */
 import { BulkLimiterError } from '../errors';
 import { isRetryLater } from './retry-later-error';
@@ -16,6 +17,20 @@ export type RunOutcome =
   | { readonly kind: 'snoozed'; readonly delayMs: number; readonly state: FailResult }
   /** The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded. */
   | { readonly kind: 'lost'; readonly error: BulkLimiterError };
+
+/** How a run ended, and the next job claimed with its completion (the slot passes to it). */
+export interface RunEnd {
+  readonly outcome: RunOutcome;
+  readonly next: ClaimedJob | undefined;
+}
+
+/** What a run needs from its worker. */
+export interface RunHooks {
+  /** A store call failed (lease renewal or acknowledgement). */
+  readonly onError: (error: unknown) => void;
+  /** Asked at completion time: claim the worker's next job in the same call? */
+  readonly wantsNext: () => boolean;
+}
 
 export class LeaseLostError extends BulkLimiterError {
   constructor(jobId: string) {
@@ -33,7 +48,7 @@ export class JobRun {
   readonly job: WorkerJob | undefined;
   readonly controller = new AbortController();
   /** Resolves when the run is acknowledged (or known lost). Never rejects. */
-  readonly done: Promise<RunOutcome>;
+  readonly done: Promise<RunEnd>;
   private leaseUntil: number;
   private renewing = false;
   private closedByWorker = false;
@@ -41,7 +56,7 @@ export class JobRun {
   constructor(
     private readonly config: WorkerConfig,
     readonly claimed: ClaimedJob,
-    private readonly onRenewError: (error: unknown) => void,
+    private readonly hooks: RunHooks,
   ) {
     this.leaseUntil = Date.now() + config.leaseMs;
     let job: WorkerJob | undefined;
@@ -61,7 +76,7 @@ export class JobRun {
     this.controller.abort(new WorkerClosedError(this.claimed.id));
   }
 
-  private async run(decodeError: unknown): Promise<RunOutcome> {
+  private async run(decodeError: unknown): Promise<RunEnd> {
     const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.config.leaseMs / 3)));
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
@@ -80,15 +95,16 @@ export class JobRun {
       return await this.acknowledge(outcome);
     } catch (error) {
       // The store failed at ack time: the lease will expire and the job be reclaimed (at-least-once).
-      this.onRenewError(error);
-      return { kind: 'lost', error: new LeaseLostError(this.claimed.id) };
+      this.hooks.onError(error);
+      return { outcome: { kind: 'lost', error: new LeaseLostError(this.claimed.id) }, next: undefined };
     }
   }
 
-  private async acknowledge(outcome: { ok: true; result: unknown } | { ok: false; error: unknown }): Promise<RunOutcome> {
+  private async acknowledge(outcome: { ok: true; result: unknown } | { ok: false; error: unknown }): Promise<RunEnd> {
     const { queue } = this.config;
     const { id, token } = this.claimed;
     const lost = (): RunOutcome => ({ kind: 'lost', error: new LeaseLostError(id) });
+    const end = (o: RunOutcome, next?: ClaimedJob): RunEnd => ({ outcome: o, next });
     if (outcome.ok) {
       let resultJson: string | undefined;
       try {
@@ -96,18 +112,22 @@ export class JobRun {
       } catch (error) {
         return this.acknowledge({ ok: false, error: new BulkLimiterError('ERR_BL_JOB_RESULT', `Job ${id} returned a result that is not JSON-serialisable: ${messageOf(error)}`) });
       }
-      const acknowledged = await queue.complete(id, token, resultJson, this.config.keepCompletedMs);
-      return acknowledged ? { kind: 'completed', result: outcome.result } : lost();
+      const completed: RunOutcome = { kind: 'completed', result: outcome.result };
+      const { keepCompletedMs, leaseMs } = this.config;
+      if (!this.hooks.wantsNext()) return end((await queue.complete(id, token, resultJson, keepCompletedMs)) ? completed : lost());
+      // The hot path: acknowledge and take the next job in one round trip.
+      const r = await queue.completeAndClaim(id, token, resultJson, keepCompletedMs, leaseMs, 1);
+      return end(r.completed ? completed : lost(), r.claimed[0]);
     }
     if (this.closedByWorker || isRetryLater(outcome.error)) {
       // Interrupted by close, or asked to wait: not an attempt (River's JobSnooze), capped by maxSnoozes.
       const delayMs = isRetryLater(outcome.error) ? outcome.error.delayMs : 0;
       const state = await queue.fail(id, token, { kind: 'snooze', delayMs, maxSnoozes: this.config.maxSnoozes });
-      return state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state };
+      return end(state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state });
     }
     const delayMs = Math.max(0, Math.floor(this.config.backoff(this.claimed.attempts + 1)));
     const state = await queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts: this.config.maxAttempts });
-    return state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state };
+    return end(state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state });
   }
 
   private async renew(): Promise<void> {
@@ -119,7 +139,7 @@ export class JobRun {
       if (await this.config.queue.extendLease(id, token, this.config.leaseMs)) this.leaseUntil = startedAt + this.config.leaseMs;
       else this.controller.abort(new LeaseLostError(id));
     } catch (error) {
-      this.onRenewError(error);
+      this.hooks.onError(error);
       // Could not renew in time: assume the lease is gone rather than run unfenced.
       if (Date.now() >= this.leaseUntil) this.controller.abort(new LeaseLostError(id));
     } finally {

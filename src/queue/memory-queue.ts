@@ -12,8 +12,9 @@ import type { Clock } from '../types';
 import { jobMember, parseMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { SortedSet } from './sorted-set';
 import type {
-  ClaimedJob, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
+  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
 } from './types';
+import { claimCount, deadPage } from './validate';
 
 export interface MemoryQueueOptions {
   /** The limiter whose budget the dispatcher spends. */
@@ -188,21 +189,30 @@ export class MemoryQueue implements QueueStore {
   }
 
   async claim(leaseMs: number): Promise<ClaimedJob | null> {
-    const now = this.nowMs();
+    return this.claimNow(this.nowMs(), leaseMs, 1)[0] ?? null;
+  }
+
+  async claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]> {
+    return this.claimNow(this.nowMs(), leaseMs, claimCount(max));
+  }
+
+  /** job_claim in includes/lease.lua. */
+  private claimNow(now: number, leaseMs: number, max: number): ClaimedJob[] {
     const leaseUntil = now + Math.ceil(leaseMs);
-    for (let i = 0; i < 10; i++) {
+    const out: ClaimedJob[] = [];
+    for (let i = 0; i < max + 9 && out.length < max; i++) {
       const m = this.ready.shift();
-      if (m === undefined) return null;
+      if (m === undefined) break;
       const r = this.jobs.get(parseMember(m).id);
       if (r && r.state === 'waiting') {
         this.tokenSeq += 1;
         r.state = 'active';
         r.token = `${this.tokenSeq}:${now}`;
         this.active.add(r.id, leaseUntil);
-        return { id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil };
+        out.push({ id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil });
       }
     }
-    return null;
+    return out;
   }
 
   async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -221,7 +231,17 @@ export class MemoryQueue implements QueueStore {
   }
 
   async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
+    return this.completeNow(this.nowMs(), id, token, resultJson, keepMs);
+  }
+
+  async completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
     const now = this.nowMs();
+    const completed = this.completeNow(now, id, token, resultJson, keepMs);
+    return { completed, claimed: this.claimNow(now, leaseMs, claimCount(max)) };
+  }
+
+  /** job_complete in includes/lease.lua. */
+  private completeNow(now: number, id: string, token: string, resultJson: string | undefined, keepMs: number): boolean {
     const r = this.activeRecord(id, token);
     if (!r) return false;
     this.active.remove(id);
@@ -322,8 +342,8 @@ export class MemoryQueue implements QueueStore {
   }
 
   async listDead(offset: number, count: number): Promise<JobInfo[]> {
-    if (count <= 0) return [];
-    return this.dead.rangeReverse(Math.max(0, offset), count).flatMap(({ member: id }) => {
+    const page = deadPage(offset, count);
+    return this.dead.rangeReverse(page.offset, page.count).flatMap(({ member: id }) => {
       const r = this.jobs.get(id);
       return r ? [toJobInfo(r, 'dead', r.runAt)] : [];
     });

@@ -12,8 +12,10 @@ import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
 import type {
-  ClaimedJob, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState, QueueStore,
+  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
+  QueueStore,
 } from './types';
+import { claimCount, deadPage } from './validate';
 
 export interface RedisQueueOptions {
   readonly client: RedisClient;
@@ -29,6 +31,19 @@ export interface RedisQueueOptions {
 
 /** Most expired completed records dropped per call. */
 const TRIM_PAGE = 100;
+
+type ClaimTuple = [string, string, string, string, number, string, number];
+
+/** claim.lua's reply: a list of {id, type, group, payload, attempts, token, leaseUntil}. */
+function toClaimed(reply: unknown): ClaimedJob[] {
+  return (reply as ClaimTuple[]).map(([id, type, group, payload, attempts, token, leaseUntil]) => (
+    { id, type, group, payload, attempts: Number(attempts), token, leaseUntil: Number(leaseUntil) }));
+}
+
+/** complete.lua's ARGV after nowMs. */
+function completeArgs(id: string, token: string, resultJson: string | undefined, keepMs: number): ScriptArg[] {
+  return [id, token, resultJson === undefined ? 0 : 1, resultJson ?? '', Math.max(0, Math.floor(keepMs)), TRIM_PAGE];
+}
 
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
@@ -91,10 +106,11 @@ export class RedisQueue implements QueueStore {
   }
 
   async claim(leaseMs: number): Promise<ClaimedJob | null> {
-    const reply = (await this.run('claim', [Math.ceil(leaseMs)])) as [string, string, string, string, number, string, number] | null;
-    if (!reply) return null;
-    const [id, type, group, payload, attempts, token, leaseUntil] = reply;
-    return { id, type, group, payload, attempts: Number(attempts), token, leaseUntil: Number(leaseUntil) };
+    return (await this.claimMany(leaseMs, 1))[0] ?? null;
+  }
+
+  async claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]> {
+    return toClaimed(await this.run('claim', [Math.ceil(leaseMs), claimCount(max)]));
   }
 
   /**
@@ -134,8 +150,14 @@ export class RedisQueue implements QueueStore {
   }
 
   async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
-    const hasResult = resultJson === undefined ? 0 : 1;
-    return (await this.run('complete', [id, token, hasResult, resultJson ?? '', Math.max(0, Math.floor(keepMs)), TRIM_PAGE])) === 1;
+    return (await this.run('complete', completeArgs(id, token, resultJson, keepMs))) === 1;
+  }
+
+  async completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
+    const [completed, claimed] = (await this.run('complete-claim', [
+      ...completeArgs(id, token, resultJson, keepMs), Math.ceil(leaseMs), claimCount(max),
+    ])) as [number, unknown];
+    return { completed: completed === 1, claimed: toClaimed(claimed) };
   }
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
@@ -166,7 +188,8 @@ export class RedisQueue implements QueueStore {
   }
 
   async listDead(offset: number, count: number): Promise<JobInfo[]> {
-    const raws = (await this.run('dead-letters', ['list', Math.max(0, offset), Math.max(0, count)])) as string[];
+    const page = deadPage(offset, count);
+    const raws = (await this.run('dead-letters', ['list', page.offset, page.count])) as string[];
     return raws.map((raw) => {
       const r = decodeRecord(raw);
       return toJobInfo(r, 'dead', r.runAt);

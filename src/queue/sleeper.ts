@@ -24,3 +24,16 @@ export class Sleeper {
     finish?.();
   }
 }
+
+/** True when `promise` settled (resolved or rejected) within `ms`; never rejects, leaves no timer behind. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

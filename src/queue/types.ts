@@ -77,6 +77,15 @@ export type FailOutcome =
 
 export type FailResult = 'retrying' | 'snoozed' | 'dead' | 'stale';
 
+/** What `completeAndClaim` did: the acknowledgement (false = stale, nothing changed) and the jobs claimed. */
+export interface CompleteAndClaimResult {
+  readonly completed: boolean;
+  readonly claimed: ClaimedJob[];
+}
+
+/** Most jobs one `claimMany` / `completeAndClaim` call takes; larger counts are clamped. */
+export const CLAIM_MAX = 1000;
+
 /** The queue operations of one limiter. */
 export interface QueueStore {
   dispatch(options: DispatchOptions): Promise<DispatchResult>;
@@ -84,18 +93,29 @@ export interface QueueStore {
   acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean>;
   /** Moves the head of the ready list to active under a new lease; null when ready is empty. */
   claim(leaseMs: number): Promise<ClaimedJob | null>;
+  /** Claims up to `max` jobs (1..CLAIM_MAX) from the head of ready, each under its own lease and token; [] when ready is empty. */
+  claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]>;
   /**
    * Resolves when a job may be ready to claim, after `timeoutMs`, or when `signal` aborts (blocking read /
    * signal, not polling). An aborted wait leaves no timer behind, so a closed worker lets the process exit.
    */
   waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void>;
   complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean>;
+  /**
+   * `complete(...)` then `claimMany(leaseMs, max)` as one atomic operation (one round trip on Redis), so a
+   * worker hands its slot straight to the next job. The claim happens even when the completion is stale.
+   */
+  completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult>;
   fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult>;
   extendLease(id: string, token: string, leaseMs: number): Promise<boolean>;
   /** Returns jobs whose lease expired to pending (a stall), or to dead after `maxStalls`. */
   reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }>;
   getJob(id: string): Promise<JobInfo | null>;
   counts(): Promise<JobCounts>;
+  /**
+   * Dead letters, newest death first. `offset` is floored and clamped to ≥ 0, `count` floored and clamped
+   * to 1..1000; a non-finite offset or count is an InputError.
+   */
   listDead(offset: number, count: number): Promise<JobInfo[]>;
   retryDead(id: string): Promise<boolean>;
   removeDead(id: string): Promise<boolean>;

@@ -1,9 +1,9 @@
 /**
  * What the Dispatcher and Worker need from a limiter, and their shared option checks.
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, describeValue, InputError } from '../errors';
 import type { Logger } from '../types';
-import type { QueueStore } from './types';
+import { CLAIM_MAX, type QueueStore } from './types';
 
 /** A limiter (from `createLimiter`) or anything else that exposes the limiter's queue operations. */
 export interface QueueHolder {
@@ -38,4 +38,25 @@ export function loggerOption(logger: Logger | undefined): Logger {
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return typeof error === 'string' ? error : describeValue(error);
+}
+
+/** Most dead letters one `listDead` call returns. */
+export const DEAD_PAGE_MAX = 1000;
+
+/**
+ * listDead's page, the same on every store: offset floored and ≥ 0, count floored and within 1..1000.
+ * A value that is not a finite number is a caller's bug, so it throws instead of guessing.
+ */
+export function deadPage(offset: number, count: number): { offset: number; count: number } {
+  for (const [name, value] of [['offset', offset], ['count', count]] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new InputError('ERR_BL_DEAD_PAGE', `Expected listDead \`${name}\` to be a finite number, got ${describeValue(value)}`);
+    }
+  }
+  return { offset: Math.max(0, Math.floor(offset)), count: Math.min(DEAD_PAGE_MAX, Math.max(1, Math.floor(count))) };
+}
+
+/** claimMany's `max`: floored and within 1..CLAIM_MAX (the worker asks for its free slots, never 0). */
+export function claimCount(max: number): number {
+  return Number.isFinite(max) ? Math.min(CLAIM_MAX, Math.max(1, Math.floor(max))) : 1;
 }

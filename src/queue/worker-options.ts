@@ -38,7 +38,10 @@ export interface WorkerOptions {
   readonly maxAttempts?: number;
   /** @defaultValue 25 — `RetryLaterError` snoozes before the job goes to dead. */
   readonly maxSnoozes?: number;
-  /** @defaultValue 1 — expired leases (crashes) before the job goes to dead. Same value on the Dispatcher. */
+  /**
+   * @defaultValue 1 — expired leases (crashes) before the job goes to dead. Must be the same on every Worker
+   * and Dispatcher of one limiter: both reclaim expired leases, so whichever gets there first decides.
+   */
   readonly maxStalls?: number;
   /** @defaultValue exponential, full jitter, base 1 s, cap 1 h — delay before retry number n (n ≥ 1). */
   readonly backoff?: BackoffOptions | Backoff;

@@ -11,8 +11,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { exponentialBackoff } from './backoff';
+import { reportClaimed } from './claim-signal';
 import { JobRun, type RunOutcome } from './job-run';
-import { Sleeper } from './sleeper';
+import { settlesWithin, Sleeper } from './sleeper';
+import type { ClaimedJob } from './types';
 import { resolveWorkerOptions, type WorkerConfig, type WorkerJob, type WorkerOptions } from './worker-options';
 
 export type { JobHandler, WorkerJob, WorkerOptions } from './worker-options';
@@ -43,6 +45,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private pumping: Promise<void> | undefined;
   /** Resolves when close() starts, so a blocked wait for work ends at once. */
   private readonly closingSignal = new Sleeper();
+  /** Woken whenever a run ends, so close() can wait for the set of runs to empty. */
+  private readonly runEnded = new Sleeper();
+  /** close() ran out of time: runs started from now on are aborted at once. */
+  private aborting = false;
   private reclaimedAt = 0;
 
   constructor(options: WorkerOptions) {
@@ -65,7 +71,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Stops claiming, waits up to `timeoutMs` for running jobs, then aborts their signals. A handler that
    * returns after the abort hands its job back at once (a snooze, not an attempt); one that does not return
    * keeps the job until its lease expires and the dispatcher reclaims it (a stall). Resolves when every run
-   * is acknowledged, or 1 s after the abort at most.
+   * is acknowledged, or 1 s after the abort at most, even when a store call hangs (a job such a call hands
+   * over later is handed back at once).
    */
   async close(timeoutMs = 30_000): Promise<void> {
     if (this.state === 'closed') return;
@@ -73,29 +80,41 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.slotFreed.wake();
     this.retrySleeper.wake();
     this.closingSignal.wake();
-    await this.pumping; // a claim in flight may still hand us a job to run
-    const all = () => Promise.all([...this.runs].map((run) => run.done));
-    if (!(await settlesWithin(all(), timeoutMs))) {
+    const deadline = Date.now() + timeoutMs;
+    // A claim in flight may still hand us a job to run; a hung one is given up on at the deadline.
+    if (this.pumping) await settlesWithin(this.pumping, timeoutMs);
+    if (!(await this.runsEndWithin(deadline - Date.now()))) {
+      this.aborting = true;
       for (const run of this.runs) run.abortForClose();
-      await settlesWithin(all(), Math.min(1000, this.config.leaseMs));
+      await this.runsEndWithin(Math.min(1000, this.config.leaseMs));
     }
     this.state = 'closed';
+  }
+
+  /** True when no run is left within `ms`, counting runs that start meanwhile (a completion hands over its slot). */
+  private async runsEndWithin(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (this.runs.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await this.runEnded.sleep(left);
+    }
+    return true;
   }
 
   private async pump(): Promise<void> {
     let failures = 0;
     while (this.state === 'running') {
-      if (this.runs.size >= this.config.concurrency) {
+      const free = this.config.concurrency - this.runs.size;
+      if (free <= 0) {
         await this.slotFreed.sleep(this.config.idleWaitMs);
         continue;
       }
       try {
-        const claimed = await this.config.queue.claim(this.config.leaseMs);
+        const claimed = await this.config.queue.claimMany(this.config.leaseMs, free);
         failures = 0;
-        if (claimed !== null) {
-          this.track(new JobRun(this.config, claimed, (error) => this.report(error)));
-          continue;
-        }
+        this.startAll(claimed);
+        if (claimed.length > 0) continue;
         await this.reclaimNow();
         if (this.state === 'running') await this.waitForWork();
       } catch (error) {
@@ -121,13 +140,32 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  private track(run: JobRun): void {
-    this.runs.add(run);
-    void run.done.then((outcome) => {
-      this.runs.delete(run);
-      this.slotFreed.wake();
-      this.publish(run, outcome);
-    });
+  /** Runs jobs just claimed; after close() they are handed back at once instead. */
+  private startAll(claimed: readonly ClaimedJob[]): void {
+    if (claimed.length === 0) return;
+    reportClaimed(this.config.queue, claimed.length);
+    for (const job of claimed) {
+      if (this.state === 'closed') {
+        this.handBack(job);
+        continue;
+      }
+      const run = new JobRun(this.config, job, { onError: (error) => this.report(error), wantsNext: () => this.state === 'running' });
+      if (this.aborting) run.abortForClose();
+      this.runs.add(run);
+      void run.done.then(({ outcome, next }) => {
+        this.runs.delete(run);
+        if (next) this.startAll([next]); // the slot passes straight to the next job
+        else this.slotFreed.wake();
+        this.runEnded.wake();
+        this.publish(run, outcome);
+      });
+    }
+  }
+
+  /** A job that reached us after close() resolved: snoozed back (not an attempt) so it runs again at once. */
+  private handBack(job: ClaimedJob): void {
+    this.config.queue.fail(job.id, job.token, { kind: 'snooze', delayMs: 0, maxSnoozes: this.config.maxSnoozes })
+      .catch((error: unknown) => this.report(error));
   }
 
   private publish(run: JobRun, outcome: RunOutcome): void {
@@ -161,18 +199,5 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private report(error: unknown, job?: WorkerJob): void {
     if (this.listenerCount('error') > 0) this.emit('error', error, job);
     else (this.config.logger.error ?? this.config.logger.warn).call(this.config.logger, `bulk-limiter worker: ${String(error)}`);
-  }
-}
-
-/** True when `promise` settled within `ms`. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

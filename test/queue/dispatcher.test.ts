@@ -4,6 +4,8 @@
  * real MemoryQueue) that it sleeps exactly wakeMs, never spins, and survives store errors.
  */
 import { Dispatcher } from '../../src/queue/dispatcher';
+import { reportClaimed } from '../../src/queue/claim-signal';
+import { Worker } from '../../src/queue/worker';
 import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/queue/types';
 import { enqueue, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 
@@ -43,6 +45,40 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
     const counts = await kit.queue.counts();
     expect(counts.ready + counts.pending + counts.delayed + counts.active).toBe(30);
   });
+
+  test('a full ready list emptied by another process is refilled within ms, not once per pollMs', async () => {
+    for (let i = 0; i < 300; i++) await enqueue(kit.queue);
+    // pollMs 5 s: refilling only at the poll would take 30 × 5 s for 300 jobs through a 10-job ready list.
+    make({ readyMax: 10, pollMs: 5000 }).start();
+    const started = Date.now();
+    let claimed = 0;
+    while (claimed < 300 && Date.now() - started < 20_000) {
+      // Plain store calls, as a worker of another process would make: no in-process wake-up.
+      const batch = await kit.queue.claimMany(60_000, 10);
+      claimed += batch.length;
+      if (batch.length === 0) await sleep(2);
+    }
+    expect(claimed).toBe(300);
+    expect(Date.now() - started).toBeLessThan(15_000); // about 30 × ≤ 100 ms
+  }, 30_000);
+
+  test('claims by a Worker of this process wake the dispatcher as soon as half a batch of room is free', async () => {
+    for (let i = 0; i < 200; i++) await enqueue(kit.queue);
+    const d = make({ readyMax: 20, moveMax: 20, pollMs: 60_000 });
+    let moves = 0;
+    d.on('dispatched', () => void (moves += 1));
+    d.start();
+    await until('ready is full', async () => (await kit.queue.counts()).ready === 20);
+    const worker = new Worker({ limiter: { queue: kit.queue }, handlers: { echo: () => undefined }, concurrency: 5, logger: silent, idleWaitMs: 200 });
+    worker.start();
+    try {
+      await until('all 200 done', async () => (await kit.queue.counts()).completed === 200, 20_000);
+    } finally {
+      await worker.close(1000);
+    }
+    // Refilled in batches of about half the list (10 claims per wake-up), not one dispatch per claim.
+    expect(moves).toBeLessThanOrEqual(100);
+  }, 30_000);
 
   test('a job deferred into the future is moved when due, not before', async () => {
     const id = await enqueue(kit.queue, { delayMs: 300 });
@@ -110,8 +146,8 @@ describe('Dispatcher loop timing', () => {
     return d;
   };
 
-  test('sleeps exactly wakeMs: 0 → at once, > 0 → that long, -1 → pollMs', async () => {
-    const { queue, calls } = scripted([{ wakeMs: 0 }, { wakeMs: 300 }, { wakeMs: -1 }, { wakeMs: 0, readyFull: true }]);
+  test('sleeps exactly wakeMs: 0 → at once, > 0 → that long, -1 → pollMs; a full ready list far less than pollMs', async () => {
+    const { queue, calls } = scripted([{ wakeMs: 0 }, { wakeMs: 300 }, { wakeMs: -1 }, { wakeMs: -1, readyFull: true }]);
     start(queue, 600);
     await until('5 calls', () => calls.length >= 5, 5000);
     const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
@@ -119,7 +155,46 @@ describe('Dispatcher loop timing', () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(295); // wakeMs 300
     expect(gaps[1]).toBeLessThan(600);
     expect(gaps[2]).toBeGreaterThanOrEqual(595); // -1: pollMs
-    expect(gaps[3]).toBeGreaterThanOrEqual(595); // ready full: pollMs
+    expect(gaps[3]).toBeLessThan(400); // ready full: a short sleep (workers may empty it any moment)
+  });
+
+  test('on a ready list that stays full it backs off (no spinning), but looks again far sooner than pollMs', async () => {
+    const { queue, calls } = scripted(Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })));
+    start(queue, 10_000);
+    await sleep(1500);
+    // 5, 10, 20, 40, 80, then every 100 ms: about 18 calls; pollMs would allow one.
+    expect(calls.length).toBeGreaterThanOrEqual(5);
+    expect(calls.length).toBeLessThanOrEqual(40);
+  });
+
+  test('claims reported by this process wake it from a full-list sleep once half a batch is free', async () => {
+    const { queue, calls } = scripted(Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })));
+    const d = new Dispatcher({ limiter: { queue }, readyMax: 20, moveMax: 20, pollMs: 10_000, reclaimIntervalMs: 60_000, leaseMs: 60_000, logger: silent });
+    started.push(d);
+    d.start();
+    await sleep(400); // backed off to its longest full-list sleep (100 ms)
+    const t = Date.now();
+    for (let i = 0; i < 20; i++) {
+      const before = calls.length;
+      reportClaimed(queue, 4);
+      reportClaimed(queue, 6); // 10 claims: half of readyMax 20
+      await until('woken', () => calls.length > before, 5000);
+    }
+    // 20 wake-ups; sleeping out 100 ms each time would take ≥ 2 s.
+    expect(Date.now() - t).toBeLessThan(1500);
+  });
+
+  test('stop(timeoutMs) returns in time even when a store call never resolves', async () => {
+    const { queue, calls } = scripted([]);
+    const hung = Object.create(queue) as QueueStore;
+    hung.dispatch = (options) => (calls.length >= 1 ? new Promise(() => undefined) : queue.dispatch(options));
+    const d = start(hung, 20);
+    await until('dispatch hangs', () => calls.length >= 1, 5000);
+    await sleep(50);
+    const t = Date.now();
+    await d.stop(200);
+    expect(Date.now() - t).toBeLessThan(2000);
+    expect(d.isLeader).toBe(false);
   });
 
   test('never spins on an empty queue', async () => {

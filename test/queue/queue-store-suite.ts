@@ -95,6 +95,72 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.fail(c.id, c.token, ERROR(3))).toBe('stale');
     });
 
+    test('claimMany takes up to max jobs in ready order, each under its own lease and token', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await add());
+      await q.dispatch(LOOSE);
+      const batch = await q.claimMany(2000, 3);
+      expect(batch.map((c) => c.id)).toEqual(ids.slice(0, 3));
+      expect(new Set(batch.map((c) => c.token)).size).toBe(3);
+      for (const c of batch) expect(c).toMatchObject({ leaseUntil: now + 2000, attempts: 0, type: 'email' });
+      expect((await q.claimMany(2000, 10)).map((c) => c.id)).toEqual(ids.slice(3));
+      expect(await q.claimMany(2000, 10)).toEqual([]);
+      expect(await q.counts()).toMatchObject({ ready: 0, active: 5 });
+      // Each lease is fenced on its own.
+      expect(await q.complete(batch[0]!.id, batch[1]!.token, undefined, 1000)).toBe(false);
+      expect(await q.complete(batch[0]!.id, batch[0]!.token, undefined, 1000)).toBe(true);
+      now += 2001;
+      expect(await q.reclaimExpired(3, 100)).toEqual({ requeued: 4, dead: 0 });
+    });
+
+    test('claimMany clamps max to at least one', async () => {
+      await add();
+      await add();
+      await q.dispatch(LOOSE);
+      expect(await q.claimMany(1000, 0)).toHaveLength(1);
+      expect(await q.claimMany(1000, Number.NaN)).toHaveLength(1);
+    });
+
+    test('completeAndClaim acknowledges and claims the next job with a new lease and token, in one call', async () => {
+      const c = await claimOne(1000);
+      const next = await add({ group: 'g2', payload: '{"n":2}' });
+      await q.dispatch(LOOSE);
+      now += 10;
+      const r = await q.completeAndClaim(c.id, c.token, '"done"', 60_000, 5000, 1);
+      expect(r.completed).toBe(true);
+      expect(r.claimed).toHaveLength(1);
+      expect(r.claimed[0]).toMatchObject({ id: next, group: 'g2', payload: '{"n":2}', attempts: 0, leaseUntil: now + 5000 });
+      expect(r.claimed[0]!.token).not.toBe(c.token);
+      expect(await q.getJob(c.id)).toMatchObject({ state: 'completed', result: 'done', finishedAt: now });
+      expect((await q.getJob(next))?.state).toBe('active');
+      // The new lease is fenced like any claim: a wrong token is refused, the right one accepted.
+      expect(await q.extendLease(next, c.token, 1000)).toBe(false);
+      expect(await q.extendLease(next, r.claimed[0]!.token, 1000)).toBe(true);
+      // Nothing ready: the completion still happens, the claim part is empty.
+      const last = await q.completeAndClaim(next, r.claimed[0]!.token, undefined, 0, 5000, 1);
+      expect(last).toEqual({ completed: true, claimed: [] });
+      expect(await q.getJob(next)).toBeNull();
+      expect(await q.counts()).toMatchObject({ ready: 0, active: 0, completed: 1 });
+    });
+
+    test('completeAndClaim with a stale token changes nothing of that job, and still claims', async () => {
+      const c = await claimOne(1000);
+      now += 1001;
+      expect(await q.reclaimExpired(3, 100)).toEqual({ requeued: 1, dead: 0 });
+      await q.dispatch(LOOSE);
+      // The stale holder acknowledges: refused, but it takes the next ready job, which is its old job again.
+      const r = await q.completeAndClaim(c.id, c.token, '"late"', 60_000, 1000, 1);
+      expect(r.completed).toBe(false);
+      expect(r.claimed.map((j) => j.id)).toEqual([c.id]);
+      expect(r.claimed[0]!.token).not.toBe(c.token);
+      expect(await q.getJob(c.id)).toMatchObject({ state: 'active', stalls: 1 });
+      expect((await q.getJob(c.id))?.result).toBeUndefined();
+      expect(await q.complete(c.id, c.token, undefined, 1000)).toBe(false);
+      expect(await q.complete(c.id, r.claimed[0]!.token, undefined, 1000)).toBe(true);
+      // An unknown job: stale, and nothing to claim.
+      expect(await q.completeAndClaim('nope', 'x', undefined, 1000, 1000, 5)).toEqual({ completed: false, claimed: [] });
+    });
+
     test('an error retries after delayMs with attempts + 1, then dies at maxAttempts', async () => {
       const c = await claimOne();
       expect(await q.fail(c.id, c.token, ERROR(2, 2000))).toBe('retrying');
@@ -232,6 +298,26 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       const c = (await q.claim(1000))!;
       expect(c.id).toBe(ids[0]);
       expect(await q.complete(c.id, c.token, undefined, 1000)).toBe(true);
+    });
+
+    test('listDead floors and clamps its page, and refuses a page that is not a number', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const c = await claimOne();
+        now += 10;
+        await q.fail(c.id, c.token, ERROR(1));
+        ids.push(c.id);
+      }
+      const newestFirst = [...ids].reverse();
+      expect((await q.listDead(-5, 2)).map((j) => j.id)).toEqual(newestFirst.slice(0, 2));
+      expect((await q.listDead(1.9, 1.9)).map((j) => j.id)).toEqual([newestFirst[1]]);
+      expect((await q.listDead(0, 0)).map((j) => j.id)).toEqual([newestFirst[0]]);
+      expect((await q.listDead(0, -3)).map((j) => j.id)).toEqual([newestFirst[0]]);
+      expect((await q.listDead(0, 1e9)).map((j) => j.id)).toEqual(newestFirst);
+      await expect(q.listDead(Number.NaN, 10)).rejects.toMatchObject({ code: 'ERR_BL_DEAD_PAGE' });
+      await expect(q.listDead(0, Number.NaN)).rejects.toMatchObject({ code: 'ERR_BL_DEAD_PAGE' });
+      await expect(q.listDead(Infinity, 10)).rejects.toMatchObject({ code: 'ERR_BL_DEAD_PAGE' });
+      await expect(q.listDead('1' as never, 10)).rejects.toMatchObject({ code: 'ERR_BL_DEAD_PAGE' });
     });
 
     test('dead records are capped at maxDead, oldest dropped', async () => {

@@ -181,6 +181,74 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     expect(['delayed', 'pending', 'ready']).toContain((await kit.queue.getJob(id))?.state);
   });
 
+  test('close(timeoutMs) is bounded even when a claim never resolves; a job it hands over late goes back', async () => {
+    let release: (() => void) | undefined;
+    let hungClaims = 0;
+    const hung = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
+      claimMany: (leaseMs: number, max: number) => {
+        hungClaims += 1;
+        // Hangs until released, then really claims (a reply that arrives after close()).
+        return new Promise<void>((resolve) => { release = resolve; }).then(() => kit.queue.claimMany(leaseMs, max));
+      },
+    });
+    const ran: string[] = [];
+    const worker = new Worker({ limiter: { queue: hung }, handlers: { echo: async (job) => void ran.push(job.id) }, idleWaitMs: 200, logger: silent });
+    worker.start();
+    await until('a claim hangs', () => hungClaims === 1);
+    const t = Date.now();
+    await worker.close(200);
+    expect(Date.now() - t).toBeLessThan(2000);
+    const id = await enqueue(kit.queue);
+    await kit.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    release!();
+    // The late claim takes the job; the closed worker hands it back instead of running it.
+    await until('handed back', async () => (await kit.queue.getJob(id))?.snoozes === 1);
+    expect(ran).toEqual([]);
+    expect(await kit.queue.getJob(id)).toMatchObject({ attempts: 0, stalls: 0 });
+    expect(['delayed', 'pending', 'ready']).toContain((await kit.queue.getJob(id))?.state);
+  });
+
+  test('close(timeoutMs) is bounded even when waitForReady and reclaim never resolve', async () => {
+    let waits = 0;
+    const hung = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
+      waitForReady: () => { waits += 1; return new Promise<void>(() => undefined); },
+      reclaimExpired: () => new Promise<never>(() => undefined),
+    });
+    const worker = new Worker({ limiter: { queue: hung }, handlers: { echo: async () => 1 }, idleWaitMs: 60_000, leaseMs: 30, logger: silent });
+    worker.start();
+    await sleep(100); // the pump is stuck in reclaimExpired (its first look for expired leases)
+    const t = Date.now();
+    await worker.close(200);
+    expect(Date.now() - t).toBeLessThan(2000);
+    expect(waits).toBe(0);
+  });
+
+  test('a completion hands its slot to the next job in the same store call', async () => {
+    for (let i = 0; i < 20; i++) await enqueue(kit.queue);
+    await kit.queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
+    let claimedAlone = 0;
+    let completeCalls = 0;
+    const counting = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
+      claimMany: async (...a: Parameters<typeof kit.queue.claimMany>) => {
+        const jobs = await kit.queue.claimMany(...a);
+        claimedAlone += jobs.length;
+        return jobs;
+      },
+      completeAndClaim: (...a: Parameters<typeof kit.queue.completeAndClaim>) => { completeCalls += 1; return kit.queue.completeAndClaim(...a); },
+    });
+    const worker = new Worker({ limiter: { queue: counting }, handlers: { echo: async () => 'ok' }, concurrency: 2, idleWaitMs: 200, logger: silent });
+    let done = 0;
+    worker.on('completed', () => void (done += 1));
+    worker.start();
+    stoppers.push(() => worker.close(300));
+    await until('20 done', () => done === 20);
+    expect((await kit.queue.counts()).completed).toBe(20);
+    expect(completeCalls).toBe(20);
+    // The first claim takes two jobs (one per slot); every other job came with a completion. (Empty looks
+    // for work at the end are not counted: how many there are depends on timing.)
+    expect(claimedAlone).toBe(2);
+  });
+
   test('a job made ready wakes a blocked worker at once (not at the next poll)', async () => {
     const limiter = { queue: kit.queue };
     const startedAt: number[] = [];
