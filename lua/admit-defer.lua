@@ -50,7 +50,7 @@ if d.allowed == 0 then
   local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
   local promised = now + math.ceil((waiting + 1) * cost * unit_us / 1000)
   status, id, run_at = job_defer(K, now, group, weight, cost, ARGV[13], ARGV[14], idem, tonumber(ARGV[16]),
-    promised, tonumber(ARGV[17]), now)
+    promised, tonumber(ARGV[17]), now, waiting)
 end
 return { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, retry_ms, math.ceil(d.hint_us / 1000),
          math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at, math.floor(d.empty_us / 1000) }

@@ -2,7 +2,8 @@
 -- fencing token.
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 leaseMs  3 max (1..1000)
--- Reply: a list (empty when ready is empty) of {id, type, group, payload, attempts, token, leaseUntil}.
+-- Reply: a list (empty when ready is empty) of {id, record JSON, token, leaseUntil}; the caller decodes the
+--        record (type, group, payload, attempts): Redis neither decodes nor re-encodes it.
 --!include includes/job.lua
 --!include includes/lease.lua
 local K = job_keys()

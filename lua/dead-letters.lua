@@ -32,5 +32,5 @@ r.state = 'waiting'; r.attempts = 0; r.stalls = 0; r.snoozes = 0
 r.error = nil; r.finishedAt = nil; r.runAt = now
 job_put(K, r)
 redis.call('ZADD', K.delayed, now, job_member(r))
-redis.call('HINCRBY', K.backlog, r.group, 1)
+job_backlog_add(K, r.group)
 return 1

@@ -28,18 +28,23 @@ end
 
 -- (1) due → pending with fair tags; an idle group gets no credit (start ≥ vt).
 local due = redis.call('ZRANGEBYSCORE', K.delayed, '-inf', now, 'LIMIT', 0, promote_max)
+local tagged = {}
 for _, m in ipairs(due) do
   local _, c, w, g = job_parse(m)
   local _, st = fs_group(fs, g, w)
   local start = math.max(meta.vt, st.ftag)
   st.ftag = start + c / w
-  redis.call('ZADD', K.pending, start, m)
+  tagged[#tagged + 1] = start
+  tagged[#tagged + 1] = m
 end
+job_call_chunked('ZADD', K.pending, tagged)
 job_call_chunked('ZREM', K.delayed, due)
 
 -- (2) pending → ready in tag order, through the shared budget.
 local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max)
+-- Moved members stay in pending until the loop ends (one ZREM, one RPUSH): every member scanned is passed.
 local moved, rank, scanned = 0, 0, 0
+local moving = {}
 local wake_us = FS_INF
 local blocked = {}
 while moved < room and scanned < scan_max and meta.gt >= 1 - FS_EPS do
@@ -50,24 +55,23 @@ while moved < room and scanned < scan_max and meta.gt >= 1 - FS_EPS do
     scanned = scanned + 1
     local m, tag = page[i], tonumber(page[i + 1])
     local _, c, w, g = job_parse(m)
-    if blocked[g] then
-      rank = rank + 1
-    else
+    rank = rank + 1
+    if not blocked[g] then
       local r = fs_decide(fs, g, w, c, false)
       if r.allowed == 1 then
-        redis.call('RPUSH', K.ready, m)
-        redis.call('ZREM', K.pending, m)
+        moving[#moving + 1] = m
         moved = moved + 1
         if tag > meta.vt then meta.vt = tag end
       else
         blocked[g] = true
         -- wake when it may borrow again (hint), not at its guaranteed slot: the backlog drains at the free rate
         if r.hint_us < wake_us then wake_us = r.hint_us end
-        rank = rank + 1
       end
     end
   end
 end
+job_call_chunked('RPUSH', K.ready, moving)
+job_call_chunked('ZREM', K.pending, moving)
 if meta.gt < 1 - FS_EPS then
   local until_token = (1 - meta.gt) * cfg.T
   if until_token < wake_us then wake_us = until_token end

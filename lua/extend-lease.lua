@@ -5,7 +5,7 @@
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
-local r = job_get(K, ARGV[2])
-if not r or r.state ~= 'active' or r.token ~= ARGV[3] then return 0 end
-redis.call('ZADD', K.active, now + tonumber(ARGV[4]), r.id)
+local member = job_lease_member(ARGV[2], ARGV[3])
+if not member or not redis.call('ZSCORE', K.active, member) then return 0 end
+redis.call('ZADD', K.active, now + tonumber(ARGV[4]), member)
 return 1

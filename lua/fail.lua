@@ -7,10 +7,13 @@
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
+-- The lease is the active member "<id> <token>": removing it is the fencing check.
+local member = job_lease_member(ARGV[2], ARGV[3])
+if not member or redis.call('HEXISTS', K.jobs, ARGV[2]) == 0 or redis.call('ZREM', K.active, member) == 0 then
+  return 'stale'
+end
 local r = job_get(K, ARGV[2])
-if not r or r.state ~= 'active' or r.token ~= ARGV[3] then return 'stale' end
 local cap, max_dead = tonumber(ARGV[7]), tonumber(ARGV[8])
-redis.call('ZREM', K.active, r.id)
 local outcome
 if ARGV[4] == 'snooze' then
   r.snoozes = r.snoozes + 1

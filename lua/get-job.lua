@@ -2,7 +2,8 @@
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 id
 -- Reply: nil when unknown (or a completed record past its keep time), else {record JSON, state, runAt}
---        where state is delayed | pending | ready | active | completed | dead.
+--        where state is delayed | pending | ready | active | completed | dead. A waiting record in none of
+--        delayed, pending and ready is leased (active): a claim does not rewrite the record.
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
@@ -18,7 +19,15 @@ if state == 'waiting' then
   elseif redis.call('ZSCORE', K.pending, m) then
     state = 'pending'
   else
-    state = 'ready'
+    -- ready is bounded (readyMax); LPOS needs Redis 6.0.6, older servers scan the list.
+    local pos = redis.pcall('LPOS', K.ready, m)
+    if type(pos) == 'table' then
+      pos = false
+      for _, x in ipairs(redis.call('LRANGE', K.ready, 0, -1)) do
+        if x == m then pos = true; break end
+      end
+    end
+    if pos then state = 'ready' else state = 'active' end
   end
 elseif state == 'completed' then
   local expires = tonumber(redis.call('ZSCORE', K.completed, r.id) or '0')

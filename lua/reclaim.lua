@@ -9,10 +9,11 @@ local now = job_now_ms(ARGV[1])
 local max_stalls, max_dead = tonumber(ARGV[2]), tonumber(ARGV[4])
 local requeued, dead = 0, 0
 local ids = redis.call('ZRANGEBYSCORE', K.active, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(ids) do
-  redis.call('ZREM', K.active, id)
-  local r = job_get(K, id)
-  if r and r.state == 'active' then
+for _, m in ipairs(ids) do
+  redis.call('ZREM', K.active, m)
+  -- The member is "<id> <token>" (a bare id from before that layout, whose record says 'active').
+  local r = job_get(K, string.match(m, '^%S+'))
+  if r and (r.state == 'waiting' or r.state == 'active') then
     r.stalls = r.stalls + 1
     if r.stalls > max_stalls then
       job_kill(K, r, now, 'stalled ' .. string.format('%d', r.stalls) .. ' times (lease expired)', max_dead)

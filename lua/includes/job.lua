@@ -5,12 +5,18 @@
 --   11 idempotency  12 backlog  13 wake
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
---   stalls, snoozes, createdAt, runAt, token, result (JSON text), error, finishedAt, idem}.
---   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets),
---   then 'active', 'completed' or 'dead'. Waiting states are not written per move, so the dispatcher
---   moves members without touching records.
+--   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem}.
+--   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
+--   AND while it is leased: a claim does not rewrite the record, the lease lives in the active ZSET member
+--   "<id> <token>" (getJob says 'active' for a waiting record found in none of the waiting sets). Then
+--   'completed' or 'dead'. ('active' with a token field: records written before this layout.)
+--   Waiting states are not written per move, so the dispatcher moves members without touching records.
+-- Token (fencing): "<seq>:<claim ms> <group>", fresh per claim; the group rides along so an ack needs no
+--   record decode for the backlog counter. Job ids never hold a space, so "<id> <token>" splits one way.
 -- Member (delayed, pending, ready): "<id> <cost> <weight> <group>": the group last, it may hold any bytes.
 -- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if meta is lost.
+-- Backlog HASH: group -> jobs waiting or leased, plus a pad field '' (no group is empty) whose long value
+--   keeps the hash a hashtable: a listpack of many groups is scanned on every count update.
 
 local function job_keys()
   return {
@@ -57,9 +63,15 @@ local function job_put(K, r)
   redis.call('HSET', K.jobs, r.id, cjson.encode(r))
 end
 
--- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one.
-local function job_token(K, now)
-  return string.format('%d:%d', redis.call('HINCRBY', K.meta, 'jtok', 1), now)
+-- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one; then the group.
+local function job_token(K, now, group)
+  return string.format('%d:%d ', redis.call('HINCRBY', K.meta, 'jtok', 1), now) .. group
+end
+
+-- The active ZSET member of a lease; nil when id could not be a job id (a space would make it ambiguous).
+local function job_lease_member(id, token)
+  if string.find(id, ' ', 1, true) then return nil end
+  return id .. ' ' .. token
 end
 
 local function job_new_id(K, now)
@@ -79,9 +91,22 @@ local function job_forget(K, r)
   end
 end
 
--- The group has one job less waiting (completed or dead); the field goes at 0.
+-- A literal (a compiled constant): string.rep here would cost every script call ~1 µs.
+local JOB_BACKLOG_PAD = '----------------------------------------------------------------------------------------------------'
+
+-- The group has one job more waiting. A group new to the backlog (re)adds the pad (a no-op once there).
+local function job_backlog_add(K, group)
+  if redis.call('HINCRBY', K.backlog, group, 1) == 1 then redis.call('HSETNX', K.backlog, '', JOB_BACKLOG_PAD) end
+end
+
+-- The group has one job less waiting (completed or dead); the field goes at 0, the key with the last group.
 local function job_backlog_done(K, group)
-  if redis.call('HINCRBY', K.backlog, group, -1) <= 0 then redis.call('HDEL', K.backlog, group) end
+  if redis.call('HINCRBY', K.backlog, group, -1) <= 0 then
+    redis.call('HDEL', K.backlog, group)
+    if redis.call('HLEN', K.backlog) == 1 and redis.call('HEXISTS', K.backlog, '') == 1 then
+      redis.call('DEL', K.backlog)
+    end
+  end
 end
 
 -- Wakes up to n blocked workers; the list stays bounded when nobody listens.
@@ -125,8 +150,10 @@ end
 -- Writes a new waiting job, or finds the one its idempotency key names. run_at is the time the job is
 -- promised by (recorded and checked against the horizon); due_at (default run_at) is when the dispatcher
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
+-- waiting: the group's backlog count when the caller has just read it (else read here).
 -- Returns status, id, runAt: 1 written, 2 duplicate, -2 backlog full, -3 beyond the defer horizon.
-local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at)
+local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
+                         waiting)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -136,7 +163,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
     end
   end
   if run_at - now > max_defer_ms then return -3, '', run_at end
-  local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
+  waiting = waiting or tonumber(redis.call('HGET', K.backlog, group) or '0')
   if waiting >= max_backlog then return -2, '', run_at end
   local r = {
     id = job_new_id(K, now), type = jtype, group = group, weight = weight, cost = cost, payload = payload,
@@ -148,6 +175,6 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   end
   job_put(K, r)
   redis.call('ZADD', K.delayed, due_at or run_at, job_member(r))
-  redis.call('HINCRBY', K.backlog, group, 1)
+  job_backlog_add(K, group)
   return 1, r.id, run_at
 end

@@ -1,42 +1,60 @@
 -- lease.lua: the claim and complete steps (included by claim.lua, complete.lua and complete-claim.lua after
--- includes/job.lua, never run alone).
+-- includes/job.lua, never run alone). Neither decodes nor re-encodes a record on its usual path: a claim
+-- leaves the record as it is (the lease is the active member "<id> <token>"), a completion edits the
+-- record's text in place.
 
 -- Moves up to `max` jobs from the head of ready to active, each under a new lease with a fresh fencing
--- token. A member whose record is gone (removed meanwhile) is dropped; at most max + 9 members are popped.
--- Returns a list of {id, type, group, payload, attempts, token, leaseUntil}.
+-- token. A member whose record is gone (removed meanwhile) or not waiting is dropped; at most max + 9
+-- members are popped. Returns a list of {id, record JSON, token, leaseUntil}.
 local function job_claim(K, now, lease_until, max)
   local out = {}
   for _ = 1, max + 9 do
     local m = redis.call('LPOP', K.ready)
     if not m then break end
-    local r = job_get(K, (job_parse(m)))
-    if r and r.state == 'waiting' then
-      r.state = 'active'
-      r.token = job_token(K, now)
-      job_put(K, r)
-      redis.call('ZADD', K.active, lease_until, r.id)
-      out[#out + 1] = { r.id, r.type, r.group, r.payload, r.attempts, r.token, lease_until }
+    local id, _, _, group = job_parse(m)
+    local raw = id and redis.call('HGET', K.jobs, id)
+    -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
+    if raw and string.find(raw, '"state":"waiting"', 1, true) then
+      local token = job_token(K, now, group)
+      redis.call('ZADD', K.active, lease_until, id .. ' ' .. token)
+      out[#out + 1] = { id, raw, token, lease_until }
       if #out >= max then break end
     end
   end
   return out
 end
 
+-- A leased (waiting) record's text, completed: state, finishedAt and result set, error dropped.
+local function job_completed_text(raw, now, has_result, result)
+  local s, e = string.find(raw, '"state":"waiting"', 1, true)
+  if s and not string.find(raw, '"error":', 1, true) and not string.find(raw, '"finishedAt":', 1, true)
+      and not string.find(raw, '"result":', 1, true) and string.sub(raw, -1) == '}' then
+    local tail = ',"finishedAt":' .. string.format('%d', now)
+    if has_result == '1' then tail = tail .. ',"result":' .. cjson.encode(result) end
+    return string.sub(raw, 1, s - 1) .. '"state":"completed"' .. string.sub(raw, e + 1, -2) .. tail .. '}'
+  end
+  local r = cjson.decode(raw)
+  r.state = 'completed'; r.token = nil; r.finishedAt = now; r.error = nil
+  if has_result == '1' then r.result = result end
+  return cjson.encode(r)
+end
+
 -- Acknowledges a run that succeeded; keeps the record `keep` ms, then trims it. has_result is '1' when
 -- result (JSON text) is given. Returns 1 completed, 0 stale (unknown, not active, or another claim's token).
+-- Expired completed records are trimmed on every 8th claim's completion (and by reclaim and counts).
 local function job_complete(K, now, id, token, has_result, result, keep, trim_page)
-  local r = job_get(K, id)
-  if not r or r.state ~= 'active' or r.token ~= token then return 0 end
-  redis.call('ZREM', K.active, r.id)
-  job_backlog_done(K, r.group)
+  local member = job_lease_member(id, token)
+  if not member then return 0 end
+  local raw = redis.call('HGET', K.jobs, id)
+  if not raw or redis.call('ZREM', K.active, member) == 0 then return 0 end
+  local seq, group = string.match(token, '^(%d+):%d+ (.*)$')
+  job_backlog_done(K, group)
   if keep <= 0 then
-    job_forget(K, r)
+    if string.find(raw, '"idem":', 1, true) then job_forget(K, cjson.decode(raw)) else redis.call('HDEL', K.jobs, id) end
   else
-    r.state = 'completed'; r.token = nil; r.finishedAt = now; r.error = nil
-    if has_result == '1' then r.result = result end
-    job_put(K, r)
-    redis.call('ZADD', K.completed, now + keep, r.id)
+    redis.call('HSET', K.jobs, id, job_completed_text(raw, now, has_result, result))
+    redis.call('ZADD', K.completed, now + keep, id)
   end
-  job_trim_completed(K, now, trim_page)
+  if tonumber(seq) % 8 == 0 then job_trim_completed(K, now, trim_page) end
   return 1
 end

@@ -32,12 +32,14 @@ export interface RedisQueueOptions {
 /** Most expired completed records dropped per call. */
 const TRIM_PAGE = 100;
 
-type ClaimTuple = [string, string, string, string, number, string, number];
+type ClaimTuple = [string, string, string, number];
 
-/** claim.lua's reply: a list of {id, type, group, payload, attempts, token, leaseUntil}. */
+/** claim.lua's reply: a list of {id, record JSON, token, leaseUntil} (the record is decoded here, not in Redis). */
 function toClaimed(reply: unknown): ClaimedJob[] {
-  return (reply as ClaimTuple[]).map(([id, type, group, payload, attempts, token, leaseUntil]) => (
-    { id, type, group, payload, attempts: Number(attempts), token, leaseUntil: Number(leaseUntil) }));
+  return (reply as ClaimTuple[]).map(([id, raw, token, leaseUntil]) => {
+    const r = decodeRecord(raw);
+    return { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil: Number(leaseUntil) };
+  });
 }
 
 /** complete.lua's ARGV after nowMs. */

@@ -56,6 +56,46 @@ describe('RedisQueue on Redis only', () => {
     expect(slots.size).toBe(1);
   });
 
+  test('the backlog hash is a hashtable while groups wait, and goes with the last one', async () => {
+    const q = new RedisQueue({ client, spec: spec(`backlog-${++seq}`) });
+    queues.push(q);
+    const add = (group: string) => q.enqueue({ group, weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1000 });
+    for (const g of ['a', 'b', 'a']) expect((await add(g)).status).toBe('written');
+    expect(await client.object('ENCODING', q.keys.backlog)).toBe('hashtable');
+    expect(await client.hget(q.keys.backlog, 'a')).toBe('2');
+    expect(await client.hget(q.keys.backlog, 'b')).toBe('1');
+    await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    const claimed = await q.claimMany(1000, 3);
+    expect(claimed).toHaveLength(3);
+    expect(await q.complete(claimed[0]!.id, claimed[0]!.token, undefined, 1000)).toBe(true);
+    expect(await q.fail(claimed[1]!.id, claimed[1]!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toBe('dead');
+    expect(await client.exists(q.keys.backlog)).toBe(1);
+    expect(await q.complete(claimed[2]!.id, claimed[2]!.token, undefined, 1000)).toBe(true);
+    expect(await client.exists(q.keys.backlog)).toBe(0);
+    expect(await q.retryDead(claimed[1]!.id)).toBe(true);
+    expect(await client.hget(q.keys.backlog, claimed[1]!.group)).toBe('1');
+  });
+
+  test('a lease taken before the lease-member layout (bare id in active, record active) is still reclaimed', async () => {
+    const q = new RedisQueue({ client, spec: spec(`legacy-${++seq}`) });
+    queues.push(q);
+    const r = await q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1000 });
+    if (r.status !== 'written') throw new Error(r.status);
+    await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    await client.del(q.keys.ready);
+    const rec = JSON.parse((await client.hget(q.keys.jobs, r.id))!) as Record<string, unknown>;
+    await client.hset(q.keys.jobs, r.id, JSON.stringify({ ...rec, state: 'active', token: '1:1' }));
+    await client.zadd(q.keys.active, 1, r.id);
+    expect((await q.getJob(r.id))?.state).toBe('active');
+    expect(await q.reclaimExpired(3, 10)).toEqual({ requeued: 1, dead: 0 });
+    expect(await q.getJob(r.id)).toMatchObject({ state: 'pending', stalls: 1 });
+    await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    const c = (await q.claim(1000))!;
+    expect(c.id).toBe(r.id);
+    expect(await q.complete(c.id, c.token, '1', 1000)).toBe(true);
+    expect((await q.getJob(r.id))?.state).toBe('completed');
+  });
+
   test('a promotion batch larger than Lua unpack allows (9 000 jobs) moves in one call', async () => {
     const q = new RedisQueue({ client, spec: spec(`big-${++seq}`) });
     for (let i = 0; i < 9000; i += 500) {

@@ -360,6 +360,40 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect((await q.getJob(c.id))?.group).toBe(group);
     });
 
+    test('hostile group ids survive the whole lease: renewal, completion with a result, the backlog freed', async () => {
+      const group = 'a b\n{x}:y 😀 \u0000 end ';
+      const c = await claimOne(1000, { group, maxBacklog: 1 });
+      expect(await q.enqueue(job({ group, maxBacklog: 1 }))).toEqual({ status: 'backlog-full' });
+      expect(await q.extendLease(c.id, c.token, 5000)).toBe(true);
+      const result = JSON.stringify({ s: 'quote " backslash \\ slash / ☃ "state":"waiting"', n: [1] });
+      expect(await q.complete(c.id, c.token, result, 60_000)).toBe(true);
+      expect(await q.getJob(c.id)).toMatchObject({ state: 'completed', group, result: JSON.parse(result) as unknown, finishedAt: now });
+      expect((await q.enqueue(job({ group, maxBacklog: 1 }))).status).toBe('written');
+    });
+
+    test('a job that failed once, then completes: its error is dropped, its attempts kept', async () => {
+      const c = await claimOne();
+      expect(await q.fail(c.id, c.token, ERROR(3, 0))).toBe('retrying');
+      await q.dispatch(LOOSE);
+      const again = (await q.claim(1000))!;
+      expect(again).toMatchObject({ id: c.id, attempts: 1 });
+      expect(await q.getJob(c.id)).toMatchObject({ state: 'active', error: 'boom' });
+      now += 5;
+      expect(await q.complete(again.id, again.token, '7', 60_000)).toBe(true);
+      const info = await q.getJob(c.id);
+      expect(info).toMatchObject({ state: 'completed', attempts: 1, result: 7, finishedAt: now });
+      expect(info?.error).toBeUndefined();
+    });
+
+    test('a payload that looks like record fields does not confuse the store', async () => {
+      const payload = JSON.stringify({ state: 'waiting', '"state":"waiting"': '"error":"x"', idem: 'k', result: 1 });
+      const c = await claimOne(1000, { payload, idempotencyKey: 'tricky' });
+      expect(c.payload).toBe(payload);
+      expect(await q.complete(c.id, c.token, undefined, 0)).toBe(true);
+      expect(await q.getJob(c.id)).toBeNull();
+      expect((await q.enqueue(job({ idempotencyKey: 'tricky' }))).status).toBe('written');
+    });
+
     test('the dispatcher lease: one owner at a time, renewable, free after its ttl', async () => {
       expect(await q.acquireDispatcherLease('a', 5000)).toBe(true);
       expect(await q.acquireDispatcherLease('b', 5000)).toBe(false);
