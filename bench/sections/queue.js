@@ -152,6 +152,7 @@ async function runQueue(cfg) {
       bars: rows.filter((r) => !r.skipped).map((r) => ({ label: r.subject.id, value: r.drainPerSec, highlight: r.subject.id.startsWith('bulk') })) }) },
     checks: [
       { name: 'drain ≥ 1.0× BullMQ', value: ratio(bulk?.drainPerSec, bull?.drainPerSec), pass: bulk && bull ? bulk.drainPerSec >= bull.drainPerSec : undefined },
+      { name: 'enqueue ≥ 1.0× BullMQ addBulk', value: ratio(bulk?.enqueuePerSec, bull?.enqueuePerSec), pass: bulk && bull ? bulk.enqueuePerSec >= bull.enqueuePerSec : undefined },
       { name: 'per-group drained share vs weights while backlogged: within 5 %', value: bulk ? `${fmt(bulk.shareError * 100, 1)} %` : '—', pass: bulk ? bulk.shareError <= 0.05 : undefined },
     ],
     rows,
