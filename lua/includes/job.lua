@@ -119,14 +119,18 @@ local function job_wake(K, n)
   redis.call('LTRIM', K.wake, 0, 99)
 end
 
--- Drops up to `page` completed records whose keep time is over.
-local function job_trim_completed(K, now, page)
-  local ids = redis.call('ZRANGEBYSCORE', K.completed, '-inf', now, 'LIMIT', 0, page)
+-- Forgets the records of `ids` and removes them from the set `zset` (completed or dead).
+local function job_forget_ids(K, zset, ids)
   for _, id in ipairs(ids) do
     local r = job_get(K, id)
     if r then job_forget(K, r) end
-    redis.call('ZREM', K.completed, id)
+    redis.call('ZREM', zset, id)
   end
+end
+
+-- Drops up to `page` completed records whose keep time is over.
+local function job_trim_completed(K, now, page)
+  job_forget_ids(K, K.completed, redis.call('ZRANGEBYSCORE', K.completed, '-inf', now, 'LIMIT', 0, page))
 end
 
 -- Moves a job (already out of active and the waiting sets) to dead; keeps at most max_dead dead records.
@@ -138,12 +142,7 @@ local function job_kill(K, r, now, reason, max_dead)
   local over = redis.call('ZCARD', K.dead) - max_dead
   if over > 0 then
     if over > 100 then over = 100 end
-    local old = redis.call('ZRANGE', K.dead, 0, over - 1)
-    for _, id in ipairs(old) do
-      local o = job_get(K, id)
-      if o then job_forget(K, o) end
-      redis.call('ZREM', K.dead, id)
-    end
+    job_forget_ids(K, K.dead, redis.call('ZRANGE', K.dead, 0, over - 1))
   end
 end
 

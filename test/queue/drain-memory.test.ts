@@ -5,7 +5,7 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { LimiterSpec } from '../../src/types';
 import { checkDrain } from './drain-checks';
-import { runDrain, type DrainPlan, type DrainTarget } from './drain-harness';
+import { ISSUE_PLAN, admitLiveWith, runDrain, type DrainTarget } from './drain-harness';
 
 test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready ≤ readyMax, counts add up', async () => {
   const clock = { now: 1_700_000_000_000 };
@@ -22,19 +22,10 @@ test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready �
     },
     dispatch: (o) => limiter.dispatch(o),
     takeReady: async () => q.ready.splice(0),
-    admitLive: async (group) => {
-      const d = await limiter.admit({ group, weight: 1, cost: 1 });
-      return d.allowed ? d.at : undefined;
-    },
+    admitLive: admitLiveWith(limiter),
     counts: () => limiter.counts(),
   };
-  const plan: DrainPlan = {
-    groups: [
-      { group: 'A', weight: 1, jobs: 4000 }, { group: 'B', weight: 1, jobs: 4000 }, { group: 'C', weight: 2, jobs: 4000 },
-      { group: 'D', weight: 1, jobs: 4000 }, { group: 'E', weight: 1, jobs: 4000 },
-    ],
-    liveGroup: 'live', liveEveryMs: 10, stepMs: 10, readyMax: 300, maxSimMs: 60_000,
-  };
+  const plan = ISSUE_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
   expect(await limiter.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });

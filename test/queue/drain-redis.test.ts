@@ -7,7 +7,7 @@ import { RedisQueue } from '../../src/queue/redis-queue';
 import { RedisStore } from '../../src/store/redis-store';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
-import { maxInWindow, runDrain, type DrainPlan, type DrainTarget } from './drain-harness';
+import { ISSUE_PLAN, admitLiveWith, maxInWindow, runDrain, type DrainTarget } from './drain-harness';
 import { checkDrain } from './drain-checks';
 
 let server: RedisServer;
@@ -36,19 +36,10 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
       const [[, items]] = (await client.multi().lrange(queue.keys.ready, 0, -1).del(queue.keys.ready).exec()) as [[null, string[]], unknown];
       return items;
     },
-    admitLive: async (group) => {
-      const d = await limiter.admit({ group, weight: 1, cost: 1 });
-      return d.allowed ? d.at : undefined;
-    },
+    admitLive: admitLiveWith(limiter),
     counts: () => queue.counts(),
   };
-  const plan: DrainPlan = {
-    groups: [
-      { group: 'A', weight: 1, jobs: 4000 }, { group: 'B', weight: 1, jobs: 4000 }, { group: 'C', weight: 2, jobs: 4000 },
-      { group: 'D', weight: 1, jobs: 4000 }, { group: 'E', weight: 1, jobs: 4000 },
-    ],
-    liveGroup: 'live', liveEveryMs: 10, stepMs: 10, readyMax: 300, maxSimMs: 60_000,
-  };
+  const plan = ISSUE_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
   expect(await queue.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });
