@@ -8,7 +8,7 @@
   names a live job returns that job (duplicate) without deciding again, so a retried request neither runs
   twice nor spends budget.
 
-  KEYS: the queue key block (includes/job.lua): meta, groups, seen, delayed, pending, ready, jobs, active,
+  KEYS: the queue key block (includes/job.lua): counters, groups, seen, delayed, pending, ready, jobs, active,
         dead, completed, idempotency, backlog, wake
   ARGV[1..8]   config block (fs_config)
   ARGV[9]      now override in µs (tests); 0 = redis TIME
@@ -24,7 +24,7 @@
 
 local K = job_keys()
 local cfg = fs_config(ARGV, 1)
-local fs = fs_open(K.meta, K.groups, K.seen, cfg, tonumber(ARGV[9]))
+local fs = fs_open(K.groups, K.seen, cfg, tonumber(ARGV[9]), ARGV[10])
 local now = fs.now_ms
 local group, weight, cost = ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
 local idem = ARGV[15]

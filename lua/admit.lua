@@ -1,9 +1,9 @@
 --[[
   admit.lua — one admission decision: strict global limit + weighted fair share (includes/fair-share.lua).
 
-  KEYS[1] meta     HASH  global bucket, Σweights, water level, epoch, trim (see fair-share.lua)
-  KEYS[2] groups   HASH  group -> packed per-group state
-  KEYS[3] seen     ZSET  group -> last-seen ms
+  KEYS[1] groups   HASH  '' -> packed meta (global bucket, Σweights, water level, epoch, trim; see fair-share.lua),
+                         group -> packed per-group state
+  KEYS[2] seen     ZSET  group -> last-seen ms
   ARGV[1..8]       config block (fs_config): limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups
   ARGV[9]          now override in µs (tests); 0 = redis TIME
   ARGV[10]         group id (any bytes; only ever a hash field / zset member)
@@ -17,7 +17,7 @@
 --!include includes/fair-share.lua
 
 local cfg = fs_config(ARGV, 1)
-local fs = fs_open(KEYS[1], KEYS[2], KEYS[3], cfg, tonumber(ARGV[9]))
+local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[9]), ARGV[10])
 local r = fs_decide(fs, ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12]), true)
 fs_close(fs)
 

@@ -12,18 +12,18 @@
 --!include includes/job.lua
 local K = job_keys()
 local cfg = fs_config(ARGV, 2)
-local fs = fs_open(K.meta, K.groups, K.seen, cfg, tonumber(ARGV[1]) * 1000)
+local fs = fs_open(K.groups, K.seen, cfg, tonumber(ARGV[1]) * 1000)
 local now = fs.now_ms
 local meta = fs.meta
 local ready_max, move_max = tonumber(ARGV[10]), tonumber(ARGV[11])
 local promote_max, scan_max = tonumber(ARGV[12]), tonumber(ARGV[13])
 local PAGE = 32
 
--- vt never trails the oldest pending tag: after the meta hash expired (or a group was trimmed) a new job
+-- vt never trails the oldest pending tag: after the limiter's state expired (or a group was trimmed) a new job
 -- would otherwise start at 0 and overtake the whole backlog.
 local head = redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')
 if head[2] and tonumber(head[2]) > meta.vt then
-  meta.vt = tonumber(head[2]); fs.cold = true
+  meta.vt = tonumber(head[2])
 end
 
 -- (1) due → pending with fair tags; an idle group gets no credit (start ≥ vt).
@@ -76,7 +76,6 @@ if meta.gt < 1 - FS_EPS then
   local until_token = (1 - meta.gt) * cfg.T
   if until_token < wake_us then wake_us = until_token end
 end
-if #due > 0 or moved > 0 then fs.cold = true end -- vt and tags moved
 fs_close(fs)
 job_wake(K, moved)
 

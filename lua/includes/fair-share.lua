@@ -9,23 +9,24 @@
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
     fs_config(argv, offset)   -> cfg     parses the 8-value config block argv[offset .. offset+7]:
                                          limit, windowMs, burst, reserve, idleMs, epochMs, sustained(0|1), maxGroups
-    fs_open(meta_key, groups_key, seen_key, cfg, now_override_us) -> fs
-                                         loads meta, clamps time (now = max(TIME, last)), refills the global
-                                         bucket, steps the water level once per epoch, trims idle groups.
+    fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
+                                         loads meta (and `group`'s state in the same HMGET, when given), clamps
+                                         time (now = max(TIME, last)), refills the global bucket, steps the
+                                         water level once per epoch, trims idle groups.
                                          now_override_us = 0 uses redis TIME (tests pass their clock).
     fs_decide(fs, group, weight, cost, promise) -> r
                                          r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
                                          guaranteed, retry_us, hint_us, reset_us, group (effective), active }
                                          promise = true: a denial takes the group's next staggered retry slot.
-    fs_close(fs)                         writes meta (hot fields always, cold ones when changed) and every
-                                         touched group in one HSET; PEXPIREs the keys once per epoch, on a
-                                         fresh limiter and when a group is added (plus any key in fs.expire_keys).
+    fs_close(fs)                         writes meta and every group it loaded in one HSET; PEXPIREs the keys
+                                         once per epoch, on a fresh limiter and when a group is added.
   fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
-  A caller that changes meta.vt must set fs.cold = true so fs_close writes it.
 
-  meta HASH fields: gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
-                    ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
-                    rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
+  meta lives in the groups HASH under the field '' (group ids are never empty), so one HMGET reads it with
+  the group and one HSET writes both: struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re) .. rg
+    gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
+    ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
+    rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
   Green reservation: a request of cost > 1 that is green in every respect but the global tokens (other groups'
   cost-1 greens take each token as it appears, so c tokens would never gather) reserves c units until its
   retry slot plus a grace. While it is held, other groups' green needs gt ≥ c + rv and yellow gt ≥ c +
@@ -44,6 +45,9 @@ local FS_TRIM_PAGE = 100
 local FS_GREEN_MIN = 4
 local FS_OVERFLOW = '*overflow*'
 local FS_PACK = 'dddddddd'
+local FS_META = ''
+local FS_META_PACK = 'ddddddddddd'
+local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
 
 local function fs_config(argv, offset)
@@ -51,19 +55,22 @@ local function fs_config(argv, offset)
   local burst = tonumber(argv[offset + 2])
   local window_us = tonumber(argv[offset + 1]) * 1000
   local sustained = tonumber(argv[offset + 6]) == 1
-  local cfg = {
+  local idle_ms, epoch_us = tonumber(argv[offset + 4]), tonumber(argv[offset + 5]) * 1000
+  -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
+  local T
+  if sustained then T = window_us / limit else T = window_us / (limit - burst + 1) end
+  -- Every field in the constructor: Lua sizes the table once (a field added later may rehash it).
+  return {
     limit = limit,
     window_us = window_us,
     burst = burst,
     reserve = tonumber(argv[offset + 3]),
-    idle_ms = tonumber(argv[offset + 4]),
-    epoch_us = tonumber(argv[offset + 5]) * 1000,
+    idle_ms = idle_ms,
+    epoch_us = epoch_us,
     max_groups = tonumber(argv[offset + 7]),
+    T = T,
+    ttl_ms = idle_ms + math.floor((window_us + epoch_us) / 1000),
   }
-  -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
-  if sustained then cfg.T = window_us / limit else cfg.T = window_us / (limit - burst + 1) end
-  cfg.ttl_ms = cfg.idle_ms + math.floor((window_us + cfg.epoch_us) / 1000)
-  return cfg
 end
 
 local function fs_refill(tokens, last, now, interval, size)
@@ -81,8 +88,7 @@ end
 
 local function fs_now_us(now_override)
   if now_override > 0 then return now_override end
-  -- Redis < 5 must be told to replicate effects before a script that read TIME may write (a no-op since 5).
-  if redis.replicate_commands then redis.replicate_commands() end
+  -- Effects replication (needed to write after TIME) is the only mode since Redis 5, which we require.
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
@@ -95,6 +101,8 @@ local function fs_trim(fs)
     local packed = redis.call('HMGET', fs.groups_key, unpack(old))
     for i = 1, #old do
       local p = packed[i]
+      -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
+      if old[i] == fs.prefetched_group then fs.prefetched = nil end
       if p then
         local _, _, _, _, w = struct.unpack(FS_PACK, p)
         fs.meta.ws = fs.meta.ws - w
@@ -107,32 +115,36 @@ local function fs_trim(fs)
   end
   -- A full page means more may be waiting: keep trimming on the next call.
   if #old < FS_TRIM_PAGE then fs.meta.tr = fs.now_ms end
-  fs.cold = true
 end
 
 local function fs_release(fs)
   fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
-  fs.cold = true
 end
 
-local function fs_open(meta_key, groups_key, seen_key, cfg, now_override)
-  local fs = { cfg = cfg, meta_key = meta_key, groups_key = groups_key, seen_key = seen_key,
-               groups = {}, touched = {}, expire_keys = {}, cold = false, expire = false }
+local function fs_open(groups_key, seen_key, cfg, now_override, group)
+  local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
+               meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false }
   local now = fs_now_us(now_override)
-  local m = redis.call('HMGET', meta_key, 'gt', 'gl', 'ws', 'gn', 'sh', 'ep', 'fc', 'tr', 'vt', 'rv', 'rg', 're')
+  local m
+  if group then
+    m = redis.call('HMGET', groups_key, FS_META, group)
+    fs.prefetched_group, fs.prefetched = group, m[2]
+  else
+    m = { redis.call('HGET', groups_key, FS_META) }
+  end
+  local p = m[1]
   local meta
-  if not m[2] then
+  if not p then
     meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 1, ep = now, fc = 0,
              tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0 }
-    -- meta alone may have gone (eviction): groups it no longer counts in Σw must not linger.
+    -- Only a stray field can outlive meta (they share a key): groups it no longer counts in Σw must not linger.
     redis.call('DEL', groups_key, seen_key)
-    fs.cold = true
+    fs.prefetched = nil
     fs.expire = true
   else
-    meta = { gt = tonumber(m[1]), gl = tonumber(m[2]), ws = tonumber(m[3]) or 0, gn = tonumber(m[4]) or 0,
-             sh = tonumber(m[5]) or 1, ep = tonumber(m[6]) or now, fc = tonumber(m[7]) or 0,
-             tr = tonumber(m[8]) or 0, vt = tonumber(m[9]) or 0, rv = tonumber(m[10]) or 0, rg = m[11] or '',
-             re = tonumber(m[12]) or 0 }
+    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re = struct.unpack(FS_META_PACK, p)
+    meta = { gt = gt, gl = gl, ws = ws, gn = gn, sh = sh, ep = ep, fc = fc, tr = tr, vt = vt, rv = rv, re = re,
+             rg = string.sub(p, FS_META_LEN + 1) }
   end
   fs.meta = meta
   -- Never step back: a backward clock step must not refill the same interval twice. Time then stands still
@@ -157,7 +169,6 @@ local function fs_open(meta_key, groups_key, seen_key, cfg, now_override)
     meta.sh = s
     meta.ep = now
     meta.fc = 0
-    fs.cold = true
     fs.expire = true
   end
 
@@ -178,7 +189,9 @@ end
 local function fs_group(fs, group, weight)
   local st = fs.groups[group]
   if not st then
-    local p = redis.call('HGET', fs.groups_key, group)
+    if group == FS_META then error('ERR_BL_GROUP_EMPTY: a group id is never empty') end
+    local p
+    if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
       st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
@@ -191,7 +204,6 @@ local function fs_group(fs, group, weight)
              seen = -FS_INF, promise = 0 }
       fs.meta.ws = fs.meta.ws + weight
       fs.meta.gn = fs.meta.gn + 1
-      fs.cold = true
       fs.expire = true
     end
     fs.groups[group] = st
@@ -200,15 +212,10 @@ local function fs_group(fs, group, weight)
   if st.w ~= weight then
     fs.meta.ws = fs.meta.ws + weight - st.w
     st.w = weight
-    fs.cold = true
   end
   if fs.now_ms - st.seen > fs.cfg.idle_ms / 8 then
     redis.call('ZADD', fs.seen_key, fs.now_ms, group)
     st.seen = fs.now_ms
-  end
-  if not fs.touched[group] then
-    fs.touched[group] = true
-    fs.touched[#fs.touched + 1] = group
   end
   return group, st
 end
@@ -222,14 +229,8 @@ local function fs_decide(fs, group, weight, cost, promise)
   local b, rho, T = cfg.burst, cfg.reserve, cfg.T
 
   -- (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
-  if meta.ws < st.w then
-    meta.ws = st.w
-    fs.cold = true
-  end
-  if meta.gn < 1 then
-    meta.gn = 1
-    fs.cold = true
-  end
+  if meta.ws < st.w then meta.ws = st.w end
+  if meta.gn < 1 then meta.gn = 1 end
   local gamma = st.w / meta.ws
   local kappa = meta.sh * st.w
   if kappa < gamma then kappa = gamma end
@@ -299,7 +300,6 @@ local function fs_decide(fs, group, weight, cost, promise)
         local grace = c * Tg
         if grace > cfg.window_us then grace = cfg.window_us end
         meta.rv, meta.rg, meta.re = c, group, at + grace
-        fs.cold = true
       end
     elseif ty < FS_INF then
       retry = ty
@@ -333,28 +333,16 @@ end
 
 local function fs_close(fs)
   local meta = fs.meta
-  if fs.cold then
-    redis.call('HSET', fs.meta_key, 'gt', meta.gt, 'gl', meta.gl, 'fc', meta.fc, 'ws', meta.ws, 'gn', meta.gn,
-      'sh', meta.sh, 'ep', meta.ep, 'tr', meta.tr, 'vt', meta.vt, 'rv', meta.rv, 'rg', meta.rg, 're', meta.re)
-  else
-    redis.call('HSET', fs.meta_key, 'gt', meta.gt, 'gl', meta.gl, 'fc', meta.fc)
+  local args = { FS_META, struct.pack(FS_META_PACK, meta.gt, meta.gl, meta.ws, meta.gn, meta.sh, meta.ep, meta.fc,
+    meta.tr, meta.vt, meta.rv, meta.re) .. meta.rg }
+  for g, st in pairs(fs.groups) do
+    args[#args + 1] = g
+    args[#args + 1] = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
   end
-  if #fs.touched > 0 then
-    local args = {}
-    for i = 1, #fs.touched do
-      local g = fs.touched[i]
-      local st = fs.groups[g]
-      args[#args + 1] = g
-      args[#args + 1] = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen,
-        st.promise)
-    end
-    redis.call('HSET', fs.groups_key, unpack(args))
-  end
+  redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then
     local ttl = fs.cfg.ttl_ms
-    redis.call('PEXPIRE', fs.meta_key, ttl)
     redis.call('PEXPIRE', fs.groups_key, ttl)
     redis.call('PEXPIRE', fs.seen_key, ttl)
-    for i = 1, #fs.expire_keys do redis.call('PEXPIRE', fs.expire_keys[i], ttl) end
   end
 end

@@ -1,7 +1,7 @@
 -- job.lua: the job record codec and the steps every queue script shares (included, never run alone).
 --
 -- The queue key block: every queue script receives the same KEYS, in this order (src/queue/queue-keys.ts):
---   1 meta  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
+--   1 counters  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
 --   11 idempotency  12 backlog  13 wake
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
@@ -14,13 +14,13 @@
 -- Token (fencing): "<seq>:<claim ms> <group>", fresh per claim; the group rides along so an ack needs no
 --   record decode for the backlog counter. Job ids never hold a space, so "<id> <token>" splits one way.
 -- Member (delayed, pending, ready): "<id> <cost> <weight> <group>": the group last, it may hold any bytes.
--- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if meta is lost.
+-- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if the counters are lost.
 -- Backlog HASH: group -> jobs waiting or leased, plus a pad field '' (no group is empty) whose long value
 --   keeps the hash a hashtable: a listpack of many groups is scanned on every count update.
 
 local function job_keys()
   return {
-    meta = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
+    counters = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
     ready = KEYS[6], jobs = KEYS[7], active = KEYS[8], dead = KEYS[9], completed = KEYS[10],
     idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13],
   }
@@ -65,7 +65,7 @@ end
 
 -- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one; then the group.
 local function job_token(K, now, group)
-  return string.format('%d:%d ', redis.call('HINCRBY', K.meta, 'jtok', 1), now) .. group
+  return string.format('%d:%d ', redis.call('HINCRBY', K.counters, 'jtok', 1), now) .. group
 end
 
 -- The active ZSET member of a lease; nil when id could not be a job id (a space would make it ambiguous).
@@ -76,7 +76,7 @@ end
 
 local function job_new_id(K, now)
   for _ = 1, 100 do
-    local seq = redis.call('HINCRBY', K.meta, 'jseq', 1) % 1000000
+    local seq = redis.call('HINCRBY', K.counters, 'jseq', 1) % 1000000
     local id = string.format('%d-%06d', now, seq)
     if redis.call('HEXISTS', K.jobs, id) == 0 then return id end
   end

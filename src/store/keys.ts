@@ -5,9 +5,12 @@
  */
 
 export interface LimiterKeys {
-  /** HASH: global bucket, Σweights, water level, epoch and trim bookkeeping, dispatcher virtual time. */
-  readonly meta: string;
-  /** HASH: group → packed per-group state. */
+  /** HASH: the queue's counters (job id and lease token sequences). */
+  readonly counters: string;
+  /**
+   * HASH: group → packed per-group state, and under the field `''` (never a group id) the limiter's own
+   * state: global bucket, Σweights, water level, epoch and trim bookkeeping, dispatcher virtual time.
+   */
   readonly groups: string;
   /** ZSET: group → last-seen ms (trimmed inside the scripts). */
   readonly seen: string;
@@ -41,7 +44,7 @@ export const NAME_PATTERN = /^[A-Za-z0-9._\-:/]{1,64}$/;
 export function limiterKeys(prefix: string, name: string): LimiterKeys {
   const tag = `{${prefix}:${name}}`;
   return {
-    meta: `${tag}:meta`,
+    counters: `${tag}:counters`,
     groups: `${tag}:groups`,
     seen: `${tag}:seen`,
     delayed: `${tag}:delayed`,

@@ -75,7 +75,7 @@ export class RedisStore implements Store {
   /** The limiter's admission and its queue (RedisQueue over the same keys). */
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
-    const admitKeys = [keys.meta, keys.groups, keys.seen] as const;
+    const admitKeys = [keys.groups, keys.seen] as const;
     const config = fairShareArgs(spec, DEFAULT_MAX_GROUPS);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const block = queueKeyBlock(keys);

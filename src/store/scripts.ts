@@ -74,10 +74,10 @@ export function fairShareArgs(spec: LimiterSpec & { readonly maxGroups?: number 
     spec.maxGroups ?? defaultMaxGroups];
 }
 
-export const admitScript = (): LoadedScript => loadScript('admit.lua', 3);
+export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
-/** admit.lua: KEYS meta, groups, seen; ARGV config block, now override µs, group, weight, cost. */
-export async function admit(client: RedisClient, keys: readonly [string, string, string], config: readonly number[],
+/** admit.lua: KEYS groups, seen; ARGV config block, now override µs, group, weight, cost. */
+export async function admit(client: RedisClient, keys: readonly [string, string], config: readonly number[],
   nowUs: number, group: string, weight: number, cost: number): Promise<AdmitReply> {
   return parseAdmitReply(await runScript(client, admitScript(), keys, [...config, nowUs, group, weight, cost]));
 }

@@ -112,8 +112,8 @@ describe('RedisQueue on Redis only', () => {
     const job = (group: string) => ({ group, weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 1000, delayMs: 0, maxDeferMs: 60_000 });
     for (let i = 0; i < 20; i++) expect((await q.enqueue(job('a'))).status).toBe('written');
     await q.dispatch({ readyMax: 1, moveMax: 1, promoteMax: 100, scanMax: 10 });
-    // The meta and group hashes expire when the limiter goes quiet; the pending backlog keeps its tags.
-    await client.del(q.keys.meta, q.keys.groups);
+    // The fair-share state (the groups hash) expires when the limiter goes quiet; the pending backlog keeps its tags.
+    await client.del(q.keys.groups);
     expect((await q.enqueue(job('b'))).status).toBe('written');
     await q.dispatch({ readyMax: 1, moveMax: 1, promoteMax: 100, scanMax: 10 });
     const pending = await client.zrange(q.keys.pending, 0, -1, 'WITHSCORES');

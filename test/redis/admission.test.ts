@@ -26,8 +26,8 @@ const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`))
 test('admit.lua header names the keys and args the wrapper passes', () => {
   const text = readFileSync(join(LUA_DIR, 'admit.lua'), 'utf8');
   const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
-  expect(keys).toEqual([1, 2, 3]);
-  expect(admitScript().numberOfKeys).toBe(3);
+  expect(keys).toEqual([1, 2]);
+  expect(admitScript().numberOfKeys).toBe(2);
   expect(text).toMatch(/ARGV\[12\]\s+cost/);
   expect(admitScript().lua).not.toMatch(/--!include/);
   expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
@@ -72,7 +72,7 @@ test('every key has a TTL of idle + window + epoch at most, also after groups co
   for (let round = 0; round < 4; round++) {
     for (let i = 0; i < 5; i++) await limiter.admit({ group: `r${round}-g${i}`, weight: 1, cost: 1 });
     const keys = await prefixKeys('ttl');
-    expect(keys).toHaveLength(3);
+    expect(keys).toHaveLength(2);
     for (const k of keys) {
       const pttl = await client.pttl(k);
       expect(pttl).toBeGreaterThan(0);
@@ -86,16 +86,19 @@ test('every key has a TTL of idle + window + epoch at most, also after groups co
 
 test('hostile group ids never create extra keys and come back unchanged', async () => {
   const limiter = new RedisStore({ client, prefix: 'hostile' }).bind(spec({ name: 'h' }));
-  const ids = ['{', '}', ':', '{hostile:h}:meta', '}{', 'ünï©ødé 🚦', '\u0000\r\n', 'x'.repeat(10 * 1024), ''];
+  const ids = ['{', '}', ':', '{hostile:h}:groups', '}{', 'ünï©ødé 🚦', '\u0000\r\n', 'x'.repeat(10 * 1024)];
   for (const group of ids) {
     const d = await limiter.admit({ group, weight: 1, cost: 1 });
     expect(d.group).toBe(group);
     expect(d.allowed).toBe(true);
   }
   const keys = await prefixKeys('hostile');
-  expect(keys).toEqual(allKeys(limiterKeys('hostile', 'h')).filter((k) => /:(meta|groups|seen)$/.test(k)).sort());
-  expect(await client.dbsize()).toBeLessThanOrEqual(3);
-  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length);
+  expect(keys).toEqual(allKeys(limiterKeys('hostile', 'h')).filter((k) => /:(groups|seen)$/.test(k)).sort());
+  expect(await client.dbsize()).toBeLessThanOrEqual(2);
+  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 1); // + the limiter's own state under ''
+  // '' names that state, never a group: the script refuses it (createLimiter rejects it before any store call).
+  await expect(limiter.admit({ group: '', weight: 1, cost: 1 })).rejects.toThrow(/ERR_BL_GROUP_EMPTY/);
+  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 1);
   await limiter.destroy();
 });
 
@@ -107,19 +110,19 @@ test('maxGroups bounds the state however many ids are sprayed', async () => {
   const last = (await Promise.all(pipeline)).at(-1)!;
   expect(last.group).toBe('*overflow*');
   expect(last.activeGroups).toBe(51);
-  expect(await client.hlen(`{spray:${s.name}}:groups`)).toBe(51);
+  expect(await client.hlen(`{spray:${s.name}}:groups`)).toBe(52); // + the limiter's own state under ''
   expect(await client.zcard(`{spray:${s.name}}:seen`)).toBe(51);
   await limiter.destroy();
 });
 
-test('A3: meta evicted alone mid-run: replies stay sane and the shares come back', async () => {
+test('A3: the groups hash (with the limiter state) evicted mid-run: replies stay sane and the shares come back', async () => {
   const clock = new ManualClock();
   const s = spec();
   const limiter = new RedisStore({ client, prefix: 'evict', clock: clock.now }).bind(s);
   await limiter.admit({ group: 'a', weight: 1, cost: 1 });
   expect((await limiter.admit({ group: 'b', weight: 3, cost: 1 })).guaranteed).toBe(75);
   clock.advance(100);
-  await client.del(`{evict:${s.name}}:meta`);
+  await client.del(`{evict:${s.name}}:groups`);
   const replies = [];
   for (let i = 0; i < 30; i++) {
     replies.push(await limiter.admit({ group: i % 2 ? 'a' : 'b', weight: i % 2 ? 1 : 3, cost: 1 }));
@@ -143,7 +146,7 @@ test('A4: after a big backward clock step, every call renews the TTLs (time stan
   await limiter.admit({ group: 'a', weight: 1, cost: 1 });
   clock.advance(-3_600_000);
   const keys = await prefixKeys('back');
-  expect(keys).toHaveLength(3);
+  expect(keys).toHaveLength(2); // groups (with the limiter state) and seen
   for (const k of keys) await client.pexpire(k, 50); // about to lapse, as an hour of real time would make them
   await limiter.admit({ group: 'a', weight: 1, cost: 1 }); // same group, no epoch passes: only the fix renews
   for (const k of keys) expect(await client.pttl(k)).toBeGreaterThan(s.idleMs);
