@@ -10,11 +10,11 @@
 
   KEYS: the queue key block (includes/job.lua): counters, groups, seen, delayed, pending, ready, jobs, active,
         dead, completed, idempotency, backlog, wake
-  ARGV[1..8]   config block (fs_config)
-  ARGV[9]      now override in µs (tests); 0 = redis TIME
-  ARGV[10]     group   ARGV[11] weight   ARGV[12] cost
-  ARGV[13]     job type   ARGV[14] payload (JSON text)   ARGV[15] idempotency key ('' = none)
-  ARGV[16]     maxBacklog   ARGV[17] maxDeferMs
+  ARGV[1]      config block (fs_config)
+  ARGV[2]      now override in µs (tests); 0 = redis TIME
+  ARGV[3]      group   ARGV[4] weight   ARGV[5] cost
+  ARGV[6]      job type   ARGV[7] payload (JSON text)   ARGV[8] idempotency key ('' = none)
+  ARGV[9]      maxBacklog   ARGV[10] maxDeferMs
 
   Reply: the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs:
          deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
@@ -23,11 +23,11 @@
 --!include includes/job.lua
 
 local K = job_keys()
-local cfg = fs_config(ARGV, 1)
-local fs = fs_open(K.groups, K.seen, cfg, tonumber(ARGV[9]), ARGV[10])
+local cfg = fs_config(ARGV[1])
+local fs = fs_open(K.groups, K.seen, cfg, tonumber(ARGV[2]), ARGV[3])
 local now = fs.now_ms
-local group, weight, cost = ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12])
-local idem = ARGV[15]
+local group, weight, cost = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local idem = ARGV[8]
 
 if idem ~= '' then
   local existing = redis.call('HGET', K.idempotency, idem)
@@ -49,8 +49,8 @@ if d.allowed == 0 then
   local unit_us = cfg.T * fs.meta.ws / w
   local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
   local promised = now + math.ceil((waiting + 1) * cost * unit_us / 1000)
-  status, id, run_at = job_defer(K, now, group, weight, cost, ARGV[13], ARGV[14], idem, tonumber(ARGV[16]),
-    promised, tonumber(ARGV[17]), now, waiting)
+  status, id, run_at = job_defer(K, now, group, weight, cost, ARGV[6], ARGV[7], idem, tonumber(ARGV[9]),
+    promised, tonumber(ARGV[10]), now, waiting)
 end
 return { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, retry_ms, math.ceil(d.hint_us / 1000),
          math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at, math.floor(d.empty_us / 1000) }

@@ -4,11 +4,11 @@
   KEYS[1] groups   HASH  '' -> packed meta (global bucket, Σweights, water level, epoch, trim; see fair-share.lua),
                          group -> packed per-group state
   KEYS[2] seen     ZSET  group -> last-seen ms
-  ARGV[1..8]       config block (fs_config): limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups
-  ARGV[9]          now override in µs (tests); 0 = redis TIME
-  ARGV[10]         group id (any bytes; only ever a hash field / zset member)
-  ARGV[11]         weight (integer >= 1)
-  ARGV[12]         cost (integer >= 1)
+  ARGV[1]          config block (fs_config): 'limit,windowMs,burst,reserve,idleMs,epochMs,sustained,maxGroups'
+  ARGV[2]          now override in µs (tests); 0 = redis TIME
+  ARGV[3]          group id (any bytes; only ever a hash field / zset member)
+  ARGV[4]          weight (integer >= 1)
+  ARGV[5]          cost (integer >= 1)
 
   Reply: { allowed (0|1), colour (0 green, 1 yellow, 2 red), remaining, limit, guaranteed, retryMs, hintMs,
            resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active), emptyMs }
@@ -16,9 +16,9 @@
 ]]
 --!include includes/fair-share.lua
 
-local cfg = fs_config(ARGV, 1)
-local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[9]), ARGV[10])
-local r = fs_decide(fs, ARGV[10], tonumber(ARGV[11]), tonumber(ARGV[12]), true)
+local cfg = fs_config(ARGV[1])
+local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
+local r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), true)
 fs_close(fs)
 
 return { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),

@@ -4,19 +4,19 @@
 -- promise), only while ready has room, in bounded batches. A refused group is skipped for the rest of
 -- the call; nothing is re-scored; the reply says exactly when to call again.
 -- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2..9 the fair-share config block (fs_config)
---       10 readyMax  11 moveMax  12 promoteMax  13 scanMax
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)
+--       3 readyMax  4 moveMax  5 promoteMax  6 scanMax
 -- Reply: {moved, promoted, wakeMs, readyFull}: wakeMs 0 = call again now, > 0 = in that many ms,
 --        -1 = nothing waits (or ready is full: readyFull = 1, wait for workers / poll).
 --!include includes/fair-share.lua
 --!include includes/job.lua
 local K = job_keys()
-local cfg = fs_config(ARGV, 2)
+local cfg = fs_config(ARGV[2])
 local fs = fs_open(K.groups, K.seen, cfg, tonumber(ARGV[1]) * 1000)
 local now = fs.now_ms
 local meta = fs.meta
-local ready_max, move_max = tonumber(ARGV[10]), tonumber(ARGV[11])
-local promote_max, scan_max = tonumber(ARGV[12]), tonumber(ARGV[13])
+local ready_max, move_max = tonumber(ARGV[3]), tonumber(ARGV[4])
+local promote_max, scan_max = tonumber(ARGV[5]), tonumber(ARGV[6])
 local PAGE = 32
 
 -- vt never trails the oldest pending tag: after the limiter's state expired (or a group was trimmed) a new job

@@ -90,7 +90,7 @@ export function createFairShareState(): FairShareState {
   return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtUs: 0 };
 }
 
-/** The same numbers fs_config derives from the ARGV block. */
+/** The same numbers fs_config derives from the config block. */
 export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;

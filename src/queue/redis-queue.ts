@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { ConfigError, describeValue } from '../errors';
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
-import { fairShareArgs, loadScript, runScript, type RedisClient, type ScriptArg } from '../store/scripts';
+import { fairShareConfig, loadScript, runScript, type RedisClient, type ScriptArg } from '../store/scripts';
 import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
@@ -53,7 +53,7 @@ export class RedisQueue implements QueueStore {
   private readonly block: string[];
   private readonly clock: Clock | undefined;
   private readonly maxDead: number;
-  private readonly config: number[];
+  private readonly config: string;
   private blocking: Redis | undefined;
   private blockingWait: Promise<string | null | false> | undefined;
 
@@ -70,7 +70,7 @@ export class RedisQueue implements QueueStore {
     }
     this.client = options.client;
     this.keys = limiterKeys(prefix, options.spec.name);
-    this.config = fairShareArgs(options.spec, DEFAULT_MAX_GROUPS);
+    this.config = fairShareConfig(options.spec, DEFAULT_MAX_GROUPS);
     this.block = queueKeyBlock(this.keys);
     this.clock = options.clock;
     this.maxDead = maxDead;
@@ -97,7 +97,7 @@ export class RedisQueue implements QueueStore {
 
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
     const [moved, promoted, wakeMs, readyFull] = (await this.run('dispatch', [
-      ...this.config, options.readyMax, options.moveMax, options.promoteMax, options.scanMax,
+      this.config, options.readyMax, options.moveMax, options.promoteMax, options.scanMax,
     ])) as [number, number, number, number];
     return { moved, promoted, wakeMs, readyFull: readyFull === 1 };
   }

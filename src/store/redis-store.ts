@@ -12,7 +12,7 @@ import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
-import { admit, admitDefer, admitScript, defineScripts, fairShareArgs, type DeferReply, type RedisClient } from './scripts';
+import { admit, admitDefer, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -76,7 +76,7 @@ export class RedisStore implements Store {
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
     const admitKeys = [keys.groups, keys.seen] as const;
-    const config = fairShareArgs(spec, DEFAULT_MAX_GROUPS);
+    const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const block = queueKeyBlock(keys);
     const admitOnce = async (input: AdmitInput): Promise<Decision> => {

@@ -68,18 +68,21 @@ export function runScript(client: RedisClient, script: LoadedScript, keys: reado
   return fn.call(client, ...keys, ...args);
 }
 
-/** The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua). */
-export function fairShareArgs(spec: LimiterSpec & { readonly maxGroups?: number }, defaultMaxGroups: number): number[] {
+/**
+ * The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua): one argument of
+ * 8 comma-separated numbers, built once per limiter (each script argument costs the client ~0.3 µs per call).
+ */
+export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: number }, defaultMaxGroups: number): string {
   return [spec.limit, spec.windowMs, spec.burst, spec.reserve, spec.idleMs, spec.epochMs, spec.sustained ? 1 : 0,
-    spec.maxGroups ?? defaultMaxGroups];
+    spec.maxGroups ?? defaultMaxGroups].join(',');
 }
 
 export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
 /** admit.lua: KEYS groups, seen; ARGV config block, now override µs, group, weight, cost. */
-export async function admit(client: RedisClient, keys: readonly [string, string], config: readonly number[],
+export async function admit(client: RedisClient, keys: readonly [string, string], config: string,
   nowUs: number, group: string, weight: number, cost: number): Promise<AdmitReply> {
-  return parseAdmitReply(await runScript(client, admitScript(), keys, [...config, nowUs, group, weight, cost]));
+  return parseAdmitReply(await runScript(client, admitScript(), keys, [config, nowUs, group, weight, cost]));
 }
 
 export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
@@ -92,10 +95,10 @@ export interface DeferReply {
 }
 
 /** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
-export async function admitDefer(client: RedisClient, keys: readonly string[], config: readonly number[], nowUs: number,
+export async function admitDefer(client: RedisClient, keys: readonly string[], config: string, nowUs: number,
   input: AdmitInput & { readonly defer: DeferInput }): Promise<{ admit: AdmitReply; defer: DeferReply }> {
   const d = input.defer;
-  const reply = await runScript(client, admitDeferScript(), keys, [...config, nowUs, input.group, input.weight, input.cost,
+  const reply = await runScript(client, admitDeferScript(), keys, [config, nowUs, input.group, input.weight, input.cost,
     d.type, d.payload, d.idempotencyKey ?? '', d.maxBacklog, d.maxDeferMs]);
   if (!Array.isArray(reply) || reply.length !== 15) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
   const status: unknown = reply[11];

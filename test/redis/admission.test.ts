@@ -28,7 +28,7 @@ test('admit.lua header names the keys and args the wrapper passes', () => {
   const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
   expect(keys).toEqual([1, 2]);
   expect(admitScript().numberOfKeys).toBe(2);
-  expect(text).toMatch(/ARGV\[12\]\s+cost/);
+  expect(text).toMatch(/ARGV\[5\]\s+cost/);
   expect(admitScript().lua).not.toMatch(/--!include/);
   expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
 });
