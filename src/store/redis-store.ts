@@ -12,7 +12,7 @@ import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
-import { admit, admitDefer, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
+import { admitCommand, admitDefer, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -75,27 +75,28 @@ export class RedisStore implements Store {
   /** The limiter's admission and its queue (RedisQueue over the same keys). */
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
-    const admitKeys = [keys.groups, keys.seen] as const;
     const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
+    const runAdmit = admitCommand(this.client, [keys.groups, keys.seen], config);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const block = queueKeyBlock(keys);
-    const admitOnce = async (input: AdmitInput): Promise<Decision> => {
-      if (!input.defer) {
-        return toDecision(ownGroup(await admit(this.client, admitKeys, config, this.nowUs(), input.group, input.weight, input.cost), input));
+    const failed = (error: unknown): never => {
+      if (error instanceof StoreError) throw error;
+      throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    };
+    // One promise per check on the hot path (no async wrappers): this runs on every request.
+    const admitNow = (input: AdmitInput): Promise<Decision> =>
+      runAdmit(this.nowUs(), input.group, input.weight, input.cost).then((reply) => toDecision(ownGroup(reply, input)), failed);
+    const admitOrDefer = async (input: AdmitInput & { readonly defer: NonNullable<AdmitInput['defer']> }): Promise<Decision> => {
+      try {
+        const reply = await admitDefer(this.client, block, config, this.nowUs(), input);
+        return withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer));
+      } catch (error) {
+        return failed(error);
       }
-      const reply = await admitDefer(this.client, block, config, this.nowUs(), { ...input, defer: input.defer });
-      return withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer));
     };
     return {
       ...queueMethods(queue),
-      admit: async (input: AdmitInput): Promise<Decision> => {
-        try {
-          return await admitOnce(input);
-        } catch (error) {
-          if (error instanceof StoreError) throw error;
-          throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-        }
-      },
+      admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer({ ...input, defer: input.defer }) : admitNow(input)),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

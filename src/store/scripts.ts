@@ -61,6 +61,13 @@ export function defineScripts(client: RedisClient, scripts: readonly LoadedScrip
   }
 }
 
+/** The script's command on a client (defined on first use): call it with `(...keys, ...args)`. */
+export function scriptCommand(client: RedisClient, script: LoadedScript): ScriptCommand {
+  defineScripts(client, [script]);
+  const fn = (client as unknown as Record<string, ScriptCommand>)[script.command]!;
+  return fn.bind(client);
+}
+
 /** Runs one script: EVALSHA, with EVAL on NOSCRIPT (ioredis). */
 export function runScript(client: RedisClient, script: LoadedScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
   defineScripts(client, [script]);
@@ -79,10 +86,15 @@ export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: numbe
 
 export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
-/** admit.lua: KEYS groups, seen; ARGV config block, now override µs, group, weight, cost. */
-export async function admit(client: RedisClient, keys: readonly [string, string], config: string,
-  nowUs: number, group: string, weight: number, cost: number): Promise<AdmitReply> {
-  return parseAdmitReply(await runScript(client, admitScript(), keys, [config, nowUs, group, weight, cost]));
+/**
+ * admit.lua on one client for one limiter: KEYS groups, seen; ARGV config block, now override µs, group,
+ * weight, cost. The hot path: the command is looked up once, and each call is one promise.
+ */
+export function admitCommand(client: RedisClient, keys: readonly [string, string], config: string):
+  (nowUs: number, group: string, weight: number, cost: number) => Promise<AdmitReply> {
+  const run = scriptCommand(client, admitScript());
+  const [groupsKey, seenKey] = keys;
+  return (nowUs, group, weight, cost) => run(groupsKey, seenKey, config, nowUs, group, weight, cost).then(parseAdmitReply);
 }
 
 export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
