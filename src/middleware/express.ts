@@ -5,7 +5,7 @@
  * (`onLimit: 'next'`) the http-error passed to `next(err)` with the headers on `err.headers`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { PROBLEM_CONTENT_TYPE, createRunner, problemBody, type BulkLimiterOptions } from './shared';
+import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
 import { createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
 
@@ -28,11 +28,10 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
         res.status(202).json(outcome.body);
         return;
       }
-      const error = outcome.error;
-      setHeaders(res, error.headers);
-      if (passErrors) return next(error);
-      res.status(error.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-      res.end(problemBody(error));
+      setHeaders(res, outcome.headers);
+      if (passErrors) return next(outcome.error);
+      res.status(outcome.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      res.end(outcome.body);
     } catch (error) {
       next(error);
     }

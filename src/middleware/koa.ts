@@ -6,7 +6,7 @@
  * before rendering an error, so they also ride on `err.headers`.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { PROBLEM_CONTENT_TYPE, createRunner, problemBody, type BulkLimiterOptions } from './shared';
+import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
 import { createJobStatusReader, type JobStatusOptions } from './job-status';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
@@ -35,12 +35,11 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
       ctx.body = outcome.body;
       return;
     }
-    const error = outcome.error;
-    if (throwErrors) throw error;
-    ctx.set(error.headers);
-    ctx.status = error.status;
+    if (throwErrors) throw outcome.error;
+    ctx.set(outcome.headers);
+    ctx.status = outcome.status;
     ctx.type = PROBLEM_CONTENT_TYPE;
-    ctx.body = problemBody(error);
+    ctx.body = outcome.body;
   };
 }
 

@@ -65,9 +65,22 @@ export interface ProblemDetails {
   readonly 'violated-policies'?: readonly string[];
 }
 
+/**
+ * A rejected request: what `'respond'` sends (status, headers, problem+json body), and the http-error that
+ * `'next'` hands on, built only when asked for (an http-error costs ~1.7 µs, a fifth of a denial's CPU).
+ */
+export interface Rejection {
+  readonly kind: 'reject';
+  readonly status: number;
+  readonly headers: HeaderMap;
+  /** The problem+json body. */
+  readonly body: string;
+  readonly error: LimitError;
+}
+
 export type Outcome =
   | { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined }
-  | { readonly kind: 'reject'; readonly error: LimitError }
+  | Rejection
   | DeferredOutcome;
 
 export interface Runner<Ctx> {
@@ -100,6 +113,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const { weight, cost, skip } = o;
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
   const policies = Object.freeze([limiter.name]);
+  const quotaBody = quotaBodyWriter(policies);
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
@@ -108,7 +122,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     if (skip !== undefined && (await skip(ctx))) return SKIPPED;
     let group = await groupOf(ctx);
     if (group === undefined || group === null || group === '') {
-      if (rejectMissing) return reject(badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id')));
+      if (rejectMissing) return badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id'));
       if (!warnedMissing) {
         warnedMissing = true;
         limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
@@ -129,28 +143,55 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     try {
       decision = await limiter.check(group, check);
     } catch (error) {
-      if (error instanceof InputError) return reject(badRequest(error));
+      if (error instanceof InputError) return badRequest(error);
       throw error;
     }
     const headers = writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
     if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, defer, decision, headers, ctx);
-    return reject(limitError(decision, headers, policies));
+    return limitRejection(decision, headers, policies, quotaBody);
   }
 
   return { evaluate, onLimit: o.onLimit ?? 'respond', limiter };
 }
 
-function reject(error: LimitError): Outcome {
-  return { kind: 'reject', error };
+class LazyRejection implements Rejection {
+  readonly kind = 'reject';
+  private made: LimitError | undefined;
+
+  constructor(
+    readonly headers: HeaderMap,
+    readonly problem: ProblemDetails,
+    readonly body: string,
+    private readonly decision: Decision,
+  ) {}
+
+  get status(): number {
+    return this.problem.status;
+  }
+
+  get error(): LimitError {
+    const { problem, headers, decision } = this;
+    this.made ??= withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
+    return this.made;
+  }
 }
 
-function limitError(decision: Decision, headers: HeaderMap, policies: readonly string[]): LimitError {
+/** The 429 body, JSON.stringify(problem) to the byte, from a template: the only part that varies is the wait. */
+function quotaBodyWriter(policies: readonly string[]): (seconds: number) => string {
+  const head = `{"type":${JSON.stringify(QUOTA_EXCEEDED)},"title":"Too Many Requests","status":429,"detail":"Too many requests; retry in `;
+  const tail = ` s.","violated-policies":${JSON.stringify(policies)}}`;
+  return (seconds) => head + seconds + tail;
+}
+
+function limitRejection(decision: Decision, headers: HeaderMap, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
   const seconds = retryAfterSeconds(decision.retryAfterMs);
-  const problem: ProblemDetails = decision.reason === 'store-error'
-    ? { type: REDUCED_CAPACITY, title: 'Service Unavailable', status: 503, detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.` }
-    : { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
-  return withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
+  if (decision.reason === 'store-error') {
+    const problem: ProblemDetails = { type: REDUCED_CAPACITY, title: 'Service Unavailable', status: 503, detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.` };
+    return new LazyRejection(headers, problem, JSON.stringify(problem), decision);
+  }
+  const problem: ProblemDetails = { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
+  return new LazyRejection(headers, problem, quotaBody(seconds), decision);
 }
 
 /** A 429 is an answer, not a bug: its stack trace says nothing and capturing it costs ~20 % of a denial. */
@@ -164,14 +205,10 @@ function withoutStack<T>(make: () => T): T {
   }
 }
 
-function badRequest(error: InputError): LimitError {
+function badRequest(error: InputError): Rejection {
   const problem: ProblemDetails = { type: 'about:blank', title: 'Bad Request', status: 400, detail: error.message };
-  return createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
-}
-
-/** The problem+json body of a rejected request. */
-export function problemBody(error: LimitError): string {
-  return JSON.stringify(error.problem);
+  const httpError = createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
+  return { kind: 'reject', status: 400, headers: httpError.headers, body: JSON.stringify(problem), error: httpError };
 }
 
 function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOptions {

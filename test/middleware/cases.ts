@@ -102,7 +102,12 @@ export const CASES: readonly HttpCase[] = [
         type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
         title: 'Too Many Requests', status: 429, 'violated-policies': [limiter.name],
       });
-      expect(body.detail).toContain(`${retry} s`);
+      expect(body.detail).toBe(`Too many requests; retry in ${retry} s.`);
+      // The 429 body comes from a template: it must be exactly what JSON.stringify(problem) gives.
+      expect(res.text).toBe(JSON.stringify({
+        type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', title: 'Too Many Requests', status: 429,
+        detail: `Too many requests; retry in ${retry} s.`, 'violated-policies': [limiter.name],
+      }));
     },
   },
   {
