@@ -1,7 +1,8 @@
 /**
- * RedisStore over ioredis (Redis, Cluster, or Sentinel through ioredis options). Each admission is exactly
- * one script call (lua/admit.lua, or lua/admit-defer.lua when the request may be deferred); time comes from redis TIME unless a test clock is injected. All keys of
- * a limiter share one hash tag, so they live in one Cluster slot.
+ * RedisStore over ioredis (Redis, Cluster, or Sentinel through ioredis options). Checks made in one event-loop
+ * turn share one script call (lua/admit-many.lua; a lone check uses lua/admit.lua; see ./admit-batch.ts); a
+ * check that may be deferred is one call of lua/admit-defer.lua. Time comes from redis TIME unless a test
+ * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
 import { toDecision, type AdmitReply } from '../core/decision';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
@@ -12,16 +13,26 @@ import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
-import { admitCommand, admitDefer, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
+import { AdmitBatcher } from './admit-batch';
+import { admitCommand, admitDefer, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
   readonly client: RedisClient;
   /** Key prefix inside the hash tag `{<prefix>:<name>}`. @defaultValue `'bl'` */
   readonly prefix?: string;
+  /**
+   * Most checks sent in one script call: the checks of one limiter made in the same event-loop turn go
+   * together, which cuts Redis CPU and commands per check several-fold under load. 1 sends each on its own.
+   * @defaultValue `64`
+   */
+  readonly maxBatch?: number;
   /** Tests only: a clock (ms) passed to the scripts instead of redis TIME. */
   readonly clock?: Clock;
 }
+
+export const DEFAULT_MAX_BATCH = 64;
+const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
 function ownGroup(reply: AdmitReply, input: AdmitInput): AdmitReply {
@@ -43,6 +54,7 @@ export class RedisStore implements Store {
   readonly client: RedisClient;
   readonly prefix: string;
   private readonly clock: Clock | undefined;
+  private readonly maxBatch: number;
 
   constructor(options: RedisStoreOptions) {
     const client: unknown = options?.client;
@@ -56,10 +68,15 @@ export class RedisStore implements Store {
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new ConfigError('ERR_BL_CLOCK', `Expected \`clock\` to be a function, got ${describeValue(options.clock)}`);
     }
+    const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
+    if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > MAX_BATCH_LIMIT) {
+      throw new ConfigError('ERR_BL_MAX_BATCH', `Expected \`maxBatch\` to be an integer from 1 to ${MAX_BATCH_LIMIT}, got ${describeValue(options.maxBatch)}`);
+    }
     this.client = options.client;
     this.prefix = prefix;
     this.clock = options.clock;
-    defineScripts(this.client, [admitScript()]);
+    this.maxBatch = maxBatch;
+    defineScripts(this.client, [admitScript(), admitManyScript()]);
   }
 
   /** The keys of one limiter (the queue store builds on the same names). */
@@ -76,7 +93,8 @@ export class RedisStore implements Store {
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
     const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
-    const runAdmit = admitCommand(this.client, [keys.groups, keys.seen], config);
+    const admitKeys = [keys.groups, keys.seen] as const;
+    const batcher = new AdmitBatcher(admitCommand(this.client, admitKeys, config), admitManyCommand(this.client, admitKeys, config), this.maxBatch);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const block = queueKeyBlock(keys);
     const failed = (error: unknown): never => {
@@ -85,7 +103,7 @@ export class RedisStore implements Store {
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      runAdmit(this.nowUs(), input.group, input.weight, input.cost).then((reply) => toDecision(ownGroup(reply, input)), failed);
+      batcher.admit(this.nowUs(), input.group, input.weight, input.cost).then((reply) => toDecision(ownGroup(reply, input)), failed);
     const admitOrDefer = async (input: AdmitInput & { readonly defer: NonNullable<AdmitInput['defer']> }): Promise<Decision> => {
       try {
         const reply = await admitDefer(this.client, block, config, this.nowUs(), input);

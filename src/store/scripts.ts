@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import type { AdmitReply } from '../core/decision';
+import type { AdmitRequest } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
 
@@ -97,6 +98,20 @@ export function admitCommand(client: RedisClient, keys: readonly [string, string
   return (nowUs, group, weight, cost) => run(groupsKey, seenKey, config, nowUs, group, weight, cost).then(parseAdmitReply);
 }
 
+export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 2);
+
+/** admit-many.lua on one client for one limiter: several checks decided in one call, one reply each, in order. */
+export function admitManyCommand(client: RedisClient, keys: readonly [string, string], config: string):
+  (nowUs: number, requests: readonly AdmitRequest[]) => Promise<AdmitReply[]> {
+  const run = scriptCommand(client, admitManyScript());
+  const [groupsKey, seenKey] = keys;
+  return (nowUs, requests) => {
+    const args: ScriptArg[] = [groupsKey, seenKey, config, nowUs];
+    for (const r of requests) args.push(r.group, r.weight, r.cost);
+    return run(...args).then((reply) => parseAdmitReplies(reply, requests.length));
+  };
+}
+
 export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
 
 /** What the deferral step of admit-defer.lua did: 0 admitted, 1 written, 2 duplicate, -2 backlog full, -3 horizon. */
@@ -121,14 +136,30 @@ export async function admitDefer(client: RedisClient, keys: readonly string[], c
 }
 
 export function parseAdmitReply(reply: unknown): AdmitReply {
-  if (!Array.isArray(reply) || reply.length !== 12) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
+  if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
+  return admitFields(reply, 0);
+}
+
+/** admit-many.lua's reply: `count` admit replies, one after the other in one flat array. */
+export function parseAdmitReplies(reply: unknown, count: number): AdmitReply[] {
+  if (!Array.isArray(reply) || reply.length !== count * ADMIT_FIELDS) {
+    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-many reply for ${count} checks: ${Array.isArray(reply) ? `${reply.length} fields` : String(reply)}`);
+  }
+  const out: AdmitReply[] = new Array<AdmitReply>(count);
+  for (let i = 0; i < count; i++) out[i] = admitFields(reply, i * ADMIT_FIELDS);
+  return out;
+}
+
+const ADMIT_FIELDS = 12;
+
+function admitFields(reply: unknown[], at: number): AdmitReply {
   const n = (i: number): number => {
-    const v: unknown = reply[i];
+    const v: unknown = reply[at + i];
     if (typeof v !== 'number') throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply field ${i}: ${String(v)}`);
     return v;
   };
   const colour = n(1);
-  const group: unknown = reply[10];
+  const group: unknown = reply[at + 10];
   return {
     allowed: n(0) === 1, colour: colour === 0 || colour === 1 ? colour : 2, remaining: n(2), limit: n(3),
     guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9), emptyMs: n(11),

@@ -1,0 +1,30 @@
+--[[
+  admit-many.lua — admit.lua for several requests of one limiter in one call: the RedisStore sends the checks
+  made in one event-loop turn together. They are decided one after the other at the same `now`, exactly as
+  that many admit.lua calls at that instant would be; the limiter state is read and written once, so each
+  check costs a fraction of a call of its own.
+
+  KEYS[1] groups   HASH  '' -> packed meta, group -> packed per-group state (see admit.lua)
+  KEYS[2] seen     ZSET  group -> last-seen ms
+  ARGV[1]          config block (fs_config)
+  ARGV[2]          now override in µs (tests); 0 = redis TIME
+  ARGV[3 ..]       one (group, weight, cost) triple per request, in arrival order
+
+  Reply: admit.lua's 12 fields for each request, one after the other in one flat array.
+]]
+--!include includes/fair-share.lua
+
+local cfg = fs_config(ARGV[1])
+local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
+local out = {}
+local n = 0
+for i = 3, #ARGV - 2, 3 do
+  local r = fs_decide(fs, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), true)
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = r.allowed, r.colour, r.remaining, r.limit
+  out[n + 5], out[n + 6], out[n + 7] = r.guaranteed, math.ceil(r.retry_us / 1000), math.ceil(r.hint_us / 1000)
+  out[n + 8], out[n + 9], out[n + 10] = math.ceil(r.reset_us / 1000), r.active, fs.now_ms
+  out[n + 11], out[n + 12] = r.group, math.floor(r.empty_us / 1000)
+  n = n + 12
+end
+fs_close(fs)
+return out

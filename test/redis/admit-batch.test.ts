@@ -1,0 +1,119 @@
+/**
+ * The RedisStore's batching (src/store/admit-batch.ts, lua/admit-many.lua): checks made in one event-loop turn
+ * share one script call and get exactly the decisions that many separate calls at that instant would give.
+ * Commands are counted on the client's way out (sendCommand), against a real Redis.
+ */
+import fc from 'fast-check';
+import type Redis from 'ioredis';
+import { RedisStore } from '../../src/store/redis-store';
+import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
+import { ManualClock } from '../conformance/store-suite';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+
+let server: RedisServer;
+let client: Redis;
+/** Script calls this client sent, by command name (evalsha / eval). */
+let scriptCalls = 0;
+beforeAll(async () => {
+  server = await startRedis();
+  client = server.client();
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    if (command.name === 'evalsha' || command.name === 'eval') scriptCalls++;
+    return (send as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as typeof client.sendCommand;
+  // Load both scripts now (a first EVALSHA fails with NOSCRIPT and is sent again as EVAL).
+  const warm = bind(new ManualClock(), 64, spec());
+  await Promise.all([warm.admit({ group: 'w', weight: 1, cost: 1 }), warm.admit({ group: 'w', weight: 1, cost: 1 })]);
+  await warm.admit({ group: 'w', weight: 1, cost: 1 });
+  await warm.destroy();
+});
+afterAll(async () => { await server.stop(); });
+
+let seq = 0;
+const spec = (over: Partial<LimiterSpec> = {}): LimiterSpec => ({
+  name: `b-${process.pid}-${++seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 60_000, epochMs: 250, sustained: false, ...over,
+});
+interface Check { group: string; weight: number; cost: number }
+const bind = (clock: ManualClock, maxBatch: number, s: LimiterSpec): LimiterStore =>
+  new RedisStore({ client, prefix: 'batch', clock: clock.now, maxBatch }).bind(s);
+
+/** The same checks one call at a time, each awaited: the reference the batched decisions must equal. */
+async function oneByOne(store: LimiterStore, checks: readonly Check[]): Promise<Decision[]> {
+  const out: Decision[] = [];
+  for (const c of checks) out.push(await store.admit(c));
+  return out;
+}
+
+test('checks made in one turn share script calls of at most maxBatch, in arrival order', async () => {
+  const clock = new ManualClock();
+  const s = spec();
+  const batched = bind(clock, 64, s);
+  const checks = Array.from({ length: 100 }, (_, i) => ({ group: `g${i % 3}`, weight: 1 + (i % 2), cost: 1 }));
+  const before = scriptCalls;
+  const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
+  expect(scriptCalls - before).toBe(2); // 64 + 36
+  const twin = bind(new ManualClock(), 1, { ...s, name: `${s.name}-twin` });
+  expect(decisions).toEqual(await oneByOne(twin, checks));
+  expect(decisions.filter((d) => d.allowed)).toHaveLength(s.burst); // a frozen clock: the burst and no more
+  await batched.destroy();
+  await twin.destroy();
+});
+
+test('batched decisions equal one call per check at the same instant (any groups, weights, costs)', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ group: fc.constantFrom('a', 'b', 'c', 'd'), weight: fc.integer({ min: 1, max: 3 }), cost: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 90 }),
+      fc.integer({ min: 2, max: 40 }),
+      async (checks, maxBatch) => {
+        const s = spec({ burst: 12, reserve: 2 });
+        const batched = bind(new ManualClock(), maxBatch, s);
+        const single = bind(new ManualClock(), 1, { ...s, name: `${s.name}-one` });
+        const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
+        expect(decisions).toEqual(await oneByOne(single, checks));
+        await batched.destroy();
+        await single.destroy();
+      },
+    ),
+    { numRuns: 40 },
+  );
+});
+
+test('checks at different (injected) times never share a batch', async () => {
+  const clock = new ManualClock();
+  const s = spec({ limit: 10, burst: 2, reserve: 0 });
+  const batched = bind(clock, 64, s);
+  const before = scriptCalls;
+  const first = [batched.admit({ group: 'a', weight: 1, cost: 1 }), batched.admit({ group: 'a', weight: 1, cost: 1 })];
+  clock.advance(250); // a quarter window: the group's bucket holds more again
+  const later = batched.admit({ group: 'a', weight: 1, cost: 1 });
+  const decisions = await Promise.all([...first, later]);
+  expect(scriptCalls - before).toBe(2);
+  expect(decisions.map((d) => d.at - decisions[0]!.at)).toEqual([0, 0, 250]);
+  expect(decisions.map((d) => d.allowed)).toEqual([true, true, true]);
+  await batched.destroy();
+});
+
+test('maxBatch 1 sends every check on its own', async () => {
+  const batched = bind(new ManualClock(), 1, spec());
+  const before = scriptCalls;
+  await Promise.all(Array.from({ length: 5 }, () => batched.admit({ group: 'a', weight: 1, cost: 1 })));
+  expect(scriptCalls - before).toBe(5);
+  await batched.destroy();
+});
+
+test('a batch the script refuses rejects each of its checks with a StoreError', async () => {
+  const batched = bind(new ManualClock(), 64, spec());
+  // '' never reaches a store through createLimiter (ERR_BL_GROUP_EMPTY); here it fails the script call.
+  const results = await Promise.allSettled([batched.admit({ group: 'a', weight: 1, cost: 1 }), batched.admit({ group: '', weight: 1, cost: 1 })]);
+  for (const r of results) {
+    expect(r.status).toBe('rejected');
+    expect((r as PromiseRejectedResult).reason).toMatchObject({ name: 'StoreError', code: 'ERR_BL_STORE' });
+  }
+  expect((await batched.admit({ group: 'a', weight: 1, cost: 1 })).allowed).toBe(true); // nothing was spent
+  await batched.destroy();
+});
+
+test.each([0, 1.5, 1001, '8', -1])('maxBatch %p fails at construction', (maxBatch) => {
+  expect(() => new RedisStore({ client, maxBatch: maxBatch as number })).toThrow(expect.objectContaining({ code: 'ERR_BL_MAX_BATCH' }));
+});
