@@ -9,12 +9,15 @@ const { loadCore } = require('./package');
 let uniq = 0;
 const unique = (base) => `${base}-${process.pid}-${Date.now().toString(36)}-${uniq++}`;
 
-/** bulk-limiter on RedisStore: one atomic fair-share admission script per call. */
-function bulkLimiter(client, { limit, windowMs, options = {} }) {
+/**
+ * bulk-limiter on RedisStore: an atomic fair-share admission script; the checks of one event-loop turn share
+ * a call (storeOptions `{ maxBatch: 1 }`: one call per check).
+ */
+function bulkLimiter(client, { limit, windowMs, options = {}, storeOptions = {} }) {
   const { core, error } = loadCore();
   if (!core) throw new Error(error);
   const limiter = core.createLimiter({
-    store: new core.RedisStore({ client, prefix: 'blb' }),
+    store: new core.RedisStore({ client, prefix: 'blb', ...storeOptions }),
     name: unique('bench'),
     limit,
     windowMs,
