@@ -92,6 +92,9 @@ async function bulkLimiterQueue(redis, cfg, dispatcherOptions = {}) {
   await waitFor(() => e2e.length >= cfg.jobs, 300_000, 'the bulk-limiter drain');
   const drainMs = performance.now() - t1;
   await Promise.all([worker.close(5000), dispatcher.stop()]);
+  // Close every connection before the row's redis-server stops (else ioredis keeps reconnecting to it).
+  await Promise.all([draining.close(), deferring.close()]);
+  client.disconnect();
   const perGroup = Array.from({ length: GROUPS }, (_, g) => Math.floor(cfg.jobs / GROUPS) + (g < cfg.jobs % GROUPS ? 1 : 0));
   return { ...summarise(cfg.jobs, enqueueMs, drainMs, e2e), shareError: weightedShareError(order, perGroup) };
 }
