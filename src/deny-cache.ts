@@ -11,7 +11,11 @@
 import type { Decision } from './types';
 
 export interface DenyCacheOptions {
-  /** Most groups remembered at once (expired entries are dropped first). @defaultValue `10_000` */
+  /**
+   * Most groups remembered at once. When full, a newly denied group takes the place of the one recorded
+   * longest ago only if that one's denial has run out; otherwise it is not remembered (the store answers it).
+   * @defaultValue `10_000`
+   */
   readonly maxGroups?: number;
   /** Share of cached denials still sent to the store, so its demand meter sees the group. @defaultValue `0.05` */
   readonly sampleRate?: number;
@@ -86,9 +90,12 @@ export class DenyCache {
     if (hintMs < 1 && globalWaitMs < 1) return;
     if (sentAt + globalWaitMs > this.globalUntil) this.globalUntil = sentAt + globalWaitMs;
     if (this.entries.size >= this.options.maxGroups && !this.entries.has(requested)) {
-      // Full: forget the oldest entry (Map order), O(1); a scan for expired ones per call cost 100 µs at 10k.
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+      // Full: replace the entry recorded longest ago (Map order, O(1)) only once its denial has run out.
+      // Evicting live entries made a cache smaller than the denied groups churn on every call (and the
+      // retained decisions cost more in GC than the cache saved): 0.73× rate-limiter-flexible at 100,000 groups.
+      const oldest = this.entries.entries().next();
+      if (oldest.done || oldest.value[1].until > this.now()) return;
+      this.entries.delete(oldest.value[0]);
     }
     const slotMs = this.windowMs / Math.max(1, decision.guaranteed);
     const previous = this.entries.get(requested);

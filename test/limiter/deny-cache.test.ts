@@ -87,11 +87,16 @@ describe('DenyCache', () => {
     expect(c.lookup('flood', 1)).toBeUndefined();
   });
 
-  test('remembers at most maxGroups, forgetting the one recorded longest ago', () => {
+  test('remembers at most maxGroups: a new group takes the oldest place only once that denial ran out', () => {
     const c = cache(2);
-    c.record('a', denial(), now);
-    c.record('b', denial(), now);
-    c.record('a', denial(), now); // recorded again: now the newest
+    c.record('a', denial({ hintMs: 100 }), now);
+    c.record('b', denial({ hintMs: 50 }), now);
+    c.record('a', denial({ hintMs: 100 }), now); // recorded again: now the newest
+    c.record('c', denial(), now); // full, and b (the oldest) is still denied: c is not remembered
+    expect(c.size).toBe(2);
+    expect(c.lookup('c', 1)).toBeUndefined();
+    expect(c.lookup('b', 1)).toBeDefined();
+    now += 60; // b's denial has run out, a's has not
     c.record('c', denial(), now);
     expect(c.size).toBe(2);
     expect(c.lookup('b', 1)).toBeUndefined();
