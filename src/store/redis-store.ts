@@ -13,8 +13,10 @@ import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
-import { AdmitBatcher } from './admit-batch';
-import { admitCommand, admitDefer, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig, type DeferReply, type RedisClient } from './scripts';
+import { ScriptBatcher } from './admit-batch';
+import {
+  admitCommand, admitDeferCommand, admitDeferManyCommand, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig,
+  type AdmitDeferReply, type DeferringInput, type DeferReply, type RedisClient } from './scripts';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -94,27 +96,24 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
     const admitKeys = [keys.groups, keys.seen] as const;
-    const batcher = new AdmitBatcher(admitCommand(this.client, admitKeys, config), admitManyCommand(this.client, admitKeys, config), this.maxBatch);
-    const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const block = queueKeyBlock(keys);
+    const checks = new ScriptBatcher<AdmitInput, AdmitReply>(
+      admitCommand(this.client, admitKeys, config), admitManyCommand(this.client, admitKeys, config), this.maxBatch);
+    const deferringChecks = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
+      admitDeferCommand(this.client, block, config), admitDeferManyCommand(this.client, block, config), this.maxBatch);
+    const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failed = (error: unknown): never => {
       if (error instanceof StoreError) throw error;
       throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      batcher.admit(this.nowUs(), input.group, input.weight, input.cost).then((reply) => toDecision(ownGroup(reply, input)), failed);
-    const admitOrDefer = async (input: AdmitInput & { readonly defer: NonNullable<AdmitInput['defer']> }): Promise<Decision> => {
-      try {
-        const reply = await admitDefer(this.client, block, config, this.nowUs(), input);
-        return withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer));
-      } catch (error) {
-        return failed(error);
-      }
-    };
+      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input)), failed);
+    const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
+      deferringChecks.submit(this.nowUs(), input).then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed);
     return {
       ...queueMethods(queue),
-      admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer({ ...input, defer: input.defer }) : admitNow(input)),
+      admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import type { AdmitReply } from '../core/decision';
-import type { AdmitRequest } from './admit-batch';
+import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
 
@@ -87,32 +87,28 @@ export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: numbe
 
 export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
-/**
- * admit.lua on one client for one limiter: KEYS groups, seen; ARGV config block, now override µs, group,
- * weight, cost. The hot path: the command is looked up once, and each call is one promise.
- */
-export function admitCommand(client: RedisClient, keys: readonly [string, string], config: string):
-  (nowUs: number, group: string, weight: number, cost: number) => Promise<AdmitReply> {
+/** admit.lua on one client for one limiter: KEYS groups, seen; ARGV config block, now override µs, group, weight, cost. */
+export function admitCommand(client: RedisClient, keys: readonly [string, string], config: string): RunOne<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitScript());
   const [groupsKey, seenKey] = keys;
-  return (nowUs, group, weight, cost) => run(groupsKey, seenKey, config, nowUs, group, weight, cost).then(parseAdmitReply);
+  return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight, r.cost).then(parseAdmitReply);
 }
 
 export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 2);
 
 /** admit-many.lua on one client for one limiter: several checks decided in one call, one reply each, in order. */
-export function admitManyCommand(client: RedisClient, keys: readonly [string, string], config: string):
-  (nowUs: number, requests: readonly AdmitRequest[]) => Promise<AdmitReply[]> {
+export function admitManyCommand(client: RedisClient, keys: readonly [string, string], config: string): RunMany<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitManyScript());
   const [groupsKey, seenKey] = keys;
   return (nowUs, requests) => {
     const args: ScriptArg[] = [groupsKey, seenKey, config, nowUs];
     for (const r of requests) args.push(r.group, r.weight, r.cost);
-    return run(...args).then((reply) => parseAdmitReplies(reply, requests.length));
+    return run(...args).then((reply) => parseReplies(reply, requests.length, ADMIT_FIELDS, admitFields));
   };
 }
 
-export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
+/** A check that may be deferred. */
+export type DeferringInput = AdmitInput & { readonly defer: DeferInput };
 
 /** What the deferral step of admit-defer.lua did: 0 admitted, 1 written, 2 duplicate, -2 backlog full, -3 horizon. */
 export interface DeferReply {
@@ -121,36 +117,63 @@ export interface DeferReply {
   readonly runAt: number;
 }
 
+export interface AdmitDeferReply {
+  readonly admit: AdmitReply;
+  readonly defer: DeferReply;
+}
+
+export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
+export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', 13);
+
+const deferArgs = (r: DeferringInput): ScriptArg[] =>
+  [r.group, r.weight, r.cost, r.defer.type, r.defer.payload, r.defer.idempotencyKey ?? '', r.defer.maxBacklog, r.defer.maxDeferMs];
+
 /** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
-export async function admitDefer(client: RedisClient, keys: readonly string[], config: string, nowUs: number,
-  input: AdmitInput & { readonly defer: DeferInput }): Promise<{ admit: AdmitReply; defer: DeferReply }> {
-  const d = input.defer;
-  const reply = await runScript(client, admitDeferScript(), keys, [config, nowUs, input.group, input.weight, input.cost,
-    d.type, d.payload, d.idempotencyKey ?? '', d.maxBacklog, d.maxDeferMs]);
-  if (!Array.isArray(reply) || reply.length !== 15) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
-  const status: unknown = reply[11];
+export function admitDeferCommand(client: RedisClient, keys: readonly string[], config: string): RunOne<DeferringInput, AdmitDeferReply> {
+  const run = scriptCommand(client, admitDeferScript());
+  return (nowUs, r) => run(...keys, config, nowUs, ...deferArgs(r)).then((reply) => {
+    if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
+    return admitDeferFields(reply, 0);
+  });
+}
+
+/** admit-defer-many.lua: several deferring checks in one call, one reply each, in order. */
+export function admitDeferManyCommand(client: RedisClient, keys: readonly string[], config: string): RunMany<DeferringInput, AdmitDeferReply> {
+  const run = scriptCommand(client, admitDeferManyScript());
+  return (nowUs, requests) => {
+    const args: ScriptArg[] = [...keys, config, nowUs];
+    for (const r of requests) args.push(...deferArgs(r));
+    return run(...args).then((reply) => parseReplies(reply, requests.length, DEFER_FIELDS, admitDeferFields));
+  };
+}
+
+const ADMIT_FIELDS = 12;
+const DEFER_FIELDS = 15;
+
+/** admit-defer.lua's 15 fields at `at`: admit.lua's first 11, deferStatus, jobId, runAtMs, admit.lua's emptyMs. */
+function admitDeferFields(reply: unknown[], at: number): AdmitDeferReply {
+  const status: unknown = reply[at + 11];
   if (status !== 0 && status !== 1 && status !== 2 && status !== -2 && status !== -3) {
     throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer status: ${String(status)}`);
   }
-  return { admit: parseAdmitReply([...reply.slice(0, 11), reply[14]]), defer: { status, id: String(reply[12]), runAt: Number(reply[13]) } };
+  const admitted = [...reply.slice(at, at + 11), reply[at + 14]];
+  return { admit: admitFields(admitted, 0), defer: { status, id: String(reply[at + 12]), runAt: Number(reply[at + 13]) } };
+}
+
+/** A *-many script's reply: `count` replies of `fields` values each, one after the other in one flat array. */
+function parseReplies<T>(reply: unknown, count: number, fields: number, parse: (reply: unknown[], at: number) => T): T[] {
+  if (!Array.isArray(reply) || reply.length !== count * fields) {
+    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected reply for ${count} checks: ${Array.isArray(reply) ? `${reply.length} fields` : String(reply)}`);
+  }
+  const out = new Array<T>(count);
+  for (let i = 0; i < count; i++) out[i] = parse(reply, i * fields);
+  return out;
 }
 
 export function parseAdmitReply(reply: unknown): AdmitReply {
   if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
   return admitFields(reply, 0);
 }
-
-/** admit-many.lua's reply: `count` admit replies, one after the other in one flat array. */
-export function parseAdmitReplies(reply: unknown, count: number): AdmitReply[] {
-  if (!Array.isArray(reply) || reply.length !== count * ADMIT_FIELDS) {
-    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-many reply for ${count} checks: ${Array.isArray(reply) ? `${reply.length} fields` : String(reply)}`);
-  }
-  const out: AdmitReply[] = new Array<AdmitReply>(count);
-  for (let i = 0; i < count; i++) out[i] = admitFields(reply, i * ADMIT_FIELDS);
-  return out;
-}
-
-const ADMIT_FIELDS = 12;
 
 function admitFields(reply: unknown[], at: number): AdmitReply {
   const n = (i: number): number => {

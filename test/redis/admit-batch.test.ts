@@ -1,6 +1,7 @@
 /**
- * The RedisStore's batching (src/store/admit-batch.ts, lua/admit-many.lua): checks made in one event-loop turn
- * share one script call and get exactly the decisions that many separate calls at that instant would give.
+ * The RedisStore's batching (src/store/admit-batch.ts, lua/admit-many.lua, lua/admit-defer-many.lua): checks
+ * made in one event-loop turn share one script call and get exactly the decisions that many separate calls at
+ * that instant would give, deferred jobs included.
  * Commands are counted on the client's way out (sendCommand), against a real Redis.
  */
 import fc from 'fast-check';
@@ -22,10 +23,13 @@ beforeAll(async () => {
     if (command.name === 'evalsha' || command.name === 'eval') scriptCalls++;
     return (send as (...args: unknown[]) => unknown)(command, ...rest);
   }) as typeof client.sendCommand;
-  // Load both scripts now (a first EVALSHA fails with NOSCRIPT and is sent again as EVAL).
+  // Load every script now (a first EVALSHA fails with NOSCRIPT and is sent again as EVAL).
   const warm = bind(new ManualClock(), 64, spec());
+  const deferring = { group: 'w', weight: 1, cost: 1, defer: { type: 't', payload: '{}', maxBacklog: 10, maxDeferMs: 60_000 } };
   await Promise.all([warm.admit({ group: 'w', weight: 1, cost: 1 }), warm.admit({ group: 'w', weight: 1, cost: 1 })]);
   await warm.admit({ group: 'w', weight: 1, cost: 1 });
+  await Promise.all([warm.admit(deferring), warm.admit(deferring)]);
+  await warm.admit(deferring);
   await warm.destroy();
 });
 afterAll(async () => { await server.stop(); });
@@ -34,7 +38,7 @@ let seq = 0;
 const spec = (over: Partial<LimiterSpec> = {}): LimiterSpec => ({
   name: `b-${process.pid}-${++seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 60_000, epochMs: 250, sustained: false, ...over,
 });
-interface Check { group: string; weight: number; cost: number }
+type Check = Parameters<LimiterStore['admit']>[0];
 const bind = (clock: ManualClock, maxBatch: number, s: LimiterSpec): LimiterStore =>
   new RedisStore({ client, prefix: 'batch', clock: clock.now, maxBatch }).bind(s);
 
@@ -76,6 +80,36 @@ test('batched decisions equal one call per check at the same instant (any groups
       },
     ),
     { numRuns: 40 },
+  );
+});
+
+test('deferring checks batch too: same decisions, jobs, ids and duplicates as one call each', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({
+        group: fc.constantFrom('a', 'b', 'c'), weight: fc.integer({ min: 1, max: 2 }), cost: fc.integer({ min: 1, max: 2 }),
+        key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }), maxBacklog: fc.integer({ min: 1, max: 6 }),
+        maxDeferMs: fc.constantFrom(50, 60_000),
+      }), { minLength: 1, maxLength: 60 }),
+      fc.integer({ min: 2, max: 40 }),
+      async (rows, maxBatch) => {
+        const checks = rows.map((r, i) => ({
+          group: r.group, weight: r.weight, cost: r.cost,
+          defer: { type: 't', payload: JSON.stringify({ i }), maxBacklog: r.maxBacklog, maxDeferMs: r.maxDeferMs, ...(r.key ? { idempotencyKey: r.key } : {}) },
+        }));
+        const s = spec({ limit: 20, burst: 4, reserve: 1 });
+        const batched = bind(new ManualClock(), maxBatch, s);
+        const single = bind(new ManualClock(), 1, { ...s, name: `${s.name}-one` });
+        const before = scriptCalls;
+        const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
+        expect(scriptCalls - before).toBe(Math.ceil(checks.length / maxBatch));
+        expect(decisions).toEqual(await oneByOne(single, checks));
+        expect(await batched.counts()).toEqual(await single.counts());
+        await batched.destroy();
+        await single.destroy();
+      },
+    ),
+    { numRuns: 30 },
   );
 });
 

@@ -1,0 +1,30 @@
+--[[
+  admit-defer-many.lua — admit-defer.lua for several requests of one limiter in one call (the RedisStore sends
+  the deferring checks made in one event-loop turn together): decided one after the other at the same `now`,
+  exactly as that many admit-defer.lua calls at that instant would be, with the limiter state read and
+  written once.
+
+  KEYS: the queue key block (includes/job.lua)
+  ARGV[1]      config block (fs_config)
+  ARGV[2]      now override in µs (tests); 0 = redis TIME
+  ARGV[3 ..]   per request, in arrival order, 8 values: group, weight, cost, job type, payload, idempotency key
+               ('' = none), maxBacklog, maxDeferMs
+
+  Reply: admit-defer.lua's 15 fields for each request, one after the other in one flat array.
+]]
+--!include includes/fair-share.lua
+--!include includes/job.lua
+--!include includes/admit-defer.lua
+
+local K = job_keys()
+local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+local out = {}
+local n = 0
+for i = 3, #ARGV - 7, 8 do
+  local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
+    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]))
+  for j = 1, 15 do out[n + j] = reply[j] end
+  n = n + 15
+end
+fs_close(fs)
+return out

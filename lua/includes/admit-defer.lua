@@ -1,0 +1,43 @@
+--[[
+  admit-defer.lua (include) — one admission with deferral, shared by admit-defer.lua and admit-defer-many.lua.
+  Needs includes/fair-share.lua and includes/job.lua first.
+
+  When the request is denied, its work is written as a job due at once: the dispatcher moves it through the
+  same budget in fair (SFQ) order, so a backlog drains at whatever the group may borrow, not only at its
+  guaranteed rate. runAt is an estimate of the latest start: one guaranteed interval (c·Tg, Tg = T·Σw/w) per
+  job of the group waiting, this one included, i.e. when the job runs if the group gets only its guaranteed
+  share and its own live traffic takes none of it; with idle capacity it starts sooner. A runAt beyond
+  maxDeferMs, or a full backlog, denies instead. An idempotency key that names a live job returns that job
+  (duplicate) without deciding again, so a retried request neither runs twice nor spends budget.
+
+  ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms) -> reply (15 values):
+    the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
+    deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
+  The caller opens fs before and closes it after (any number of calls in between).
+]]
+
+local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms)
+  local now = fs.now_ms
+  if idem ~= '' then
+    local existing = redis.call('HGET', K.idempotency, idem)
+    local r = existing and job_get(K, existing)
+    if r then
+      local wait = math.max(0, r.runAt - now)
+      return { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, now, group, 2, r.id, r.runAt, 0 }
+    end
+  end
+  local d = fs_decide(fs, group, weight, cost, true)
+  local status, id, run_at = 0, '', 0
+  if d.allowed == 0 then
+    local w = weight
+    if d.group ~= group then w = 1 end -- the overflow group
+    local unit_us = fs.cfg.T * fs.meta.ws / w
+    local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
+    local promised = now + math.ceil((waiting + 1) * cost * unit_us / 1000)
+    status, id, run_at = job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, promised,
+      max_defer_ms, now, waiting)
+  end
+  return { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
+           math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at,
+           math.floor(d.empty_us / 1000) }
+end
