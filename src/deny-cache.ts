@@ -1,12 +1,19 @@
 /**
  * The local deny cache (research/fairness.md §3.10, Envoy ratelimit's over-limit cache): after the store
- * denies a group, this process answers that group's checks itself while the store would certainly deny
- * them too: until the group's hint (the earliest time it might borrow) or until the global bucket holds a
- * unit again for anyone, whichever is later. Both are measured from when the call was sent, so they are
- * lower bounds on the store's clock. It never admits, so the global bound is untouched; a sample of the
- * calls still goes to the store so the group's demand keeps being metered. Local denials are staggered like
- * the store's (each takes the next guaranteed slot), so callers that honour Retry-After do not all come
- * back at the same instant.
+ * denies a group, this process answers that group's checks itself for a while. It never admits, so the
+ * global bound is untouched; a sample of the calls still goes to the store so the group's demand keeps being
+ * metered (and, with `hold: 'retry'`, so capacity that frees up early is still taken). Local denials are
+ * staggered like the store's (each takes the next guaranteed slot), so callers that honour Retry-After do not
+ * all come back at the same instant. How long it answers (`hold`):
+ *
+ * - `'hint'` (default): while the store would certainly deny too: until the group's hint (the earliest time
+ *   it might borrow) or until the global bucket holds a unit again for anyone, whichever is later. Both are
+ *   measured from when the call was sent, so they are lower bounds on the store's clock. It pays off with slow
+ *   limits; at per-second limits the bucket refills every few ms and most checks still reach the store.
+ * - `'retry'`: until the retry time the store gave the group (its Retry-After), which in a flood is about one
+ *   guaranteed slot of the group away. A check the store might have admitted early (a unit freed up and this
+ *   group would have taken it) is denied locally instead; the unit goes to a sampled call or another group.
+ *   In a flood at per-second limits this answers nearly every denial in-process.
  */
 import type { Decision } from './types';
 
@@ -19,11 +26,18 @@ export interface DenyCacheOptions {
   readonly maxGroups?: number;
   /** Share of cached denials still sent to the store, so its demand meter sees the group. @defaultValue `0.05` */
   readonly sampleRate?: number;
+  /**
+   * How long a denial is answered in-process: `'hint'` while the store would certainly deny too (never
+   * denies what the store would admit); `'retry'` until the retry time the store gave the group (far fewer
+   * store calls in floods at fast limits; see the header of src/deny-cache.ts). @defaultValue `'hint'`
+   */
+  readonly hold?: 'hint' | 'retry';
 }
 
 export interface ResolvedDenyCacheOptions {
   readonly maxGroups: number;
   readonly sampleRate: number;
+  readonly hold: 'hint' | 'retry';
 }
 
 interface Entry {
@@ -85,9 +99,10 @@ export class DenyCache {
    */
   record(requested: string, decision: Decision, sentAt: number): void {
     if (decision.allowed || decision.reason !== 'limit' || decision.job !== undefined) return;
-    const hintMs = decision.hintMs ?? 0;
+    // How long the store's answer holds for this group here (see `hold` in the header).
+    const holdMs = this.options.hold === 'retry' ? Math.max(decision.hintMs ?? 0, decision.retryAfterMs) : decision.hintMs ?? 0;
     const globalWaitMs = decision.globalWaitMs ?? 0;
-    if (hintMs < 1 && globalWaitMs < 1) return;
+    if (holdMs < 1 && globalWaitMs < 1) return;
     if (sentAt + globalWaitMs > this.globalUntil) this.globalUntil = sentAt + globalWaitMs;
     if (this.entries.size >= this.options.maxGroups && !this.entries.has(requested)) {
       // Full: replace the entry recorded longest ago (Map order, O(1)) only once its denial has run out.
@@ -101,7 +116,7 @@ export class DenyCache {
     const previous = this.entries.get(requested);
     this.entries.delete(requested); // re-inserted last: Map order is then oldest-recorded first
     this.entries.set(requested, {
-      until: sentAt + hintMs, decision, decidedAt: sentAt, slotMs,
+      until: sentAt + holdMs, decision, decidedAt: sentAt, slotMs,
       promise: Math.max(sentAt + decision.retryAfterMs, previous?.promise ?? 0),
     });
   }

@@ -47,9 +47,10 @@ export interface LimiterOptions {
   /** Where one-time warnings go. @defaultValue `console` */
   readonly logger?: Logger;
   /**
-   * Answer a group the store just denied in-process until the store's hint (when it might borrow again),
-   * sending only `sampleRate` of its calls on: a flood then costs almost no store round trips. Never admits
-   * anything, so the global limit holds; see README "Local deny cache". `true` = the defaults. @defaultValue `false`
+   * Answer a group the store just denied in-process (until the store's hint, when it might borrow again, or
+   * with `hold: 'retry'` until its retry time), sending only `sampleRate` of its calls on: a flood then costs
+   * few store round trips. Never admits anything, so the global limit holds; see README "Speed on Redis".
+   * `true` = the defaults. @defaultValue `false`
    */
   readonly denyCache?: boolean | DenyCacheOptions;
 }
@@ -169,20 +170,24 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
 
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {
   if (value === undefined || value === false) return undefined;
-  if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05 });
+  if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05, hold: 'hint' });
   if (typeof value !== 'object' || value === null) {
-    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate? }, got ${describeValue(value)}`);
+    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`);
   }
   const o = value as DenyCacheOptions;
   for (const key of Object.keys(o)) {
-    if (key !== 'maxGroups' && key !== 'sampleRate') {
-      throw new ConfigError('ERR_BL_DENY_CACHE', `Unknown option \`denyCache.${key}\`; known options: maxGroups, sampleRate`);
+    if (key !== 'maxGroups' && key !== 'sampleRate' && key !== 'hold') {
+      throw new ConfigError('ERR_BL_DENY_CACHE', `Unknown option \`denyCache.${key}\`; known options: maxGroups, sampleRate, hold`);
     }
+  }
+  const hold = o.hold ?? 'hint';
+  if (hold !== 'hint' && hold !== 'retry') {
+    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.hold\` to be 'hint' or 'retry', got ${describeValue(o.hold)}`);
   }
   const maxGroups = int('denyCache.maxGroups', o.maxGroups, 10_000, 1);
   const sampleRate = o.sampleRate ?? 0.05;
   if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1)) {
     throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.sampleRate\` to be a number from 0 to 1, got ${describeValue(o.sampleRate)}`);
   }
-  return Object.freeze({ maxGroups, sampleRate });
+  return Object.freeze({ maxGroups, sampleRate, hold });
 }

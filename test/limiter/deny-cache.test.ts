@@ -18,7 +18,7 @@ const denial = (over: Partial<Decision> = {}): Decision => ({
 describe('DenyCache', () => {
   let now = 0;
   let dice = 0.5;
-  const cache = (maxGroups = 100, sampleRate = 0.05) => new DenyCache({ maxGroups, sampleRate }, 1000, () => now, () => dice);
+  const cache = (maxGroups = 100, sampleRate = 0.05, hold: 'hint' | 'retry' = 'hint') => new DenyCache({ maxGroups, sampleRate, hold }, 1000, () => now, () => dice);
   beforeEach(() => {
     now = 10_000;
     dice = 0.5;
@@ -49,6 +49,17 @@ describe('DenyCache', () => {
     now += 20;
     expect(c.lookup('a', 1)).toBeUndefined();
     expect(c.lookup('b', 1)).toBeUndefined();
+  });
+
+  test("hold 'retry' answers until the store's retry time, past the hint", () => {
+    const hint = cache();
+    const retry = cache(100, 0.05, 'retry');
+    for (const c of [hint, retry]) c.record('flood', denial({ hintMs: 2, retryAfterMs: 40, globalWaitMs: 0 }), now);
+    now += 10;
+    expect(hint.lookup('flood', 1)).toBeUndefined(); // past the hint: the store decides
+    expect(retry.lookup('flood', 1)).toMatchObject({ allowed: false, reason: 'limit', hintMs: 30 });
+    now += 30;
+    expect(retry.lookup('flood', 1)).toBeUndefined(); // the retry time has come: the store decides
   });
 
   test('durations count from when the call was sent, not when the answer came', () => {
@@ -109,6 +120,7 @@ describe('DenyCache', () => {
     [{ denyCache: { sampleRate: 2 } }, /denyCache\.sampleRate.*got `2`/],
     [{ denyCache: { maxGroups: 0 } }, /denyCache\.maxGroups.*got `0`/],
     [{ denyCache: { size: 1 } }, /Unknown option `denyCache\.size`/],
+    [{ denyCache: { hold: 'forever' } }, /denyCache\.hold.*got `'forever'`|denyCache\.hold.*forever/],
   ])('bad option %j fails at construction', (extra, message) => {
     expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(ConfigError);
     expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(message);
@@ -166,5 +178,32 @@ describe('a limiter with denyCache on Redis', () => {
     // Most of the flood never reached Redis.
     expect(calls.get('flood')!).toBeLessThan(checks / 4);
     console.log(`deny cache: ${checks} checks of the flood, ${calls.get('flood')} store calls, ${admitted} admitted; light ${lightAllowed} admitted`);
+  });
+
+  test("hold 'retry' at a per-second limit: the flood barely reaches Redis, the limit holds, the capacity is still used", async () => {
+    const calls = new Map<string, number>();
+    const store = countingStore(new RedisStore({ client, prefix: 'retry-hold' }), calls);
+    // 500 per second: the bucket refills every ~2 ms, so the hint alone would send nearly every check to Redis.
+    const limiter = createLimiter({ store, name: 'deny-cache-retry', limit: 500, windowMs: 1000, denyCache: { hold: 'retry' } });
+    const admittedAt: number[] = [];
+    let checks = 0;
+    const startedAt = Date.now();
+    while (Date.now() - startedAt < 1500) {
+      const batch = await Promise.all(Array.from({ length: 20 }, (_, i) => limiter.check(`t${i % 4}`)));
+      checks += batch.length;
+      for (const d of batch) if (d.allowed) admittedAt.push(d.at);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const storeCalls = [...calls.values()].reduce((a, b) => a + b, 0);
+    expect(storeCalls).toBeLessThan(checks / 2);
+    // never more than the limit in any window of 1 s (store times)
+    admittedAt.sort((a, b) => a - b);
+    for (let lo = 0, hi = 0; hi < admittedAt.length; hi++) {
+      while (admittedAt[lo]! <= admittedAt[hi]! - 1000) lo++;
+      expect(hi - lo + 1).toBeLessThanOrEqual(500);
+    }
+    // the sampled calls still take what frees up: a good part of the capacity of 1.5 s (a generous bound)
+    expect(admittedAt.length).toBeGreaterThan(0.3 * 500 * 1.5);
+    console.log(`deny cache (hold retry): ${checks} checks, ${storeCalls} store calls, ${admittedAt.length} admitted in 1.5 s at 500/s`);
   });
 });
