@@ -69,6 +69,10 @@ const VARIANTS = {
     const { bulkLimiter } = require('bulk-limiter/express');
     return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (req) => tenantOf(req.headers) }));
   },
+  'express+bulk-limiter(denyCache retry)': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/express');
+    return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (req) => tenantOf(req.headers) }));
+  },
   'koa': () => koaApp(),
   'koa+bulk-limiter': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
@@ -77,6 +81,11 @@ const VARIANTS = {
   'koa+bulk-limiter(denyCache)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (ctx) => tenantOf(ctx.headers) }));
+  },
+  // hold: 'retry' answers a denied tenant in-process until the retry time the store gave it (README "Speed on Redis").
+  'koa+bulk-limiter(denyCache retry)': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/koa');
+    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (ctx) => tenantOf(ctx.headers) }));
   },
   'koa+koa-ratelimit': (client, limits) => {
     const ratelimit = require('koa-ratelimit');
