@@ -4,8 +4,9 @@
  * unless a test clock is given. Workers block on a duplicated connection, never on the shared one.
  */
 import type { Redis } from 'ioredis';
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, StoreError, describeValue } from '../errors';
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
+import { ScriptBatcher } from '../store/admit-batch';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
 import { fairShareConfig, loadScript, runScript, type RedisClient, type ScriptArg } from '../store/scripts';
 import type { Clock } from '../types';
@@ -31,6 +32,8 @@ export interface RedisQueueOptions {
 
 /** Most expired completed records dropped per call. */
 const TRIM_PAGE = 100;
+/** Most acknowledgements sent in one script call. */
+const ACK_BATCH = 64;
 
 type ClaimTuple = [string, string, string, number];
 
@@ -40,6 +43,12 @@ function toClaimed(reply: unknown): ClaimedJob[] {
     const r = decodeRecord(raw);
     return { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil: Number(leaseUntil) };
   });
+}
+
+/** complete-claim.lua's reply: {completed (1 | 0 stale), {claimed jobs}}. */
+function toCompleteAndClaim(reply: unknown): CompleteAndClaimResult {
+  const [completed, claimed] = reply as [number, unknown];
+  return { completed: completed === 1, claimed: toClaimed(claimed) };
 }
 
 /** complete.lua's ARGV after nowMs. */
@@ -80,8 +89,8 @@ export class RedisQueue implements QueueStore {
     return this.clock ? Math.floor(this.clock()) : 0;
   }
 
-  private run(script: string, args: readonly ScriptArg[]): Promise<unknown> {
-    return runScript(this.client, loadScript(`${script}.lua`, this.block.length), this.block, [this.now(), ...args]);
+  private run(script: string, args: readonly ScriptArg[], now = this.now()): Promise<unknown> {
+    return runScript(this.client, loadScript(`${script}.lua`, this.block.length), this.block, [now, ...args]);
   }
 
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */
@@ -155,12 +164,21 @@ export class RedisQueue implements QueueStore {
     return (await this.run('complete', completeArgs(id, token, resultJson, keepMs))) === 1;
   }
 
-  async completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
-    const [completed, claimed] = (await this.run('complete-claim', [
-      ...completeArgs(id, token, resultJson, keepMs), Math.ceil(leaseMs), claimCount(max),
-    ])) as [number, unknown];
-    return { completed: completed === 1, claimed: toClaimed(claimed) };
+  completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
+    return this.acks.submit(this.now(), [...completeArgs(id, token, resultJson, keepMs), Math.ceil(leaseMs), claimCount(max)]);
   }
+
+  /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
+  private readonly acks = new ScriptBatcher<ScriptArg[], CompleteAndClaimResult>(
+    (now, args) => this.run('complete-claim', args, now).then(toCompleteAndClaim),
+    (now, batch) => this.run('complete-claim-many', batch.flat(), now).then((reply) => {
+      if (!Array.isArray(reply) || reply.length !== batch.length) {
+        throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many reply for ${batch.length} jobs`);
+      }
+      return reply.map(toCompleteAndClaim);
+    }),
+    ACK_BATCH,
+  );
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
     const args: ScriptArg[] = outcome.kind === 'error'

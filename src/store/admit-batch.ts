@@ -1,6 +1,7 @@
 /**
  * Batches a RedisStore's checks: those of one limiter made in one event-loop turn go to Redis together
- * (lua/admit-many.lua, or lua/admit-defer-many.lua for checks that may be deferred). The script decides them
+ * (lua/admit-many.lua, or lua/admit-defer-many.lua for checks that may be deferred; the RedisQueue batches its
+ * workers' acknowledgements the same way, lua/complete-claim-many.lua). The script decides them
  * one after the other at the same instant, exactly as that many single calls at that instant would, and reads
  * and writes the limiter state once: under load this cuts the Redis CPU per check to about a quarter and the
  * client's commands (and socket writes) by the batch size. A lone check waits only for the current turn to
@@ -8,10 +9,10 @@
  * arrival order on one connection, so Redis sees the checks in that order.
  */
 
-/** One request in one script call. */
-export type RunOne<Req, Reply> = (nowUs: number, request: Req) => Promise<Reply>;
+/** One request in one script call. `now` is the injected time the script gets (0 = Redis TIME). */
+export type RunOne<Req, Reply> = (now: number, request: Req) => Promise<Reply>;
 /** Several requests in one script call: one reply per request, in order. */
-export type RunMany<Req, Reply> = (nowUs: number, requests: readonly Req[]) => Promise<Reply[]>;
+export type RunMany<Req, Reply> = (now: number, requests: readonly Req[]) => Promise<Reply[]>;
 
 interface Waiting<Req, Reply> {
   readonly request: Req;
@@ -21,7 +22,7 @@ interface Waiting<Req, Reply> {
 
 export class ScriptBatcher<Req, Reply> {
   private batch: Array<Waiting<Req, Reply>> = [];
-  private batchNowUs = 0;
+  private batchNow = 0;
   private scheduled = false;
 
   /** @param maxBatch requests per script call at most; 1 sends every request on its own */
@@ -31,11 +32,11 @@ export class ScriptBatcher<Req, Reply> {
     private readonly maxBatch: number,
   ) {}
 
-  submit(nowUs: number, request: Req): Promise<Reply> {
-    if (this.maxBatch === 1) return this.one(nowUs, request);
-    if (this.batch.length > 0 && nowUs !== this.batchNowUs) this.flush();
+  submit(now: number, request: Req): Promise<Reply> {
+    if (this.maxBatch === 1) return this.one(now, request);
+    if (this.batch.length > 0 && now !== this.batchNow) this.flush();
     return new Promise<Reply>((resolve, reject) => {
-      if (this.batch.length === 0) this.batchNowUs = nowUs;
+      if (this.batch.length === 0) this.batchNow = now;
       this.batch.push({ request, resolve, reject });
       if (this.batch.length >= this.maxBatch) this.flush();
       else if (!this.scheduled) {
@@ -54,13 +55,13 @@ export class ScriptBatcher<Req, Reply> {
     const batch = this.batch;
     if (batch.length === 0) return;
     this.batch = [];
-    const nowUs = this.batchNowUs;
+    const now = this.batchNow;
     if (batch.length === 1) {
       const only = batch[0]!;
-      this.one(nowUs, only.request).then(only.resolve, only.reject);
+      this.one(now, only.request).then(only.resolve, only.reject);
       return;
     }
-    this.many(nowUs, batch.map((w) => w.request)).then(
+    this.many(now, batch.map((w) => w.request)).then(
       (replies) => {
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(replies[i]!);
       },

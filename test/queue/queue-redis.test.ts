@@ -31,6 +31,37 @@ describeQueueStore('RedisQueue', async ({ clock, spec, maxDead }) => {
 });
 
 describe('RedisQueue on Redis only', () => {
+  test('acknowledgements made in one turn share one script call and claim the next jobs in order', async () => {
+    const q = new RedisQueue({ client, spec: spec(`acks-${++seq}`) });
+    queues.push(q);
+    for (let i = 0; i < 30; i++) {
+      expect((await q.enqueue({ group: `g${i % 3}`, weight: 1, cost: 1, type: 't', payload: JSON.stringify({ i }), maxBacklog: 100, delayMs: 0, maxDeferMs: 60_000 })).status).toBe('written');
+    }
+    await q.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
+    const first = await q.claimMany(60_000, 10);
+    expect(first).toHaveLength(10);
+    let scriptCalls = 0;
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+      if (command.name === 'evalsha' || command.name === 'eval') scriptCalls++;
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof client.sendCommand;
+    try {
+      // a stale token among them: that one is refused, the others complete, every one still claims
+      const acks = await Promise.all(first.map((c, i) => q.completeAndClaim(c.id, i === 3 ? 'stale' : c.token, undefined, 60_000, 60_000, 1)));
+      expect(scriptCalls).toBeLessThanOrEqual(2); // one call (two when the script is loaded first)
+      expect(acks.map((a) => a.completed)).toEqual(first.map((_, i) => i !== 3));
+      const next = acks.flatMap((a) => a.claimed);
+      expect(next).toHaveLength(10);
+      const ids = [...first, ...next].map((c) => c.id);
+      expect(new Set(ids).size).toBe(20);
+      // ten new leases plus the one whose acknowledgement was refused; nine completed
+      expect(await q.counts()).toMatchObject({ active: 11, completed: 9 });
+    } finally {
+      client.sendCommand = send;
+    }
+  });
+
   test('the dispatcher lease expires on the Redis clock', async () => {
     const q = new RedisQueue({ client, spec: spec(`lease-${++seq}`) });
     expect(await q.acquireDispatcherLease('a', 50)).toBe(true);
