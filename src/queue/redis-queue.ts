@@ -33,7 +33,7 @@ export interface RedisQueueOptions {
 /** Most expired completed records dropped per call. */
 const TRIM_PAGE = 100;
 /** Most acknowledgements sent in one script call. */
-const ACK_BATCH = 64;
+const ACK_BATCH = 16;
 
 type ClaimTuple = [string, string, string, number];
 
