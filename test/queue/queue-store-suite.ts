@@ -277,7 +277,8 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect((await q.enqueue(job({ group: 'x', maxBacklog: 2 }))).status).toBe('written');
     });
 
-    test('dead letters: listed newest first, retried with a fresh start, removed', async () => {
+    /** Three jobs that die 10 ms apart (one attempt each); their ids in order of death. */
+    const killThree = async (): Promise<string[]> => {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         const c = await claimOne();
@@ -285,6 +286,11 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
         await q.fail(c.id, c.token, ERROR(1));
         ids.push(c.id);
       }
+      return ids;
+    };
+
+    test('dead letters: listed newest first, retried with a fresh start, removed', async () => {
+      const ids = await killThree();
       expect((await q.listDead(0, 10)).map((j) => j.id)).toEqual([...ids].reverse());
       expect((await q.listDead(1, 1)).map((j) => j.id)).toEqual([ids[1]]);
       expect(await q.listDead(5, 10)).toEqual([]);
@@ -301,13 +307,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
     });
 
     test('listDead floors and clamps its page, and refuses a page that is not a number', async () => {
-      const ids: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const c = await claimOne();
-        now += 10;
-        await q.fail(c.id, c.token, ERROR(1));
-        ids.push(c.id);
-      }
+      const ids = await killThree();
       const newestFirst = [...ids].reverse();
       expect((await q.listDead(-5, 2)).map((j) => j.id)).toEqual(newestFirst.slice(0, 2));
       expect((await q.listDead(1.9, 1.9)).map((j) => j.id)).toEqual([newestFirst[1]]);
