@@ -1,20 +1,22 @@
 /**
- * MemoryQueue: the QueueStore of one limiter in this process, with the same semantics as the Lua
- * scripts (lua/*.lua, mirrored step by step) and an injectable clock. Every structure is bounded
- * the same way: completed records trimmed after keepMs, dead records capped at maxDead.
+ * MemoryQueue: the QueueStore of one limiter in this process, with the same semantics as the Lua scripts
+ * (lua/*.lua, mirrored step by step; the dispatcher move in ./memory-dispatch.ts, job status and dead letters
+ * in ./memory-jobs.ts) and an injectable clock. Every structure is bounded the same way: completed records
+ * trimmed after keepMs, dead records capped at maxDead.
  */
 import {
   createFairShareState, fairShareConfig, openFairShare, type FairShareConfig, type FairShareSpec, type FairShareState,
 } from '../core/fair-share';
 import { ConfigError, describeValue } from '../errors';
-import { dispatchInMemory } from './memory-dispatch';
 import type { Clock } from '../types';
-import { jobMember, parseMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { dispatchInMemory } from './memory-dispatch';
+import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory } from './memory-jobs';
+import { jobMember, parseMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { SortedSet } from './sorted-set';
 import type {
   ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
 } from './types';
-import { claimCount, deadPage } from './validate';
+import { claimCount } from './validate';
 
 export interface MemoryQueueOptions {
   /** The limiter whose budget the dispatcher spends. */
@@ -320,18 +322,7 @@ export class MemoryQueue implements QueueStore {
     return { requeued, dead };
   }
 
-  async getJob(id: string): Promise<JobInfo | null> {
-    const r = this.jobs.get(id);
-    if (!r) return null;
-    if (r.state === 'waiting') {
-      const m = jobMember(r);
-      // runAt is the record's (a deferred job is due at once but promised by its runAt estimate)
-      if (this.delayed.score(m) !== undefined) return toJobInfo(r, 'delayed', r.runAt);
-      return toJobInfo(r, this.pending.score(m) !== undefined ? 'pending' : 'ready', r.runAt);
-    }
-    if (r.state === 'completed' && (this.completed.score(id) ?? 0) <= this.nowMs()) return null;
-    return toJobInfo(r, r.state, r.runAt);
-  }
+  async getJob(id: string): Promise<JobInfo | null> { return jobInfoInMemory(this, id, this.nowMs()); }
 
   async counts(): Promise<JobCounts> {
     this.trimCompleted(this.nowMs());
@@ -341,30 +332,9 @@ export class MemoryQueue implements QueueStore {
     };
   }
 
-  async listDead(offset: number, count: number): Promise<JobInfo[]> {
-    const page = deadPage(offset, count);
-    return this.dead.rangeReverse(page.offset, page.count).flatMap(({ member: id }) => {
-      const r = this.jobs.get(id);
-      return r ? [toJobInfo(r, 'dead', r.runAt)] : [];
-    });
-  }
+  async listDead(offset: number, count: number): Promise<JobInfo[]> { return listDeadInMemory(this, offset, count); }
 
-  async retryDead(id: string): Promise<boolean> {
-    if (!this.dead.remove(id)) return false;
-    const r = this.jobs.get(id);
-    if (!r) return false;
-    const now = this.nowMs();
-    r.state = 'waiting';
-    r.attempts = 0;
-    r.stalls = 0;
-    r.snoozes = 0;
-    delete r.error;
-    delete r.finishedAt;
-    r.runAt = now;
-    this.delayed.add(jobMember(r), now);
-    this.backlog.set(r.group, (this.backlog.get(r.group) ?? 0) + 1);
-    return true;
-  }
+  async retryDead(id: string): Promise<boolean> { return retryDeadInMemory(this, id, this.nowMs()); }
 
   async removeDead(id: string): Promise<boolean> {
     if (!this.dead.remove(id)) return false;
