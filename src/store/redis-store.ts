@@ -33,7 +33,7 @@ export interface RedisStoreOptions {
   readonly clock?: Clock;
 }
 
-export const DEFAULT_MAX_BATCH = 64;
+const DEFAULT_MAX_BATCH = 64;
 const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */

@@ -62,18 +62,20 @@ export function defineScripts(client: RedisClient, scripts: readonly LoadedScrip
   }
 }
 
-/** The script's command on a client (defined on first use): call it with `(...keys, ...args)`. */
-export function scriptCommand(client: RedisClient, script: LoadedScript): ScriptCommand {
+/** The script's ioredis method (defined on the client on first use); call it with the client as `this`. */
+function commandOf(client: RedisClient, script: LoadedScript): ScriptCommand {
   defineScripts(client, [script]);
-  const fn = (client as unknown as Record<string, ScriptCommand>)[script.command]!;
-  return fn.bind(client);
+  return (client as unknown as Record<string, ScriptCommand>)[script.command]!;
+}
+
+/** The script's command bound to a client: call it with `(...keys, ...args)`. */
+export function scriptCommand(client: RedisClient, script: LoadedScript): ScriptCommand {
+  return commandOf(client, script).bind(client);
 }
 
 /** Runs one script: EVALSHA, with EVAL on NOSCRIPT (ioredis). */
 export function runScript(client: RedisClient, script: LoadedScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-  defineScripts(client, [script]);
-  const fn = (client as unknown as Record<string, ScriptCommand>)[script.command]!;
-  return fn.call(client, ...keys, ...args);
+  return commandOf(client, script).call(client, ...keys, ...args);
 }
 
 /**
