@@ -1,11 +1,15 @@
--- claim.lua: moves up to `max` jobs from the head of ready to active, each under a new lease with a fresh
--- fencing token.
+-- claim.lua: starts up to `max` jobs from the head of ready, each charged to the limiter's budget as it starts
+-- and leased with a fresh fencing token (includes/claim.lua).
 -- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 leaseMs  3 max (1..1000)
--- Reply: a list (empty when ready is empty) of {id, record JSON, token, leaseUntil}; the caller decodes the
---        record (type, group, payload, attempts): Redis neither decodes nor re-encodes it.
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)  3 leaseMs  4 max (1..1000)
+-- Reply: {{claimed jobs: {id, record JSON, token, leaseUntil}...}, wakeMs}; wakeMs as in includes/claim.lua.
+--        The caller decodes each record (type, group, payload, attempts): Redis neither decodes nor re-encodes it.
+--!include includes/fair-share.lua
 --!include includes/job.lua
---!include includes/lease.lua
+--!include includes/claim.lua
 local K = job_keys()
-local now = job_now_ms(ARGV[1])
-return job_claim(K, now, now + tonumber(ARGV[2]), tonumber(ARGV[3]))
+if redis.call('LLEN', K.ready) == 0 then return { {}, -1 } end
+local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), tonumber(ARGV[1]) * 1000)
+local claimed, wake = job_claim(K, fs, tonumber(ARGV[3]), tonumber(ARGV[4]))
+fs_close(fs)
+return { claimed, wake }

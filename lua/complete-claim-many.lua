@@ -2,17 +2,27 @@
 -- acknowledgements its workers make in one event-loop turn together): each job is completed and then its
 -- claim made, in order, exactly as that many complete-claim.lua calls at that instant would.
 -- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME), then per job 8 values, in arrival order: id, token, hasResult (0/1),
---       result (JSON text), keepMs, trimPage, leaseMs, max (jobs to claim, 1..1000)
--- Reply: one {completed (1 | 0 stale), {claimed jobs as in claim.lua}} per job, in order.
+-- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block, then per job 8 values, in arrival order:
+--       id, token, hasResult (0/1), result (JSON text), keepMs, trimPage, leaseMs, max (jobs to claim, 1..1000)
+-- Reply: one {completed (1 | 0 stale), {claimed jobs as in claim.lua}, wakeMs} per job, in order.
+--!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua
+--!include includes/claim.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
+local fs = false
 local out = {}
-for i = 2, #ARGV - 7, 8 do
+for i = 3, #ARGV - 7, 8 do
   local completed = job_complete(K, now, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]),
     tonumber(ARGV[i + 5]))
-  out[#out + 1] = { completed, job_claim(K, now, now + tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])) }
+  if not fs and redis.call('LLEN', K.ready) == 0 then
+    out[#out + 1] = { completed, {}, -1 }
+  else
+    fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]))
+    out[#out + 1] = { completed, claimed, wake }
+  end
 end
+if fs then fs_close(fs) end
 return out

@@ -1,11 +1,11 @@
 -- dispatch.lua: the dispatcher move (research/fairness.md §4.2). Due jobs go delayed → pending with
 -- start-time fair-queueing tags (start = max(vt, ftag_g), ftag_g = start + cost/weight); then pending →
--- ready in tag order through the SAME admission core and budget as live requests (fs_decide, no retry
--- promise), only while ready has room, in bounded batches. A refused group is skipped for the rest of
--- the call; nothing is re-scored; the reply says exactly when to call again.
+-- ready in tag order, only while ready has room (readyMax), in bounded batches. The budget is not spent
+-- here but when a worker starts the job (claim.lua, §4.4). Nothing is re-scored; the reply says exactly
+-- when to call again.
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)
---       3 readyMax  4 moveMax  5 promoteMax  6 scanMax
+--       3 readyMax  4 moveMax  5 promoteMax  6 scanMax (most pending jobs moved per call, with moveMax)
 -- Reply: {moved, promoted, wakeMs, readyFull}: wakeMs 0 = call again now, > 0 = in that many ms,
 --        -1 = nothing waits (or ready is full: readyFull = 1, wait for workers / poll).
 --!include includes/fair-share.lua
@@ -17,7 +17,6 @@ local now = fs.now_ms
 local meta = fs.meta
 local ready_max, move_max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local promote_max, scan_max = tonumber(ARGV[5]), tonumber(ARGV[6])
-local PAGE = 32
 
 -- vt never trails the oldest pending tag: after the limiter's state expired (or a group was trimmed) a new job
 -- would otherwise start at 0 and overtake the whole backlog.
@@ -40,42 +39,21 @@ end
 job_call_chunked('ZADD', K.pending, tagged)
 job_call_chunked('ZREM', K.delayed, due)
 
--- (2) pending → ready in tag order, through the shared budget.
-local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max)
--- Moved members stay in pending until the loop ends (one ZREM, one RPUSH): every member scanned is passed.
-local moved, rank, scanned = 0, 0, 0
+-- (2) pending → ready in tag order, while ready has room. Nothing is charged here: a job spends the budget
+-- when a worker starts it (claim.lua), so jobs waiting in ready while workers are away cost nothing.
+local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max, scan_max)
 local moving = {}
-local wake_us = FS_INF
-local blocked = {}
-while moved < room and scanned < scan_max and meta.gt >= 1 - FS_EPS do
-  local page = redis.call('ZRANGE', K.pending, rank, rank + PAGE - 1, 'WITHSCORES')
-  if #page == 0 then break end
+if room > 0 then
+  local page = redis.call('ZRANGE', K.pending, 0, room - 1, 'WITHSCORES')
   for i = 1, #page, 2 do
-    if moved >= room or scanned >= scan_max or meta.gt < 1 - FS_EPS then break end
-    scanned = scanned + 1
-    local m, tag = page[i], tonumber(page[i + 1])
-    local _, c, w, g = job_parse(m)
-    rank = rank + 1
-    if not blocked[g] then
-      local r = fs_decide(fs, g, w, c, false)
-      if r.allowed == 1 then
-        moving[#moving + 1] = m
-        moved = moved + 1
-        if tag > meta.vt then meta.vt = tag end
-      else
-        blocked[g] = true
-        -- wake when it may borrow again (hint), not at its guaranteed slot: the backlog drains at the free rate
-        if r.hint_us < wake_us then wake_us = r.hint_us end
-      end
-    end
+    moving[#moving + 1] = page[i]
+    local tag = tonumber(page[i + 1])
+    if tag > meta.vt then meta.vt = tag end
   end
 end
+local moved = #moving
 job_call_chunked('RPUSH', K.ready, moving)
 job_call_chunked('ZREM', K.pending, moving)
-if meta.gt < 1 - FS_EPS then
-  local until_token = (1 - meta.gt) * cfg.T
-  if until_token < wake_us then wake_us = until_token end
-end
 fs_close(fs)
 job_wake(K, moved)
 
@@ -86,8 +64,6 @@ if ready_full then
   wake = -1
 elseif (room > 0 and moved >= room) or #due >= promote_max then
   wake = 0
-elseif redis.call('ZCARD', K.pending) > 0 then
-  if wake_us == FS_INF then wake = 1 else wake = math.max(1, math.ceil(wake_us / 1000)) end
 end
 if not ready_full then
   local next_due = redis.call('ZRANGE', K.delayed, 0, 0, 'WITHSCORES')

@@ -1,28 +1,6 @@
--- lease.lua: the claim and complete steps (included by claim.lua, complete.lua and complete-claim.lua after
--- includes/job.lua, never run alone). Neither decodes nor re-encodes a record on its usual path: a claim
--- leaves the record as it is (the lease is the active member "<id> <token>"), a completion edits the
--- record's text in place.
-
--- Moves up to `max` jobs from the head of ready to active, each under a new lease with a fresh fencing
--- token. A member whose record is gone (removed meanwhile) or not waiting is dropped; at most max + 9
--- members are popped. Returns a list of {id, record JSON, token, leaseUntil}.
-local function job_claim(K, now, lease_until, max)
-  local out = {}
-  for _ = 1, max + 9 do
-    local m = redis.call('LPOP', K.ready)
-    if not m then break end
-    local id, _, _, group = job_parse(m)
-    local raw = id and redis.call('HGET', K.jobs, id)
-    -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
-    if raw and string.find(raw, '"state":"waiting"', 1, true) then
-      local token = job_token(K, now, group)
-      redis.call('ZADD', K.active, lease_until, id .. ' ' .. token)
-      out[#out + 1] = { id, raw, token, lease_until }
-      if #out >= max then break end
-    end
-  end
-  return out
-end
+-- lease.lua: the complete step (included by complete.lua and the complete-claim scripts after includes/job.lua,
+-- never run alone). It does not decode or re-encode a record on its usual path: a completion edits the
+-- record's text in place (a claim leaves the record as it is: the lease is the active member "<id> <token>").
 
 -- A leased (waiting) record's text, completed: state, finishedAt and result set, error dropped.
 local function job_completed_text(raw, now, has_result, result)

@@ -1,20 +1,19 @@
 /**
- * The dispatcher move on in-memory structures: lua/dispatch.lua step for step (research/fairness.md §4.2).
- * Due jobs get SFQ start tags (start = max(vt, ftag_g), ftag_g = start + cost/weight); pending jobs go to
- * ready in tag order through the same admission core and budget as live requests (decide, no promise).
+ * The dispatcher move and the claim on in-memory structures: lua/dispatch.lua and lua/includes/claim.lua step
+ * for step (research/fairness.md §4.2, §4.4). Due jobs get SFQ start tags (start = max(vt, ftag_g), ftag_g =
+ * start + cost/weight) and go to ready in tag order while it has room; a claim takes jobs from the head of
+ * ready through the same admission core and budget as live requests (decide, no promise).
  */
 import { closeFairShare, decide, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
-import { parseMember } from './job-record';
+import { parseMember, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';
-import type { DispatchOptions, DispatchResult } from './types';
+import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from './types';
 
 export interface DispatchParts {
   readonly delayed: SortedSet;
   readonly pending: SortedSet;
   readonly ready: string[];
 }
-
-const PAGE = 32;
 
 export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: DispatchOptions): DispatchResult {
   const { delayed, pending, ready } = parts;
@@ -36,39 +35,15 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
     delayed.remove(member);
   }
 
-  // (2) pending → ready in tag order, through the shared budget.
-  const room = Math.min(options.readyMax - ready.length, options.moveMax);
+  // (2) pending → ready in tag order, while ready has room; the budget is spent at the claim (claimInMemory).
+  const room = Math.min(options.readyMax - ready.length, options.moveMax, options.scanMax);
   let moved = 0;
-  let rank = 0;
-  let scanned = 0;
-  let wakeUs = Infinity;
-  const blocked = new Set<string>();
-  outer: while (moved < room && scanned < options.scanMax && meta.gt >= 1 - FS_EPS) {
-    const page = pending.range(rank, PAGE);
-    if (page.length === 0) break;
-    for (const { member, score: tag } of page) {
-      if (moved >= room || scanned >= options.scanMax || meta.gt < 1 - FS_EPS) break outer;
-      scanned += 1;
-      const { cost, weight, group } = parseMember(member);
-      if (blocked.has(group)) {
-        rank += 1;
-        continue;
-      }
-      const r = decide(fs, group, weight, cost, false);
-      if (r.allowed) {
-        ready.push(member);
-        pending.remove(member);
-        moved += 1;
-        if (tag > meta.vt) meta.vt = tag;
-      } else {
-        blocked.add(group);
-        // wake when it may borrow again (hint), not at its guaranteed slot: the backlog drains at the free rate
-        if (r.hintUs < wakeUs) wakeUs = r.hintUs;
-        rank += 1;
-      }
-    }
+  for (const { member, score: tag } of room > 0 ? pending.range(0, room) : []) {
+    ready.push(member);
+    pending.remove(member);
+    moved += 1;
+    if (tag > meta.vt) meta.vt = tag;
   }
-  if (meta.gt < 1 - FS_EPS) wakeUs = Math.min(wakeUs, (1 - meta.gt) * fs.cfg.T);
   closeFairShare(fs);
 
   // (3) when to call again: never spin, never requeue.
@@ -76,11 +51,72 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
   let wakeMs = -1;
   if (readyFull) wakeMs = -1;
   else if ((room > 0 && moved >= room) || due.length >= options.promoteMax) wakeMs = 0;
-  else if (pending.size > 0) wakeMs = wakeUs === Infinity ? 1 : Math.max(1, Math.ceil(wakeUs / 1000));
   const next = delayed.first();
   if (!readyFull && next) {
     const d = Math.max(0, Math.ceil(next.score - now));
     if (wakeMs < 0 || d < wakeMs) wakeMs = d;
   }
   return { moved, promoted: due.length, wakeMs, readyFull };
+}
+
+/** Most ready jobs one claim looks at (CLAIM_SCAN in lua/includes/claim.lua). */
+export const CLAIM_SCAN = 64;
+
+export interface ClaimParts {
+  readonly ready: string[];
+  /** The record of a ready member's job while it is waiting; undefined when it is gone or no longer waiting. */
+  waitingJob(id: string): JobRecord | undefined;
+  /** Leases a waiting job to the caller. */
+  lease(record: JobRecord, now: number, leaseUntil: number): ClaimedJob;
+}
+
+/**
+ * job_claim in lua/includes/claim.lua: jobs start from the head of ready through the admission core (the
+ * budget is spent here); a refused group is skipped for the rest of the call. `lastWakeAt` is the last
+ * staggered wake slot given (the counters field 'cw'); the result carries the new one.
+ */
+export function claimInMemory(parts: ClaimParts, fs: FairShare, leaseMs: number, max: number, lastWakeAt: number): ClaimResult & { wakeAt: number } {
+  const { ready } = parts;
+  const now = fs.nowMs;
+  const meta = fs.meta;
+  const leaseUntil = now + leaseMs;
+  const claimed: ClaimedJob[] = [];
+  const items = ready.slice(0, CLAIM_SCAN);
+  if (items.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };
+  const blocked = new Set<string>();
+  const later: string[] = [];
+  let head = 0;
+  let contiguous = true;
+  let wakeUs = Infinity;
+  for (const m of items) {
+    if (claimed.length >= max || meta.gt < 1 - FS_EPS) break;
+    const { id, cost, weight, group } = parseMember(m);
+    const r = parts.waitingJob(id);
+    let taken = false;
+    if (!r) {
+      taken = true;
+    } else if (!blocked.has(group)) {
+      const d = decide(fs, group, weight, cost, false);
+      if (d.allowed) {
+        claimed.push(parts.lease(r, now, leaseUntil));
+        taken = true;
+      } else {
+        blocked.add(group);
+        if (d.hintUs < wakeUs) wakeUs = d.hintUs;
+      }
+    }
+    if (taken && contiguous) head += 1;
+    else if (taken) later.push(m);
+    else contiguous = false;
+  }
+  ready.splice(0, head);
+  for (const m of later) ready.splice(ready.indexOf(m), 1);
+
+  if (claimed.length >= max) return { claimed, wakeMs: 0, wakeAt: lastWakeAt };
+  if (ready.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };
+  if (meta.gt < 1 - FS_EPS) wakeUs = Math.min(wakeUs, (1 - meta.gt) * fs.cfg.T);
+  if (wakeUs === Infinity) return { claimed, wakeMs: 0, wakeAt: lastWakeAt };
+  let at = now + Math.max(1, Math.ceil(wakeUs / 1000));
+  if (lastWakeAt >= at && lastWakeAt - at < fs.cfg.windowUs / 1000) at = lastWakeAt + Math.max(1, Math.ceil(fs.cfg.T / 1000));
+  return { claimed, wakeMs: at - now, wakeAt: at };
 }

@@ -5,16 +5,16 @@
  * trimmed after keepMs, dead records capped at maxDead.
  */
 import {
-  createFairShareState, fairShareConfig, openFairShare, type FairShareConfig, type FairShareSpec, type FairShareState,
+  closeFairShare, createFairShareState, fairShareConfig, openFairShare, type FairShareConfig, type FairShareSpec, type FairShareState,
 } from '../core/fair-share';
 import { ConfigError, describeValue } from '../errors';
 import type { Clock } from '../types';
-import { dispatchInMemory } from './memory-dispatch';
+import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory } from './memory-jobs';
 import { jobMember, parseMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { SortedSet } from './sorted-set';
 import type {
-  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
+  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
 } from './types';
 import { claimCount } from './validate';
 
@@ -47,6 +47,8 @@ export class MemoryQueue implements QueueStore {
   readonly backlog = new Map<string, number>();
   private jobSeq = 0;
   private tokenSeq = 0;
+  /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
+  private claimWakeAt = 0;
   private lease: { owner: string; until: number } | undefined;
   private readonly waiters = new Set<() => void>();
 
@@ -175,7 +177,7 @@ export class MemoryQueue implements QueueStore {
     return { status: 'written', id, runAt };
   }
 
-  /** dispatch.lua: through the limiter's admission state (shared with MemoryStore's admit). */
+  /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
     const fs = openFairShare(this.fairShareState(), this.fairShareConfig, Math.floor(this.clock() * 1000));
     const result = dispatchInMemory(this, fs, options);
@@ -191,31 +193,37 @@ export class MemoryQueue implements QueueStore {
   }
 
   async claim(leaseMs: number): Promise<ClaimedJob | null> {
-    return this.claimNow(this.nowMs(), leaseMs, 1)[0] ?? null;
+    return (await this.claimMany(leaseMs, 1)).claimed[0] ?? null;
   }
 
-  async claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]> {
-    return this.claimNow(this.nowMs(), leaseMs, claimCount(max));
+  async claimMany(leaseMs: number, max: number): Promise<ClaimResult> {
+    return this.claimNow(Math.floor(this.clock() * 1000), leaseMs, claimCount(max));
   }
 
-  /** job_claim in includes/lease.lua. */
-  private claimNow(now: number, leaseMs: number, max: number): ClaimedJob[] {
-    const leaseUntil = now + Math.ceil(leaseMs);
-    const out: ClaimedJob[] = [];
-    for (let i = 0; i < max + 9 && out.length < max; i++) {
-      const m = this.ready.shift();
-      if (m === undefined) break;
-      const r = this.jobs.get(parseMember(m).id);
-      if (r && r.state === 'waiting') {
-        this.tokenSeq += 1;
-        r.state = 'active';
-        r.token = `${this.tokenSeq}:${now}`;
-        this.active.add(r.id, leaseUntil);
-        out.push({ id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil });
-      }
-    }
-    return out;
+  /** claim.lua: through the limiter's admission state, so a job spends the budget when it starts. */
+  private claimNow(nowUs: number, leaseMs: number, max: number): ClaimResult {
+    if (this.ready.length === 0) return { claimed: [], wakeMs: -1 };
+    const fs = openFairShare(this.fairShareState(), this.fairShareConfig, nowUs);
+    const { claimed, wakeMs, wakeAt } = claimInMemory(this.claimParts, fs, Math.ceil(leaseMs), max, this.claimWakeAt);
+    closeFairShare(fs);
+    this.claimWakeAt = wakeAt;
+    return { claimed, wakeMs };
   }
+
+  private readonly claimParts: ClaimParts = {
+    ready: this.ready,
+    waitingJob: (id) => {
+      const r = this.jobs.get(id);
+      return r && r.state === 'waiting' ? r : undefined;
+    },
+    lease: (r, now, leaseUntil) => {
+      this.tokenSeq += 1;
+      r.state = 'active';
+      r.token = `${this.tokenSeq}:${now}`;
+      this.active.add(r.id, leaseUntil);
+      return { id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil };
+    },
+  };
 
   async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.ready.length > 0 || signal?.aborted) return;
@@ -239,7 +247,7 @@ export class MemoryQueue implements QueueStore {
   async completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
     const now = this.nowMs();
     const completed = this.completeNow(now, id, token, resultJson, keepMs);
-    return { completed, claimed: this.claimNow(now, leaseMs, claimCount(max)) };
+    return { completed, ...this.claimNow(now * 1000, leaseMs, claimCount(max)) };
   }
 
   /** job_complete in includes/lease.lua. */

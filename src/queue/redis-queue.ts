@@ -13,7 +13,7 @@ import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
 import type {
-  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
+  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
   QueueStore,
 } from './types';
 import { claimCount, deadPage } from './validate';
@@ -37,7 +37,7 @@ const ACK_BATCH = 16;
 
 type ClaimTuple = [string, string, string, number];
 
-/** claim.lua's reply: a list of {id, record JSON, token, leaseUntil} (the record is decoded here, not in Redis). */
+/** A claim's jobs: a list of {id, record JSON, token, leaseUntil} (the record is decoded here, not in Redis). */
 function toClaimed(reply: unknown): ClaimedJob[] {
   return (reply as ClaimTuple[]).map(([id, raw, token, leaseUntil]) => {
     const r = decodeRecord(raw);
@@ -45,10 +45,16 @@ function toClaimed(reply: unknown): ClaimedJob[] {
   });
 }
 
-/** complete-claim.lua's reply: {completed (1 | 0 stale), {claimed jobs}}. */
+/** claim.lua's reply: {{claimed jobs}, wakeMs}. */
+function toClaimResult(reply: unknown): ClaimResult {
+  const [claimed, wakeMs] = reply as [unknown, number];
+  return { claimed: toClaimed(claimed), wakeMs: Number(wakeMs) };
+}
+
+/** complete-claim.lua's reply: {completed (1 | 0 stale), {claimed jobs}, wakeMs}. */
 function toCompleteAndClaim(reply: unknown): CompleteAndClaimResult {
-  const [completed, claimed] = reply as [number, unknown];
-  return { completed: completed === 1, claimed: toClaimed(claimed) };
+  const [completed, claimed, wakeMs] = reply as [number, unknown, number];
+  return { completed: completed === 1, claimed: toClaimed(claimed), wakeMs: Number(wakeMs) };
 }
 
 /** complete.lua's ARGV after nowMs. */
@@ -117,11 +123,11 @@ export class RedisQueue implements QueueStore {
   }
 
   async claim(leaseMs: number): Promise<ClaimedJob | null> {
-    return (await this.claimMany(leaseMs, 1))[0] ?? null;
+    return (await this.claimMany(leaseMs, 1)).claimed[0] ?? null;
   }
 
-  async claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]> {
-    return toClaimed(await this.run('claim', [Math.ceil(leaseMs), claimCount(max)]));
+  async claimMany(leaseMs: number, max: number): Promise<ClaimResult> {
+    return toClaimResult(await this.run('claim', [this.config, Math.ceil(leaseMs), claimCount(max)]));
   }
 
   /**
@@ -170,8 +176,8 @@ export class RedisQueue implements QueueStore {
 
   /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
   private readonly acks = new ScriptBatcher<ScriptArg[], CompleteAndClaimResult>(
-    (now, args) => this.run('complete-claim', args, now).then(toCompleteAndClaim),
-    (now, batch) => this.run('complete-claim-many', batch.flat(), now).then((reply) => {
+    (now, args) => this.run('complete-claim', [this.config, ...args], now).then(toCompleteAndClaim),
+    (now, batch) => this.run('complete-claim-many', [this.config, ...batch.flat()], now).then((reply) => {
       if (!Array.isArray(reply) || reply.length !== batch.length) {
         throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many reply for ${batch.length} jobs`);
       }

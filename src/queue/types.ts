@@ -77,10 +77,18 @@ export type FailOutcome =
 
 export type FailResult = 'retrying' | 'snoozed' | 'dead' | 'stale';
 
-/** What `completeAndClaim` did: the acknowledgement (false = stale, nothing changed) and the jobs claimed. */
-export interface CompleteAndClaimResult {
-  readonly completed: boolean;
+/**
+ * What a claim started, and when to look again: -1 ready is empty (wait for a wake-up); 0 now; > 0 the
+ * budget lets nothing more start before that many ms (concurrent callers get slots one unit apart).
+ */
+export interface ClaimResult {
   readonly claimed: ClaimedJob[];
+  readonly wakeMs: number;
+}
+
+/** What `completeAndClaim` did: the acknowledgement (false = stale, nothing changed) and the claim. */
+export interface CompleteAndClaimResult extends ClaimResult {
+  readonly completed: boolean;
 }
 
 /** Most jobs one `claimMany` / `completeAndClaim` call takes; larger counts are clamped. */
@@ -91,10 +99,14 @@ export interface QueueStore {
   dispatch(options: DispatchOptions): Promise<DispatchResult>;
   /** Take or renew the dispatcher lease for `owner`; false when another dispatcher holds it. */
   acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean>;
-  /** Moves the head of the ready list to active under a new lease; null when ready is empty. */
+  /** `claimMany(leaseMs, 1)`'s job, or null when none may start now. */
   claim(leaseMs: number): Promise<ClaimedJob | null>;
-  /** Claims up to `max` jobs (1..CLAIM_MAX) from the head of ready, each under its own lease and token; [] when ready is empty. */
-  claimMany(leaseMs: number, max: number): Promise<ClaimedJob[]>;
+  /**
+   * Starts up to `max` jobs (1..CLAIM_MAX) from the head of ready, each under its own lease and token. This
+   * is where a job spends the limiter's budget: each goes through the same admission as a live request of
+   * its group (weight, cost); a refused group's jobs stay in ready and `wakeMs` says when to try again.
+   */
+  claimMany(leaseMs: number, max: number): Promise<ClaimResult>;
   /**
    * Resolves when a job may be ready to claim, after `timeoutMs`, or when `signal` aborts (blocking read /
    * signal, not polling). An aborted wait leaves no timer behind, so a closed worker lets the process exit.

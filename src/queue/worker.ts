@@ -6,8 +6,11 @@
  * may still be finishing its side effects while the new one starts; its acknowledgement is then refused
  * by the fencing token). Make handlers idempotent, e.g. keyed by `job.id` or the request's idempotency key.
  *
- * Wake-ups come from the store's `waitForReady` (a blocking read on Redis, a signal in memory), so a job
- * made ready is started at once, not at the next poll; `idleWaitMs` only bounds a missed wake-up.
+ * A job spends the limiter's budget when it starts: a claim admits jobs through the same admission as live
+ * requests, and when the budget refuses them it says when the next may start, so the worker sleeps exactly
+ * that long (concurrent workers get slots one unit apart). When ready is empty, wake-ups come from the
+ * store's `waitForReady` (a blocking read on Redis, a signal in memory), so a job made ready is started at
+ * once, not at the next poll; `idleWaitMs` only bounds a missed wake-up.
  */
 import { EventEmitter } from 'node:events';
 import { exponentialBackoff } from './backoff';
@@ -40,6 +43,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly runs = new Set<JobRun>();
   private readonly slotFreed = new Sleeper();
   private readonly retrySleeper = new Sleeper();
+  /** Sleeps until the limiter's budget lets the next job start (the claim says when). */
+  private readonly budgetSleeper = new Sleeper();
   private readonly retryDelay = exponentialBackoff({ baseMs: 100, capMs: 5000 });
   private state: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
   private pumping: Promise<void> | undefined;
@@ -79,6 +84,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'closing';
     this.slotFreed.wake();
     this.retrySleeper.wake();
+    this.budgetSleeper.wake();
     this.closingSignal.wake();
     const deadline = Date.now() + timeoutMs;
     // A claim in flight may still hand us a job to run; a hung one is given up on at the deadline.
@@ -111,10 +117,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
         continue;
       }
       try {
-        const claimed = await this.config.queue.claimMany(this.config.leaseMs, free);
+        const { claimed, wakeMs } = await this.config.queue.claimMany(this.config.leaseMs, free);
         failures = 0;
         this.startAll(claimed);
-        if (claimed.length > 0) continue;
+        if (claimed.length >= free) continue;
+        if (wakeMs >= 0) {
+          // Jobs wait in ready but the budget lets none start yet: sleep exactly until it may (0: yield, look again).
+          await this.budgetSleeper.sleep(Math.min(wakeMs, this.config.idleWaitMs));
+          continue;
+        }
         await this.reclaimNow();
         if (this.state === 'running') await this.waitForWork();
       } catch (error) {

@@ -7,11 +7,10 @@
 import { resolveLimiterOptions } from '../../src/options';
 import type { DispatchOptions, DispatchResult } from '../../src/queue/types';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
+import { startWhatTheBudgetAllows } from './drain-harness';
 
 export interface DeferDrainTarget {
   readonly limiter: LimiterStore;
-  /** Removes and returns everything in ready (what workers would claim). */
-  takeReady(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -49,19 +48,21 @@ async function burst(run: Run, n: number, maxDeferMs?: number): Promise<Decision
 }
 
 /**
- * Dispatches until `jobs` have reached ready (instant workers), sleeping wakeMs between calls (≤ 50 ms);
- * `live` runs before each call. Returns the store time each job reached ready.
+ * Dispatches and starts jobs (instant workers) until `jobs` have started, sleeping as long as the dispatcher
+ * and the claim say (≤ 50 ms); `live` runs before each step. Returns the store time each job started.
  */
 async function drain(run: Run, jobs: number, live: (now: number) => Promise<void> = async () => {}): Promise<number[]> {
-  const movedAt: number[] = [];
+  const startedAt: number[] = [];
   const end = run.clock.now + 60_000;
-  while (movedAt.length < jobs && run.clock.now < end) {
+  while (startedAt.length < jobs && run.clock.now < end) {
     await live(run.clock.now);
     const r: DispatchResult = await run.t.limiter.dispatch(OPTIONS);
-    for (const _ of await run.t.takeReady()) movedAt.push(run.clock.now);
-    if (r.wakeMs !== 0) run.clock.now += r.wakeMs > 0 ? Math.min(r.wakeMs, 50) : 50;
+    const { started, wakeMs } = await startWhatTheBudgetAllows(run.t.limiter);
+    for (const _ of started) startedAt.push(run.clock.now);
+    const waits = [r.wakeMs, wakeMs].filter((ms) => ms > 0);
+    if (r.wakeMs !== 0 || wakeMs !== 0) run.clock.now += Math.min(50, ...waits);
   }
-  return movedAt;
+  return startedAt;
 }
 
 export function describeDeferDrain(name: string, setup: () => Promise<DeferDrainHarness>): void {

@@ -75,26 +75,26 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       expect((await limiter.counts()).delayed).toBe(2);
     });
 
-    test('a deferred job is dispatched through the same budget once due, then claimed and completed', async () => {
+    test('a deferred job is moved to ready at once and starts when the budget allows, within its promise', async () => {
       await exhaust();
       const d = await limiter.admit(input());
       const opts = { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 };
-      // due at once, but the budget is spent: the dispatcher waits for it, no longer than the promise
-      const early = await limiter.dispatch(opts);
-      expect(early.moved).toBe(0);
+      // due at once: the move costs nothing, the start spends the budget, so the claim waits for it
+      expect((await limiter.dispatch(opts)).moved).toBe(1);
+      const early = await limiter.claimMany(1000, 1);
+      expect(early.claimed).toEqual([]);
       expect(early.wakeMs).toBeGreaterThan(0);
       expect(early.wakeMs).toBeLessThanOrEqual(d.job!.runAt - now);
+      expect((await limiter.getJob(d.job!.id))?.state).toBe('ready');
       now += early.wakeMs;
-      let moved = 0;
-      for (let i = 0; i < 20 && moved === 0; i++) {
-        const r = await limiter.dispatch(opts);
-        moved += r.moved;
-        if (r.moved === 0) now += Math.max(1, r.wakeMs);
+      let c = null;
+      for (let i = 0; i < 20 && !c; i++) {
+        const r = await limiter.claimMany(1000, 1);
+        c = r.claimed[0] ?? null;
+        if (!c) now += Math.max(1, r.wakeMs);
       }
-      expect(moved).toBe(1);
-      expect(now).toBeLessThanOrEqual(d.job!.runAt);
-      const c = await limiter.claim(1000);
       expect(c?.id).toBe(d.job!.id);
+      expect(now).toBeLessThanOrEqual(d.job!.runAt);
       expect(await limiter.complete(c!.id, c!.token, '"done"', 60_000)).toBe(true);
       expect(await limiter.getJob(c!.id)).toMatchObject({ state: 'completed', result: 'done' });
     });

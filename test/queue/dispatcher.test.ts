@@ -54,7 +54,7 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
     let claimed = 0;
     while (claimed < 300 && Date.now() - started < 20_000) {
       // Plain store calls, as a worker of another process would make: no in-process wake-up.
-      const batch = await kit.queue.claimMany(60_000, 10);
+      const batch = (await kit.queue.claimMany(60_000, 10)).claimed;
       claimed += batch.length;
       if (batch.length === 0) await sleep(2);
     }

@@ -1,26 +1,42 @@
 /**
  * A simulated drain: a backlog of jobs from weighted groups, live traffic through the same limiter, the
- * dispatcher called on an injected clock, and instant "workers" that empty ready after each step.
- * Records every admission (live and drained) with its store time, so tests can check the window bound
- * and per-group drain ratios. Store-agnostic: each store supplies a DrainTarget.
+ * dispatcher called on an injected clock, and instant "workers" that start (claim) whatever the budget
+ * allows after each step and complete it at once. Records every admission (live and job starts) with its
+ * store time, so tests can check the window bound and per-group drain ratios. Store-agnostic: each store
+ * supplies a DrainTarget.
  */
-import { parseMember } from '../../src/queue/job-record';
-import type { DispatchOptions, DispatchResult, JobCounts } from '../../src/queue/types';
+import type { ClaimedJob, DispatchOptions, DispatchResult, JobCounts, QueueStore } from '../../src/queue/types';
 
 export interface DrainTarget {
   enqueue(group: string, weight: number): Promise<void>;
   dispatch(options: DispatchOptions): Promise<DispatchResult>;
-  /** Removes and returns everything in ready (what workers would claim). */
-  takeReady(): Promise<string[]>;
+  /** The queue the instant workers claim from. */
+  readonly queue: Pick<QueueStore, 'claimMany' | 'complete'>;
   /** One live request; returns the store time when admitted, else undefined. */
   admitLive(group: string): Promise<number | undefined>;
   counts(): Promise<JobCounts>;
 }
 
+/**
+ * Instant workers: claim until the budget refuses or ready is empty, completing each job at once (its
+ * record dropped). Returns the jobs started and the last claim's wakeMs.
+ */
+export async function startWhatTheBudgetAllows(queue: Pick<QueueStore, 'claimMany' | 'complete'>): Promise<{ started: ClaimedJob[]; wakeMs: number }> {
+  const started: ClaimedJob[] = [];
+  for (;;) {
+    const r = await queue.claimMany(60_000, 100);
+    for (const c of r.claimed) {
+      started.push(c);
+      await queue.complete(c.id, c.token, undefined, 0);
+    }
+    if (r.wakeMs !== 0 || r.claimed.length === 0) return { started, wakeMs: r.wakeMs };
+  }
+}
+
 export interface DrainReport {
   /** Store ms of every admitted unit, live and drained. */
   readonly admittedAt: number[];
-  /** second index → group → jobs moved to ready in that second. */
+  /** second index → group → jobs started in that second. */
   readonly perSecond: Map<number, Map<string, number>>;
   readonly liveAdmitted: number;
   readonly liveTried: number;
@@ -70,19 +86,18 @@ export async function runDrain(target: DrainTarget, plan: DrainPlan, clock: { no
     for (let i = 0; i < 10; i++) {
       const r = await target.dispatch(options);
       dispatchCalls += 1;
-      for (let k = 0; k < r.moved; k++) admittedAt.push(clock.now);
       if (r.wakeMs !== 0) break;
     }
-    const ready = await target.takeReady();
-    maxReady = Math.max(maxReady, ready.length);
+    maxReady = Math.max(maxReady, (await target.counts()).ready);
+    const { started } = await startWhatTheBudgetAllows(target.queue);
     const second = Math.floor((clock.now - t0) / 1000);
     const row = perSecond.get(second) ?? new Map<string, number>();
     perSecond.set(second, row);
-    for (const m of ready) {
-      const { group } = parseMember(m);
+    for (const { group } of started) {
+      admittedAt.push(clock.now);
       row.set(group, (row.get(group) ?? 0) + 1);
     }
-    moved += ready.length;
+    moved += started.length;
     clock.now += plan.stepMs;
   }
   return { admittedAt, perSecond, liveAdmitted, liveTried, maxReady, moved, drainedAtMs: clock.now - t0, dispatchCalls };

@@ -21,7 +21,7 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
       if (r.status !== 'written') throw new Error(r.status);
     },
     dispatch: (o) => limiter.dispatch(o),
-    takeReady: async () => q.ready.splice(0),
+    queue: limiter,
     admitLive: admitLiveWith(limiter),
     counts: () => limiter.counts(),
   };

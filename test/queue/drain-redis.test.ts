@@ -32,10 +32,7 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
       if (r.status !== 'written') throw new Error(r.status);
     },
     dispatch: (o) => queue.dispatch(o),
-    takeReady: async () => {
-      const [[, items]] = (await client.multi().lrange(queue.keys.ready, 0, -1).del(queue.keys.ready).exec()) as [[null, string[]], unknown];
-      return items;
-    },
+    queue,
     admitLive: admitLiveWith(limiter),
     counts: () => queue.counts(),
   };

@@ -38,7 +38,7 @@ describe('RedisQueue on Redis only', () => {
       expect((await q.enqueue({ group: `g${i % 3}`, weight: 1, cost: 1, type: 't', payload: JSON.stringify({ i }), maxBacklog: 100, delayMs: 0, maxDeferMs: 60_000 })).status).toBe('written');
     }
     await q.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
-    const first = await q.claimMany(60_000, 10);
+    const first = (await q.claimMany(60_000, 10)).claimed;
     expect(first).toHaveLength(10);
     let scriptCalls = 0;
     const send = client.sendCommand.bind(client);
@@ -96,7 +96,7 @@ describe('RedisQueue on Redis only', () => {
     expect(await client.hget(q.keys.backlog, 'a')).toBe('2');
     expect(await client.hget(q.keys.backlog, 'b')).toBe('1');
     await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
-    const claimed = await q.claimMany(1000, 3);
+    const { claimed } = await q.claimMany(1000, 3);
     expect(claimed).toHaveLength(3);
     expect(await q.complete(claimed[0]!.id, claimed[0]!.token, undefined, 1000)).toBe(true);
     expect(await q.fail(claimed[1]!.id, claimed[1]!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toBe('dead');

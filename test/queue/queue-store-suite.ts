@@ -99,12 +99,12 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push(await add());
       await q.dispatch(LOOSE);
-      const batch = await q.claimMany(2000, 3);
+      const { claimed: batch } = await q.claimMany(2000, 3);
       expect(batch.map((c) => c.id)).toEqual(ids.slice(0, 3));
       expect(new Set(batch.map((c) => c.token)).size).toBe(3);
       for (const c of batch) expect(c).toMatchObject({ leaseUntil: now + 2000, attempts: 0, type: 'email' });
-      expect((await q.claimMany(2000, 10)).map((c) => c.id)).toEqual(ids.slice(3));
-      expect(await q.claimMany(2000, 10)).toEqual([]);
+      expect((await q.claimMany(2000, 10)).claimed.map((c) => c.id)).toEqual(ids.slice(3));
+      expect(await q.claimMany(2000, 10)).toEqual({ claimed: [], wakeMs: -1 });
       expect(await q.counts()).toMatchObject({ ready: 0, active: 5 });
       // Each lease is fenced on its own.
       expect(await q.complete(batch[0]!.id, batch[1]!.token, undefined, 1000)).toBe(false);
@@ -117,8 +117,8 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       await add();
       await add();
       await q.dispatch(LOOSE);
-      expect(await q.claimMany(1000, 0)).toHaveLength(1);
-      expect(await q.claimMany(1000, Number.NaN)).toHaveLength(1);
+      expect((await q.claimMany(1000, 0)).claimed).toHaveLength(1);
+      expect((await q.claimMany(1000, Number.NaN)).claimed).toHaveLength(1);
     });
 
     test('completeAndClaim acknowledges and claims the next job with a new lease and token, in one call', async () => {
@@ -138,7 +138,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.extendLease(next, r.claimed[0]!.token, 1000)).toBe(true);
       // Nothing ready: the completion still happens, the claim part is empty.
       const last = await q.completeAndClaim(next, r.claimed[0]!.token, undefined, 0, 5000, 1);
-      expect(last).toEqual({ completed: true, claimed: [] });
+      expect(last).toEqual({ completed: true, claimed: [], wakeMs: -1 });
       expect(await q.getJob(next)).toBeNull();
       expect(await q.counts()).toMatchObject({ ready: 0, active: 0, completed: 1 });
     });
@@ -158,7 +158,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.complete(c.id, c.token, undefined, 1000)).toBe(false);
       expect(await q.complete(c.id, r.claimed[0]!.token, undefined, 1000)).toBe(true);
       // An unknown job: stale, and nothing to claim.
-      expect(await q.completeAndClaim('nope', 'x', undefined, 1000, 1000, 5)).toEqual({ completed: false, claimed: [] });
+      expect(await q.completeAndClaim('nope', 'x', undefined, 1000, 1000, 5)).toEqual({ completed: false, claimed: [], wakeMs: -1 });
     });
 
     test('an error retries after delayMs with attempts + 1, then dies at maxAttempts', async () => {
