@@ -7,8 +7,8 @@
   KEYS: the queue key block (includes/job.lua)
   ARGV[1]      config block (fs_config)
   ARGV[2]      now override in µs (tests); 0 = redis TIME
-  ARGV[3 ..]   per request, in arrival order, 8 values: group, weight, cost, job type, payload, idempotency key
-               ('' = none), maxBacklog, maxDeferMs
+  ARGV[3 ..]   per request, in arrival order, 9 values: group, weight, cost, job type, payload, idempotency key
+               ('' = none), maxBacklog, maxDeferMs, groupConcurrency (0 = none)
 
   Reply: admit-defer.lua's 15 fields for each request, one after the other in one flat array.
 ]]
@@ -20,9 +20,9 @@ local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 local out = {}
 local n = 0
-for i = 3, #ARGV - 7, 8 do
+for i = 3, #ARGV - 8, 9 do
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
-    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]))
+    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]))
   for j = 1, 15 do out[n + j] = reply[j] end
   n = n + 15
 end

@@ -3,12 +3,12 @@
   job (includes/admit-defer.lua has the rules: runAt, maxBacklog, maxDeferMs, idempotency).
 
   KEYS: the queue key block (includes/job.lua): counters, groups, seen, delayed, pending, ready, jobs, active,
-        dead, completed, idempotency, backlog, wake
+        dead, completed, idempotency, backlog, wake, inflight, held
   ARGV[1]      config block (fs_config)
   ARGV[2]      now override in µs (tests); 0 = redis TIME
   ARGV[3]      group   ARGV[4] weight   ARGV[5] cost
   ARGV[6]      job type   ARGV[7] payload (JSON text)   ARGV[8] idempotency key ('' = none)
-  ARGV[9]      maxBacklog   ARGV[10] maxDeferMs
+  ARGV[9]      maxBacklog   ARGV[10] maxDeferMs   ARGV[11] groupConcurrency (0 = none)
 
   Reply: the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs:
          deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
@@ -20,6 +20,6 @@
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 local reply = ad_admit(fs, K, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
-  tonumber(ARGV[9]), tonumber(ARGV[10]))
+  tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]))
 fs_close(fs)
 return reply

@@ -5,7 +5,7 @@
 -- when to call again.
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)
---       3 readyMax  4 moveMax  5 promoteMax  6 scanMax (most pending jobs moved per call, with moveMax)
+--       3 readyMax  4 moveMax  5 promoteMax  6 scanMax
 -- Reply: {moved, promoted, wakeMs, readyFull}: wakeMs 0 = call again now, > 0 = in that many ms,
 --        -1 = nothing waits (or ready is full: readyFull = 1, wait for workers / poll).
 --!include includes/fair-share.lua
@@ -17,6 +17,7 @@ local now = fs.now_ms
 local meta = fs.meta
 local ready_max, move_max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local promote_max, scan_max = tonumber(ARGV[5]), tonumber(ARGV[6])
+local PAGE = 64
 
 -- vt never trails the oldest pending tag: after the limiter's state expired (or a group was trimmed) a new job
 -- would otherwise start at 0 and overtake the whole backlog.
@@ -40,20 +41,49 @@ job_call_chunked('ZADD', K.pending, tagged)
 job_call_chunked('ZREM', K.delayed, due)
 
 -- (2) pending → ready in tag order, while ready has room. Nothing is charged here: a job spends the budget
--- when a worker starts it (claim.lua), so jobs waiting in ready while workers are away cost nothing.
-local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max, scan_max)
-local moving = {}
-if room > 0 then
-  local page = redis.call('ZRANGE', K.pending, 0, room - 1, 'WITHSCORES')
+-- when a worker starts it (claim.lua), so jobs waiting in ready while workers are away cost nothing. A capped
+-- job whose group has `cap` jobs in flight goes to held instead (includes/job.lua), out of everyone's way.
+redis.call('HSET', K.counters, 'rmax', ready_max)
+local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max)
+local moving, holding = {}, {}
+local flight = {}
+local rank, scanned = 0, 0
+while #moving < room and scanned < scan_max do
+  local page = redis.call('ZRANGE', K.pending, rank, rank + PAGE - 1, 'WITHSCORES')
+  if #page == 0 then break end
+  rank = rank + PAGE
   for i = 1, #page, 2 do
-    moving[#moving + 1] = page[i]
-    local tag = tonumber(page[i + 1])
-    if tag > meta.vt then meta.vt = tag end
+    if #moving >= room or scanned >= scan_max then break end
+    scanned = scanned + 1
+    local m, tag = page[i], tonumber(page[i + 1])
+    local _, _, _, g, cap = job_parse(m)
+    local admit = true
+    if cap > 0 then
+      local n = flight[g] or tonumber(redis.call('HGET', K.inflight, g) or '0')
+      admit = n < cap
+      if admit then flight[g] = n + 1 else flight[g] = n end
+    end
+    if admit then
+      moving[#moving + 1] = m
+      if tag > meta.vt then meta.vt = tag end
+    else
+      holding[#holding + 1] = m
+    end
   end
 end
 local moved = #moving
 job_call_chunked('RPUSH', K.ready, moving)
 job_call_chunked('ZREM', K.pending, moving)
+for _, m in ipairs(holding) do
+  redis.call('ZADD', K.held, 0, job_held_prefix(select(4, job_parse(m))) .. m)
+end
+job_call_chunked('ZREM', K.pending, holding)
+local counts = {}
+for g, n in pairs(flight) do
+  counts[#counts + 1] = g
+  counts[#counts + 1] = n
+end
+job_call_chunked('HSET', K.inflight, counts)
 fs_close(fs)
 job_wake(K, moved)
 
@@ -62,7 +92,7 @@ local ready_full = redis.call('LLEN', K.ready) >= ready_max
 local wake = -1
 if ready_full then
   wake = -1
-elseif (room > 0 and moved >= room) or #due >= promote_max then
+elseif (room > 0 and moved >= room) or #due >= promote_max or scanned >= scan_max then
   wake = 0
 end
 if not ready_full then

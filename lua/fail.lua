@@ -13,6 +13,7 @@ if not member or redis.call('HEXISTS', K.jobs, ARGV[2]) == 0 or redis.call('ZREM
   return 'stale'
 end
 local r = job_get(K, ARGV[2])
+job_flight_done(K, r.group, r.gc)
 local cap, max_dead = tonumber(ARGV[7]), tonumber(ARGV[8])
 local outcome
 if ARGV[4] == 'snooze' then

@@ -16,7 +16,8 @@ if state == 'waiting' then
   -- The delayed score is when the job becomes due; runAt stays the estimated start the caller was given.
   if redis.call('ZSCORE', K.delayed, m) then
     state = 'delayed'
-  elseif redis.call('ZSCORE', K.pending, m) then
+  elseif redis.call('ZSCORE', K.pending, m) or redis.call('ZSCORE', K.held, job_held_prefix(r.group) .. m) then
+    -- held: waiting for a slot of its group (group concurrency); to the caller it is pending
     state = 'pending'
   else
     -- ready is bounded (readyMax); LPOS needs Redis 6.0.6, older servers scan the list.

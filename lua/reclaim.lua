@@ -14,6 +14,7 @@ for _, m in ipairs(ids) do
   -- The member is "<id> <token>" (a bare id from before that layout, whose record says 'active').
   local r = job_get(K, string.match(m, '^%S+'))
   if r and (r.state == 'waiting' or r.state == 'active') then
+    job_flight_done(K, r.group, r.gc)
     r.stalls = r.stalls + 1
     if r.stalls > max_stalls then
       job_kill(K, r, now, 'stalled ' .. string.format('%d', r.stalls) .. ' times (lease expired)', max_dead)

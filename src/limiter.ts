@@ -30,6 +30,8 @@ export interface CheckOptions {
    * Idempotency keys are scoped to the group.
    */
   readonly defer?: DeferRequest;
+  /** For a deferred job: most jobs of this group running at once (overrides the limiter's `groupConcurrency`). */
+  readonly groupConcurrency?: number;
 }
 
 export interface Limiter {
@@ -63,6 +65,8 @@ export interface Limiter {
 }
 
 const NO_OPTIONS: CheckOptions = Object.freeze({});
+/** Largest per-check group concurrency: far beyond any worker fleet, small enough for the store's counters. */
+const MAX_GROUP_CONCURRENCY = 1_000_000;
 /** Job ids are short; a longer id cannot name a job, so it is not sent to the store. */
 const MAX_JOB_ID_LENGTH = 64;
 
@@ -99,7 +103,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         }
         let defer: AdmitInput['defer'];
         try {
-          defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions));
+          const cap = opts.groupConcurrency === undefined ? deferOptions.groupConcurrency : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
+          defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions, cap));
         } catch (error) {
           if (!(error instanceof InputError) || error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE') throw error;
           // Only a denied request needs its payload stored: an allowed one runs now, whatever its size.
@@ -146,9 +151,9 @@ export function checkGroup(group: unknown, maxBytes: number): asserts group is s
   }
 }
 
-function checkInt(name: 'cost' | 'weight', value: unknown, max: number): number {
+function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InputError(`ERR_BL_BAD_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
+    throw new InputError(`ERR_BL_BAD_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`, `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
   }
   return value;
 }

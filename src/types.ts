@@ -108,6 +108,8 @@ export interface DeferInput {
   readonly maxBacklog: number;
   /** Longest estimated wait (runAt − now) a job may have; beyond it the request is rejected instead. */
   readonly maxDeferMs: number;
+  /** Most jobs of the group (with a cap) running at once, across all workers; absent or 0 = no cap. */
+  readonly groupConcurrency?: number;
 }
 
 /**

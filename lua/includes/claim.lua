@@ -30,12 +30,13 @@ local function job_claim(K, fs, lease_ms, max)
   for i = 1, #items do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
     local m = items[i]
-    local id, c, w, g = job_parse(m)
+    local id, c, w, g, cap = job_parse(m)
     local raw = id and redis.call('HGET', K.jobs, id)
     local taken = false
     -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
     if not raw or not string.find(raw, '"state":"waiting"', 1, true) then
       taken = true
+      job_flight_done(K, g, cap)
     elseif not blocked[g] then
       local r = fs_decide(fs, g, w, c, false)
       if r.allowed == 1 then

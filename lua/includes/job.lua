@@ -2,10 +2,11 @@
 --
 -- The queue key block: every queue script receives the same KEYS, in this order (src/queue/queue-keys.ts):
 --   1 counters  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
---   11 idempotency  12 backlog  13 wake
+--   11 idempotency  12 backlog  13 wake  14 inflight  15 held
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
---   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem}.
+--   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
+--   gc: the job's group concurrency cap (absent = none).
 --   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
 --   AND while it is leased: a claim does not rewrite the record, the lease lives in the active ZSET member
 --   "<id> <token>" (getJob says 'active' for a waiting record found in none of the waiting sets). Then
@@ -13,7 +14,13 @@
 --   Waiting states are not written per move, so the dispatcher moves members without touching records.
 -- Token (fencing): "<seq>:<claim ms> <group>", fresh per claim; the group rides along so an ack needs no
 --   record decode for the backlog counter. Job ids never hold a space, so "<id> <token>" splits one way.
--- Member (delayed, pending, ready): "<id> <cost> <weight> <group>": the group last, it may hold any bytes.
+-- Member (delayed, pending, ready): "<id> <cost> <weight> <cap> <group>": the group last, it may hold any bytes;
+--   cap is the job's group concurrency (0 = none).
+-- Group concurrency: inflight HASH group -> its capped jobs in ready or active. The dispatcher moves a capped job
+--   to ready only while that count is below the job's cap, so a capped group never fills ready nor holds
+--   workers; the ones it skips wait in held (ZSET, score 0, member "<#group>:<group> <member>", so one group's
+--   jobs are one lex range, oldest id first) and the next one goes to ready when a job of the group leaves
+--   flight (completed, failed, dead, reclaimed). Uncapped jobs are not counted.
 -- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if the counters are lost.
 -- Backlog HASH: group -> jobs waiting or leased, plus a pad field '' (no group is empty) whose long value
 --   keeps the hash a hashtable: a listpack of many groups is scanned on every count update.
@@ -22,7 +29,7 @@ local function job_keys()
   return {
     counters = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
     ready = KEYS[6], jobs = KEYS[7], active = KEYS[8], dead = KEYS[9], completed = KEYS[10],
-    idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13],
+    idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13], inflight = KEYS[14], held = KEYS[15],
   }
 end
 
@@ -37,13 +44,19 @@ local function job_now_ms(override)
 end
 
 local function job_member(r)
-  return r.id .. ' ' .. string.format('%d', r.cost) .. ' ' .. string.format('%d', r.weight) .. ' ' .. r.group
+  return r.id .. ' ' .. string.format('%d', r.cost) .. ' ' .. string.format('%d', r.weight) .. ' '
+    .. string.format('%d', r.gc or 0) .. ' ' .. r.group
 end
 
--- id, cost, weight, group
+-- id, cost, weight, group, cap
 local function job_parse(m)
-  local id, c, w, g = string.match(m, '^(%S+) (%d+) (%d+) (.*)$')
-  return id, tonumber(c), tonumber(w), g
+  local id, c, w, cap, g = string.match(m, '^(%S+) (%d+) (%d+) (%d+) (.*)$')
+  return id, tonumber(c), tonumber(w), g, tonumber(cap)
+end
+
+-- The lex prefix of one group's members in held: its byte length first, so no group's prefix starts another's.
+local function job_held_prefix(group)
+  return string.format('%d:', #group) .. group .. ' '
 end
 
 -- redis.call(cmd, key, ...list) in slices: unpack has a small stack limit (a few thousand values).
@@ -128,6 +141,33 @@ local function job_forget_ids(K, zset, ids)
   end
 end
 
+-- A capped job of `group` left flight (ready or active): count it out, and send the group's oldest held job
+-- to ready in its place (to the head of pending when ready is at the dispatcher's last readyMax).
+local function job_flight_done(K, group, cap)
+  if not cap or cap <= 0 then return end
+  if redis.call('HINCRBY', K.inflight, group, -1) <= 0 then redis.call('HDEL', K.inflight, group) end
+  if redis.call('ZCARD', K.held) == 0 then return end
+  local prefix = job_held_prefix(group)
+  local first = redis.call('ZRANGEBYLEX', K.held, '[' .. prefix, '(' .. prefix .. '\255', 'LIMIT', 0, 1)[1]
+  if not first then return end
+  redis.call('ZREM', K.held, first)
+  local m = string.sub(first, #prefix + 1)
+  local ready_max = tonumber(redis.call('HGET', K.counters, 'rmax') or '1000')
+  if redis.call('LLEN', K.ready) < ready_max then
+    redis.call('RPUSH', K.ready, m)
+    redis.call('HINCRBY', K.inflight, group, 1)
+    job_wake(K, 1)
+  else
+    local head = redis.call('ZRANGE', K.pending, 0, 0, 'WITHSCORES')
+    redis.call('ZADD', K.pending, tonumber(head[2] or '0'), m)
+  end
+end
+
+-- A record's group concurrency cap from its text (cjson escapes every '"' inside strings: only the key matches).
+local function job_cap_of(raw)
+  return tonumber(string.match(raw, '"gc":(%d+)') or '0')
+end
+
 -- Drops up to `page` completed records whose keep time is over.
 local function job_trim_completed(K, now, page)
   job_forget_ids(K, K.completed, redis.call('ZRANGEBYSCORE', K.completed, '-inf', now, 'LIMIT', 0, page))
@@ -152,7 +192,7 @@ end
 -- waiting: the group's backlog count when the caller has just read it (else read here).
 -- Returns status, id, runAt: 1 written, 2 duplicate, -2 backlog full, -3 beyond the defer horizon.
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
-                         waiting)
+                         waiting, cap)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -168,6 +208,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
     id = job_new_id(K, now), type = jtype, group = group, weight = weight, cost = cost, payload = payload,
     state = 'waiting', attempts = 0, stalls = 0, snoozes = 0, createdAt = now, runAt = run_at,
   }
+  if cap and cap > 0 then r.gc = cap end
   if idem ~= '' then
     r.idem = idem
     redis.call('HSET', K.idempotency, idem, r.id)

@@ -27,6 +27,7 @@ local function job_complete(K, now, id, token, has_result, result, keep, trim_pa
   if not raw or redis.call('ZREM', K.active, member) == 0 then return 0 end
   local seq, group = string.match(token, '^(%d+):%d+ (.*)$')
   job_backlog_done(K, group)
+  job_flight_done(K, group, job_cap_of(raw))
   if keep <= 0 then
     if string.find(raw, '"idem":', 1, true) then job_forget(K, cjson.decode(raw)) else redis.call('HDEL', K.jobs, id) end
   else

@@ -13,14 +13,22 @@ export interface DeferLimiterOptions {
   readonly maxDeferMs?: number;
   /** Largest JSON-encoded payload (UTF-8 bytes) a deferred job may carry. @defaultValue `65_536` */
   readonly maxPayloadBytes?: number;
+  /**
+   * Most jobs of one group running at once, across every worker and process (a crashed worker's slots come
+   * back when its leases expire); other groups are not held up by a group at its cap. A check's own
+   * `groupConcurrency` overrides it for that job. @defaultValue unlimited
+   */
+  readonly groupConcurrency?: number;
 }
 
-export const DEFER_OPTION_NAMES: readonly string[] = Object.freeze(['maxBacklog', 'maxDeferMs', 'maxPayloadBytes']);
+export const DEFER_OPTION_NAMES: readonly string[] = Object.freeze(['maxBacklog', 'maxDeferMs', 'maxPayloadBytes', 'groupConcurrency']);
 
 export interface ResolvedDeferOptions {
   readonly maxBacklog: number;
   readonly maxDeferMs: number;
   readonly maxPayloadBytes: number;
+  /** 0 = unlimited. */
+  readonly groupConcurrency: number;
 }
 
 /** What a caller asks to defer when the request is denied. */
@@ -41,6 +49,7 @@ export function resolveDeferOptions(options: DeferLimiterOptions): ResolvedDefer
     maxBacklog: positiveInt('maxBacklog', options.maxBacklog, 1000),
     maxDeferMs: positiveInt('maxDeferMs', options.maxDeferMs, 3_600_000),
     maxPayloadBytes: positiveInt('maxPayloadBytes', options.maxPayloadBytes, 65_536),
+    groupConcurrency: options.groupConcurrency === undefined ? 0 : positiveInt('groupConcurrency', options.groupConcurrency, 0),
   });
 }
 
@@ -54,7 +63,7 @@ function positiveInt(name: string, value: unknown, fallback: number): number {
 }
 
 /** Checks one request's deferral and encodes its payload. Throws InputError. */
-export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions): DeferInput {
+export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions, groupConcurrency = options.groupConcurrency): DeferInput {
   if (typeof defer !== 'object' || defer === null) {
     throw new InputError('ERR_BL_BAD_DEFER', `Expected \`defer\` to be { type, payload?, idempotencyKey? }, got ${describeValue(defer)}`);
   }
@@ -84,5 +93,6 @@ export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions)
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     maxBacklog: options.maxBacklog,
     maxDeferMs: options.maxDeferMs,
+    ...(groupConcurrency > 0 ? { groupConcurrency } : {}),
   };
 }

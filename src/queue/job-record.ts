@@ -28,24 +28,37 @@ export interface JobRecord {
   finishedAt?: number;
   /** The idempotency key that names this job, deleted with the record. */
   idem?: string;
+  /** The job's group concurrency cap; absent = none. */
+  gc?: number;
 }
 
-/** `<id> <cost> <weight> <group>`: the group last, since it may hold any bytes. */
-export function jobMember(r: Pick<JobRecord, 'id' | 'cost' | 'weight' | 'group'>): string {
-  return `${r.id} ${r.cost} ${r.weight} ${r.group}`;
+/** `<id> <cost> <weight> <cap> <group>`: the group last, since it may hold any bytes; cap 0 = none. */
+export function jobMember(r: Pick<JobRecord, 'id' | 'cost' | 'weight' | 'group' | 'gc'>): string {
+  return `${r.id} ${r.cost} ${r.weight} ${r.gc ?? 0} ${r.group}`;
 }
 
 export interface ParsedMember {
   readonly id: string;
   readonly cost: number;
   readonly weight: number;
+  /** The job's group concurrency cap; 0 = none. */
+  readonly cap: number;
   readonly group: string;
 }
 
 export function parseMember(member: string): ParsedMember {
-  const match = /^(\S+) (\d+) (\d+) ([\s\S]*)$/.exec(member);
+  const match = /^(\S+) (\d+) (\d+) (\d+) ([\s\S]*)$/.exec(member);
   if (!match) throw new Error(`malformed job member ${JSON.stringify(member)}`);
-  return { id: match[1]!, cost: Number(match[2]), weight: Number(match[3]), group: match[4]! };
+  return { id: match[1]!, cost: Number(match[2]), weight: Number(match[3]), cap: Number(match[4]), group: match[5]! };
+}
+
+/** A held member (job_held_prefix in lua/includes/job.lua): the group's UTF-8 length, the group, the member. */
+export function heldMember(group: string, member: string): string {
+  return `${heldPrefix(group)}${member}`;
+}
+
+export function heldPrefix(group: string): string {
+  return `${Buffer.byteLength(group, 'utf8')}:${group} `;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -99,4 +112,6 @@ export interface EnqueueInput {
   /** Due after this many ms (0 = now). */
   readonly delayMs: number;
   readonly maxDeferMs: number;
+  /** Most jobs of the group (with a cap) running at once; absent or 0 = no cap. */
+  readonly groupConcurrency?: number;
 }

@@ -5,7 +5,7 @@
  * ready through the same admission core and budget as live requests (decide, no promise).
  */
 import { closeFairShare, decide, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
-import { parseMember, type JobRecord } from './job-record';
+import { heldMember, parseMember, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';
 import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from './types';
 
@@ -13,7 +13,13 @@ export interface DispatchParts {
   readonly delayed: SortedSet;
   readonly pending: SortedSet;
   readonly ready: string[];
+  /** group → its capped jobs in ready or active. */
+  readonly inflight: Map<string, number>;
+  /** Capped jobs waiting for a slot of their group (heldMember → score 0). */
+  readonly held: SortedSet;
 }
+
+const PAGE = 64;
 
 export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: DispatchOptions): DispatchResult {
   const { delayed, pending, ready } = parts;
@@ -36,21 +42,42 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
   }
 
   // (2) pending → ready in tag order, while ready has room; the budget is spent at the claim (claimInMemory).
-  const room = Math.min(options.readyMax - ready.length, options.moveMax, options.scanMax);
+  // A capped job whose group has `cap` jobs in flight goes to held instead.
+  const room = Math.min(options.readyMax - ready.length, options.moveMax);
   let moved = 0;
-  for (const { member, score: tag } of room > 0 ? pending.range(0, room) : []) {
-    ready.push(member);
-    pending.remove(member);
-    moved += 1;
-    if (tag > meta.vt) meta.vt = tag;
+  let scanned = 0;
+  const taken: string[] = [];
+  outer: for (let rank = 0; moved < room && scanned < options.scanMax; rank += PAGE) {
+    const page = pending.range(rank, PAGE);
+    if (page.length === 0) break;
+    for (const { member, score: tag } of page) {
+      if (moved >= room || scanned >= options.scanMax) break outer;
+      scanned += 1;
+      const { group, cap } = parseMember(member);
+      let admit = true;
+      if (cap > 0) {
+        const n = parts.inflight.get(group) ?? 0;
+        admit = n < cap;
+        if (admit) parts.inflight.set(group, n + 1);
+      }
+      taken.push(member);
+      if (admit) {
+        ready.push(member);
+        moved += 1;
+        if (tag > meta.vt) meta.vt = tag;
+      } else {
+        parts.held.add(heldMember(group, member), 0);
+      }
+    }
   }
+  for (const member of taken) pending.remove(member);
   closeFairShare(fs);
 
   // (3) when to call again: never spin, never requeue.
   const readyFull = ready.length >= options.readyMax;
   let wakeMs = -1;
   if (readyFull) wakeMs = -1;
-  else if ((room > 0 && moved >= room) || due.length >= options.promoteMax) wakeMs = 0;
+  else if ((room > 0 && moved >= room) || due.length >= options.promoteMax || scanned >= options.scanMax) wakeMs = 0;
   const next = delayed.first();
   if (!readyFull && next) {
     const d = Math.max(0, Math.ceil(next.score - now));
@@ -68,6 +95,8 @@ export interface ClaimParts {
   waitingJob(id: string): JobRecord | undefined;
   /** Leases a waiting job to the caller. */
   lease(record: JobRecord, now: number, leaseUntil: number): ClaimedJob;
+  /** A ready member whose job is gone or no longer waiting was dropped (job_flight_done). */
+  dropped(group: string, cap: number): void;
 }
 
 /**
@@ -90,11 +119,12 @@ export function claimInMemory(parts: ClaimParts, fs: FairShare, leaseMs: number,
   let wakeUs = Infinity;
   for (const m of items) {
     if (claimed.length >= max || meta.gt < 1 - FS_EPS) break;
-    const { id, cost, weight, group } = parseMember(m);
+    const { id, cost, weight, group, cap } = parseMember(m);
     const r = parts.waitingJob(id);
     let taken = false;
     if (!r) {
       taken = true;
+      parts.dropped(group, cap);
     } else if (!blocked.has(group)) {
       const d = decide(fs, group, weight, cost, false);
       if (d.allowed) {

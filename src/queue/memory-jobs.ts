@@ -2,7 +2,7 @@
  * Job status and dead letters on in-memory structures: lua/get-job.lua and lua/dead-letters.lua step for
  * step, over the MemoryQueue's sets (like ./memory-dispatch.ts for the dispatcher move).
  */
-import { jobMember, toJobInfo, type JobRecord } from './job-record';
+import { heldMember, jobMember, toJobInfo, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';
 import type { JobInfo } from './types';
 import { deadPage } from './validate';
@@ -10,6 +10,7 @@ import { deadPage } from './validate';
 export interface JobParts {
   readonly delayed: SortedSet;
   readonly pending: SortedSet;
+  readonly held: SortedSet;
   readonly dead: SortedSet;
   readonly completed: SortedSet;
   readonly jobs: Map<string, JobRecord>;
@@ -24,7 +25,8 @@ export function jobInfoInMemory(q: JobParts, id: string, now: number): JobInfo |
     const m = jobMember(r);
     // runAt is the record's (a deferred job is due at once but promised by its runAt estimate)
     if (q.delayed.score(m) !== undefined) return toJobInfo(r, 'delayed', r.runAt);
-    return toJobInfo(r, q.pending.score(m) !== undefined ? 'pending' : 'ready', r.runAt);
+    const pending = q.pending.score(m) !== undefined || q.held.score(heldMember(r.group, m)) !== undefined;
+    return toJobInfo(r, pending ? 'pending' : 'ready', r.runAt);
   }
   if (r.state === 'completed' && (q.completed.score(id) ?? 0) <= now) return null;
   return toJobInfo(r, r.state, r.runAt);

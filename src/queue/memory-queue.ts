@@ -11,7 +11,7 @@ import { ConfigError, describeValue } from '../errors';
 import type { Clock } from '../types';
 import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory } from './memory-jobs';
-import { jobMember, parseMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { SortedSet } from './sorted-set';
 import type {
   ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
@@ -45,6 +45,10 @@ export class MemoryQueue implements QueueStore {
   readonly completed = new SortedSet();
   readonly idempotency = new Map<string, string>();
   readonly backlog = new Map<string, number>();
+  readonly inflight = new Map<string, number>();
+  readonly held = new SortedSet();
+  /** The readyMax of the last dispatch (the counters field 'rmax'): where a released held job may go. */
+  private lastReadyMax = 1000;
   private jobSeq = 0;
   private tokenSeq = 0;
   /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
@@ -79,6 +83,27 @@ export class MemoryQueue implements QueueStore {
     const n = (this.backlog.get(group) ?? 0) - 1;
     if (n <= 0) this.backlog.delete(group);
     else this.backlog.set(group, n);
+  }
+
+  /** job_flight_done: a capped job left flight; the group's oldest held job takes its place. */
+  private flightDone(group: string, cap: number | undefined): void {
+    if (!cap || cap <= 0) return;
+    const n = (this.inflight.get(group) ?? 0) - 1;
+    if (n <= 0) this.inflight.delete(group);
+    else this.inflight.set(group, n);
+    if (this.held.size === 0) return;
+    const prefix = heldPrefix(group);
+    const first = this.held.firstWithPrefix(0, prefix);
+    if (first === undefined) return;
+    this.held.remove(first);
+    const member = first.slice(prefix.length);
+    if (this.ready.length < this.lastReadyMax) {
+      this.ready.push(member);
+      this.inflight.set(group, (this.inflight.get(group) ?? 0) + 1);
+      this.wake();
+    } else {
+      this.pending.add(member, this.pending.first()?.score ?? 0);
+    }
   }
 
   /** Wakes every blocked waitForReady (one process: a signal, no token list needed). */
@@ -169,6 +194,7 @@ export class MemoryQueue implements QueueStore {
       id, type: input.type, group: input.group, weight: input.weight, cost: input.cost, payload: input.payload,
       state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
       ...(idem !== '' ? { idem } : {}),
+      ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
     };
     if (idem !== '') this.idempotency.set(idem, id);
     this.jobs.set(id, r);
@@ -180,6 +206,7 @@ export class MemoryQueue implements QueueStore {
   /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
     const fs = openFairShare(this.fairShareState(), this.fairShareConfig, Math.floor(this.clock() * 1000));
+    this.lastReadyMax = options.readyMax;
     const result = dispatchInMemory(this, fs, options);
     if (result.moved > 0) this.wake();
     return result;
@@ -223,6 +250,7 @@ export class MemoryQueue implements QueueStore {
       this.active.add(r.id, leaseUntil);
       return { id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil };
     },
+    dropped: (group, cap) => this.flightDone(group, cap),
   };
 
   async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
@@ -256,6 +284,7 @@ export class MemoryQueue implements QueueStore {
     if (!r) return false;
     this.active.remove(id);
     this.backlogDone(r.group);
+    this.flightDone(r.group, r.gc);
     if (keepMs <= 0) {
       this.forget(r);
     } else {
@@ -275,6 +304,7 @@ export class MemoryQueue implements QueueStore {
     const r = this.activeRecord(id, token);
     if (!r) return 'stale';
     this.active.remove(id);
+    this.flightDone(r.group, r.gc);
     let result: FailResult;
     if (outcome.kind === 'snooze') {
       r.snoozes += 1;
@@ -314,6 +344,7 @@ export class MemoryQueue implements QueueStore {
       this.active.remove(id);
       const r = this.jobs.get(id);
       if (!r || r.state !== 'active') continue;
+      this.flightDone(r.group, r.gc);
       r.stalls += 1;
       if (r.stalls > maxStalls) {
         this.kill(r, now, `stalled ${r.stalls} times (lease expired)`);
@@ -335,7 +366,7 @@ export class MemoryQueue implements QueueStore {
   async counts(): Promise<JobCounts> {
     this.trimCompleted(this.nowMs());
     return {
-      delayed: this.delayed.size, pending: this.pending.size, ready: this.ready.length,
+      delayed: this.delayed.size, pending: this.pending.size + this.held.size, ready: this.ready.length,
       active: this.active.size, completed: this.completed.size, dead: this.dead.size,
     };
   }

@@ -103,7 +103,7 @@ export class RedisQueue implements QueueStore {
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
     const reply = (await this.run('enqueue', [
       input.group, input.weight, input.cost, input.type, input.payload, input.idempotencyKey ?? '',
-      input.maxBacklog, input.delayMs, input.maxDeferMs,
+      input.maxBacklog, input.delayMs, input.maxDeferMs, input.groupConcurrency ?? 0,
     ])) as [number, string, number];
     const [status, id, runAt] = reply;
     if (status === 1 || status === 2) return { status: status === 1 ? 'written' : 'duplicate', id, runAt: Number(runAt) };

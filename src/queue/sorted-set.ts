@@ -67,6 +67,12 @@ export class SortedSet {
     return this.items[0];
   }
 
+  /** The lowest member of score `score` that starts with `prefix` (ZRANGEBYLEX [prefix … LIMIT 0 1). */
+  firstWithPrefix(score: number, prefix: string): string | undefined {
+    const item = this.items[this.indexOf(score, prefix)];
+    return item && item.score === score && item.member.startsWith(prefix) ? item.member : undefined;
+  }
+
   /** Highest score first, from rank `start` counted from the top. */
   rangeReverse(start: number, count: number): ScoredMember[] {
     const end = this.items.length - start;

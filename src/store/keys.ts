@@ -36,6 +36,10 @@ export interface LimiterKeys {
   readonly dispatcherLease: string;
   /** LIST: wake-up tokens for blocked workers. */
   readonly wake: string;
+  /** HASH: group → its jobs with a group concurrency cap now in ready or active. */
+  readonly inflight: string;
+  /** ZSET (score 0, lex order): capped jobs waiting for a slot of their group, one lex range per group. */
+  readonly held: string;
 }
 
 /** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
@@ -58,6 +62,8 @@ export function limiterKeys(prefix: string, name: string): LimiterKeys {
     backlog: `${tag}:backlog`,
     dispatcherLease: `${tag}:dispatcher`,
     wake: `${tag}:wake`,
+    inflight: `${tag}:inflight`,
+    held: `${tag}:held`,
   };
 }
 

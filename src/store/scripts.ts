@@ -124,11 +124,12 @@ export interface AdmitDeferReply {
   readonly defer: DeferReply;
 }
 
-export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 13);
-export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', 13);
+export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 15);
+export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', 15);
 
 const deferArgs = (r: DeferringInput): ScriptArg[] =>
-  [r.group, r.weight, r.cost, r.defer.type, r.defer.payload, r.defer.idempotencyKey ?? '', r.defer.maxBacklog, r.defer.maxDeferMs];
+  [r.group, r.weight, r.cost, r.defer.type, r.defer.payload, r.defer.idempotencyKey ?? '', r.defer.maxBacklog, r.defer.maxDeferMs,
+    r.defer.groupConcurrency ?? 0];
 
 /** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
 export function admitDeferCommand(client: RedisClient, keys: readonly string[], config: string): RunOne<DeferringInput, AdmitDeferReply> {

@@ -351,6 +351,58 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.dispatch(LOOSE)).toMatchObject({ moved: 1, wakeMs: -1 });
     });
 
+    test('group concurrency: a capped group has at most `cap` jobs ready or running; the rest wait held, others pass', async () => {
+      const a: string[] = [];
+      for (let i = 0; i < 5; i++) a.push(await add({ group: 'capped', groupConcurrency: 2 }));
+      const b: string[] = [];
+      for (let i = 0; i < 3; i++) b.push(await add({ group: 'free' }));
+      expect(await q.dispatch(LOOSE)).toMatchObject({ moved: 5, promoted: 8 });
+      expect(await q.counts()).toMatchObject({ pending: 3, ready: 5 });
+      expect((await q.getJob(a[2]!))?.state).toBe('pending');
+      // Nothing more moves while the two slots are taken, however often the dispatcher runs.
+      expect((await q.dispatch(LOOSE)).moved).toBe(0);
+      const { claimed } = await q.claimMany(1000, 10);
+      expect(claimed.map((c) => c.id).sort()).toEqual([...a.slice(0, 2), ...b].sort());
+      // A completion frees a slot: the oldest held job of the group goes to ready in the same call.
+      const first = claimed.find((c) => c.id === a[0])!;
+      expect(await q.complete(first.id, first.token, undefined, 1000)).toBe(true);
+      expect((await q.getJob(a[2]!))?.state).toBe('ready');
+      expect(await q.counts()).toMatchObject({ pending: 2, ready: 1, active: 4 });
+      // A failure frees one too (the job goes back to delayed, and counts again once it moves).
+      const second = claimed.find((c) => c.id === a[1])!;
+      expect(await q.fail(second.id, second.token, ERROR(3, 0))).toBe('retrying');
+      expect((await q.getJob(a[3]!))?.state).toBe('ready');
+      // So does an expired lease (a crashed worker).
+      const third = (await q.claimMany(1000, 10)).claimed;
+      expect(third.map((c) => c.id).sort()).toEqual([a[2], a[3]].sort());
+      now += 1001;
+      expect(await q.reclaimExpired(3, 100)).toMatchObject({ requeued: 5 });
+      // The last held one took a reclaimed slot; the requeued and the retried ones: never more than 2 at once.
+      await q.dispatch(LOOSE);
+      const states = await Promise.all(a.slice(1).map(async (id) => (await q.getJob(id))?.state));
+      expect(states.filter((s) => s === 'ready')).toHaveLength(2);
+      expect(await q.counts()).toMatchObject({ ready: 2 + 3, pending: 2, delayed: 0 });
+    });
+
+    test('group concurrency: a capped group piled up at the head of pending does not hold up a later group', async () => {
+      // The slow group's jobs and a busy group's get interleaved tags; the busy ones move and advance the
+      // virtual time, so a group arriving later is tagged behind all 29 slow jobs still waiting.
+      for (let i = 0; i < 30; i++) {
+        await add({ group: 'slow', groupConcurrency: 1 });
+        await add({ group: 'busy' });
+      }
+      expect((await q.dispatch(LOOSE)).moved).toBe(31);
+      expect((await q.claimMany(1000, 100)).claimed).toHaveLength(31);
+      now += 10;
+      const late = await add({ group: 'late' });
+      // A scan of 8 per call: the slow group's 29 waiting jobs are moved out of the way (held), not rescanned.
+      const small = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 8 };
+      let moved = 0;
+      for (let i = 0; i < 6 && moved === 0; i++) moved = (await q.dispatch(small)).moved;
+      expect((await q.getJob(late))?.state).toBe('ready');
+      expect(await q.counts()).toMatchObject({ ready: 1, active: 31, pending: 29 });
+    });
+
     test('hostile group ids and payloads round-trip', async () => {
       const group = 'a b\n{x}:y 😀 \u0000 end';
       const payload = JSON.stringify({ s: 'quote " backslash \\ slash / ☃', arr: [], obj: {}, n: 1.5 });
