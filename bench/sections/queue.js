@@ -11,6 +11,7 @@ const { markdownTable, fmt, ratio } = require('../lib/table');
 const { barChart } = require('../lib/svg');
 const { progress } = require('../lib/progress');
 const { loadCore, tryRequire } = require('../lib/package');
+const { runPause } = require('./queue-pause');
 
 const GROUPS = 100;
 /** Every 4th group has weight 2: while all are backlogged, the drain should give them twice the share. */
@@ -143,6 +144,7 @@ async function runQueue(cfg) {
       await redis.stop();
     }
   }
+  const pause = await runPause(cfg.pause);
   const bulk = rows.find((r) => r.subject.id === 'bulk' && !r.skipped);
   const bull = rows.find((r) => r.subject.id === 'bullmq' && !r.skipped);
   return {
@@ -157,7 +159,9 @@ async function runQueue(cfg) {
       { name: 'drain ≥ 1.0× BullMQ', value: ratio(bulk?.drainPerSec, bull?.drainPerSec), pass: bulk && bull ? bulk.drainPerSec >= bull.drainPerSec : undefined },
       { name: 'enqueue ≥ 1.0× BullMQ addBulk', value: ratio(bulk?.enqueuePerSec, bull?.enqueuePerSec), pass: bulk && bull ? bulk.enqueuePerSec >= bull.enqueuePerSec : undefined },
       { name: 'per-group drained share vs weights while backlogged: within 5 %', value: bulk ? `${fmt(bulk.shareError * 100, 1)} %` : '—', pass: bulk ? bulk.shareError <= 0.05 : undefined },
+      ...pause.checks,
     ],
+    extra: pause.markdown,
     rows,
   };
 }
