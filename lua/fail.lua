@@ -2,7 +2,8 @@
 -- Back to delayed, due after delayMs, or to dead once the cap is reached.
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 id  3 token  4 kind ('error' | 'snooze')  5 error message
---       6 delayMs  7 cap (maxAttempts for errors, maxSnoozes for snoozes)  8 maxDead
+--       6 delayMs  7 cap (maxAttempts for errors, maxSnoozes for snoozes; 0 for an error = a permanent one,
+--       dead at once)  8 maxDead
 -- Reply: 'retrying' | 'snoozed' | 'dead' | 'stale' (nothing changed).
 --!include includes/job.lua
 local K = job_keys()
@@ -26,6 +27,8 @@ if ARGV[4] == 'snooze' then
 else
   r.attempts = r.attempts + 1
   r.error = ARGV[5]
+  -- the job's own maxAttempts (enqueue) over the worker's; a permanent error passes cap 0: dead at once
+  if r.ma and cap > 0 then cap = r.ma end
   if r.attempts >= cap then
     job_kill(K, r, now, ARGV[5], max_dead)
     return 'dead'

@@ -7,8 +7,12 @@ export { OVERFLOW_GROUP } from './core/fair-share';
 export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './middleware/shared';
 export { Dispatcher, type DispatcherOptions, type DispatcherEvents } from './queue/dispatcher';
-export { Worker, LeaseLostError, WorkerClosedError, type WorkerOptions, type WorkerJob, type JobHandler, type WorkerEvents } from './queue/worker';
+export {
+  Worker, LeaseLostError, WorkerClosedError, type WorkerOptions, type WorkerJob, type JobHandler, type JobHandlers, type JobTypes, type WorkerEvents,
+} from './queue/worker';
 export { RetryLaterError } from './queue/retry-later-error';
+export { PermanentError } from './queue/permanent-error';
+export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
 export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
 export type * from './types';

@@ -10,7 +10,8 @@ import { ConfigError, InputError, describeValue } from './errors';
 import { createOutageGuard, type OutageGuard } from './outage';
 import { resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
-import type { JobCounts, JobInfo, QueueStore } from './queue/types';
+import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
+import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
@@ -52,8 +53,18 @@ export interface Limiter {
   readonly queue: QueueStore;
   /** A job's state, attempts, times and result or error; `null` when unknown (or already trimmed). */
   getJob(id: string): Promise<JobInfo | null>;
+  /**
+   * Puts work on the queue directly (offload): the same fair order and budget as a deferred request's job
+   * (it spends the budget when it starts). Rejects with `EnqueueError` (`retryAfterMs`) when the group's
+   * backlog is full or `delayMs` is beyond `maxDeferMs`, and with InputError for bad options.
+   */
+  enqueue(group: string, options: EnqueueOptions): Promise<EnqueuedJob>;
+  /** Removes a job that has not started yet (`getJob` then answers null); false when it is running or finished. */
+  cancel(id: string): Promise<boolean>;
   /** How many jobs are in each state. */
   counts(): Promise<JobCounts>;
+  /** One group's jobs: waiting and running. */
+  counts(filter: { readonly group: string }): Promise<GroupJobCounts>;
   /** Dead letters, newest first. @param count at most 1000 */
   listDead(offset?: number, count?: number): Promise<JobInfo[]>;
   /** Sends a dead job back to the queue (attempts, snoozes and stalls reset); false when it is not dead. */
@@ -122,7 +133,21 @@ export function createLimiter(options: LimiterOptions): Limiter {
     deferOptions,
     queue: store,
     getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.getJob(id) : null),
-    counts: () => store.counts(),
+    enqueue: async (group, enqueueOptions) => {
+      checkGroup(group, maxGroupLength);
+      const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
+      const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits);
+      const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
+      return toEnqueuedJob(await store.enqueue(scoped), input, limits);
+    },
+    cancel: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.cancel(id) : false),
+    counts: ((filter?: { readonly group: string }) => {
+      if (filter === undefined) return store.counts();
+      return Promise.resolve().then(() => {
+        checkGroup(filter?.group, maxGroupLength);
+        return store.groupCounts(filter.group);
+      });
+    }) as Limiter['counts'],
     listDead: (offset = 0, count = 100) => store.listDead(offset, Math.min(count, 1000)),
     retryDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.retryDead(id) : false),
     removeDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.removeDead(id) : false),
@@ -135,7 +160,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
 /** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */
 function scopeIdempotency(group: string, defer: AdmitInput['defer'] & object): AdmitInput['defer'] & object {
   if (defer.idempotencyKey === undefined) return defer;
-  return { ...defer, idempotencyKey: `${Buffer.byteLength(group, 'utf8')}:${group}:${defer.idempotencyKey}` };
+  return { ...defer, idempotencyKey: scopedKey(group, defer.idempotencyKey) };
+}
+
+function scopedKey(group: string, key: string): string {
+  return `${Buffer.byteLength(group, 'utf8')}:${group}:${key}`;
 }
 
 /** A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters). */

@@ -6,7 +6,7 @@
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
---   gc: the job's group concurrency cap (absent = none).
+--   gc: the job's group concurrency cap (absent = none); ma: its own maxAttempts (absent = the worker's).
 --   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
 --   AND while it is leased: a claim does not rewrite the record, the lease lives in the active ZSET member
 --   "<id> <token>" (getJob says 'active' for a waiting record found in none of the waiting sets). Then
@@ -190,9 +190,10 @@ end
 -- promised by (recorded and checked against the horizon); due_at (default run_at) is when the dispatcher
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
 -- waiting: the group's backlog count when the caller has just read it (else read here).
+-- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none).
 -- Returns status, id, runAt: 1 written, 2 duplicate, -2 backlog full, -3 beyond the defer horizon.
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
-                         waiting, cap)
+                         waiting, cap, max_attempts)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -209,6 +210,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
     state = 'waiting', attempts = 0, stalls = 0, snoozes = 0, createdAt = now, runAt = run_at,
   }
   if cap and cap > 0 then r.gc = cap end
+  if max_attempts and max_attempts > 0 then r.ma = max_attempts end
   if idem ~= '' then
     r.idem = idem
     redis.call('HSET', K.idempotency, idem, r.id)

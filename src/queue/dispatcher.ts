@@ -108,12 +108,14 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     return this.leader;
   }
 
-  start(): void {
-    if (this.loopToken) return;
+  /** Starts the loop; returns the dispatcher, so `new Dispatcher({...}).start()` keeps it. */
+  start(): this {
+    if (this.loopToken) return this;
     const token = {};
     this.loopToken = token;
     this.unsubscribe = onClaimed(this.queue, (n) => this.onLocalClaims(n));
     this.loop = this.run(token);
+    return this;
   }
 
   /**

@@ -30,6 +30,8 @@ export interface JobRecord {
   idem?: string;
   /** The job's group concurrency cap; absent = none. */
   gc?: number;
+  /** The job's own maxAttempts (over the worker's); absent = the worker's. */
+  ma?: number;
 }
 
 /** `<id> <cost> <weight> <cap> <group>`: the group last, since it may hold any bytes; cap 0 = none. */
@@ -114,4 +116,6 @@ export interface EnqueueInput {
   readonly maxDeferMs: number;
   /** Most jobs of the group (with a cap) running at once; absent or 0 = no cap. */
   readonly groupConcurrency?: number;
+  /** The job's own maxAttempts (over the worker's); absent or 0 = the worker's. */
+  readonly maxAttempts?: number;
 }

@@ -5,6 +5,7 @@
  * also claims the worker's next job in the same store call when the worker asks for one (`wantsNext`).
  */
 import { BulkLimiterError } from '../errors';
+import { isPermanent } from './permanent-error';
 import { isRetryLater } from './retry-later-error';
 import type { ClaimedJob, FailResult } from './types';
 import type { WorkerConfig, WorkerJob } from './worker-options';
@@ -126,7 +127,9 @@ export class JobRun {
       return end(state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state });
     }
     const delayMs = Math.max(0, Math.floor(this.config.backoff(this.claimed.attempts + 1)));
-    const state = await queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts: this.config.maxAttempts });
+    // A permanent error goes to dead at once (cap 0), whatever attempts are left.
+    const maxAttempts = isPermanent(outcome.error) ? 0 : this.config.maxAttempts;
+    const state = await queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts });
     return end(state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state });
   }
 

@@ -14,7 +14,7 @@ import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory } from './memory-j
 import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { SortedSet } from './sorted-set';
 import type {
-  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
+  ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
 } from './types';
 import { claimCount } from './validate';
 
@@ -195,12 +195,37 @@ export class MemoryQueue implements QueueStore {
       state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
       ...(idem !== '' ? { idem } : {}),
       ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
+      ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
     };
     if (idem !== '') this.idempotency.set(idem, id);
     this.jobs.set(id, r);
     this.delayed.add(jobMember(r), dueAt);
     this.backlog.set(input.group, (this.backlog.get(input.group) ?? 0) + 1);
     return { status: 'written', id, runAt };
+  }
+
+  /** cancel.lua: a job that has not started goes, with its record, idempotency key and backlog count. */
+  async cancel(id: string): Promise<boolean> {
+    const r = this.jobs.get(id);
+    if (!r || r.state !== 'waiting') return false;
+    const m = jobMember(r);
+    const removed = this.delayed.remove(m) || this.pending.remove(m) || this.held.remove(heldPrefix(r.group) + m);
+    if (!removed) {
+      const at = this.ready.indexOf(m);
+      if (at < 0) return false;
+      this.ready.splice(at, 1);
+      this.flightDone(r.group, r.gc);
+    }
+    this.forget(r);
+    this.backlogDone(r.group);
+    return true;
+  }
+
+  /** group-counts.lua. */
+  async groupCounts(group: string): Promise<GroupJobCounts> {
+    let active = 0;
+    for (const { member: id } of this.active.range(0, this.active.size)) if (this.jobs.get(id)?.group === group) active += 1;
+    return { waiting: Math.max(0, (this.backlog.get(group) ?? 0) - active), active };
   }
 
   /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
@@ -316,7 +341,9 @@ export class MemoryQueue implements QueueStore {
     } else {
       r.attempts += 1;
       r.error = outcome.error;
-      if (r.attempts >= outcome.maxAttempts) {
+      // the job's own maxAttempts over the worker's; a permanent error passes 0: dead at once
+      const cap = r.ma !== undefined && outcome.maxAttempts > 0 ? r.ma : outcome.maxAttempts;
+      if (r.attempts >= cap) {
         this.kill(r, now, outcome.error);
         return 'dead';
       }

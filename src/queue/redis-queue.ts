@@ -13,7 +13,7 @@ import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
 import type {
-  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
+  ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
   QueueStore,
 } from './types';
 import { claimCount, deadPage } from './validate';
@@ -103,11 +103,20 @@ export class RedisQueue implements QueueStore {
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
     const reply = (await this.run('enqueue', [
       input.group, input.weight, input.cost, input.type, input.payload, input.idempotencyKey ?? '',
-      input.maxBacklog, input.delayMs, input.maxDeferMs, input.groupConcurrency ?? 0,
+      input.maxBacklog, input.delayMs, input.maxDeferMs, input.groupConcurrency ?? 0, input.maxAttempts ?? 0,
     ])) as [number, string, number];
     const [status, id, runAt] = reply;
     if (status === 1 || status === 2) return { status: status === 1 ? 'written' : 'duplicate', id, runAt: Number(runAt) };
     return { status: status === -2 ? 'backlog-full' : 'defer-horizon' };
+  }
+
+  async cancel(id: string): Promise<boolean> {
+    return (await this.run('cancel', [id])) === 1;
+  }
+
+  async groupCounts(group: string): Promise<GroupJobCounts> {
+    const [waiting, active] = (await this.run('group-counts', [group])) as [number, number];
+    return { waiting, active };
   }
 
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {

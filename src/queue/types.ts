@@ -1,3 +1,5 @@
+import type { EnqueueInput, EnqueueResult } from './job-record';
+
 /**
  * The deferred-work contract: job records and the queue operations every store implements, each atomic.
  * Written by `limiter.check(..., { defer })` when a request is denied; moved by the Dispatcher; run by Workers.
@@ -38,6 +40,12 @@ export interface ClaimedJob {
   readonly attempts: number;
   readonly token: string;
   readonly leaseUntil: number;
+}
+
+/** One group's jobs: waiting (delayed, pending or ready) and running. */
+export interface GroupJobCounts {
+  readonly waiting: number;
+  readonly active: number;
 }
 
 export interface JobCounts {
@@ -96,6 +104,12 @@ export const CLAIM_MAX = 1000;
 
 /** The queue operations of one limiter. */
 export interface QueueStore {
+  /** Writes a job straight into the fair queue (the write a deferred admission makes). */
+  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** Removes a job that has not started; false when it is unknown, running or finished. */
+  cancel(id: string): Promise<boolean>;
+  /** One group's waiting and running jobs. */
+  groupCounts(group: string): Promise<GroupJobCounts>;
   dispatch(options: DispatchOptions): Promise<DispatchResult>;
   /** Take or renew the dispatcher lease for `owner`; false when another dispatcher holds it. */
   acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean>;

@@ -8,12 +8,12 @@ import type { QueueStore } from './types';
 import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
 
 /** What a handler sees of its job. */
-export interface WorkerJob {
+export interface WorkerJob<Payload = unknown> {
   readonly id: string;
   readonly type: string;
   readonly group: string;
-  /** The payload given at defer time, parsed from JSON. */
-  readonly payload: unknown;
+  /** The payload given at defer (or enqueue) time, parsed from JSON. */
+  readonly payload: Payload;
   /** Earlier runs of this job that ended in an error (0 on the first run). */
   readonly attempts: number;
 }
@@ -23,13 +23,23 @@ export interface WorkerJob {
  * throw to fail the attempt; throw `RetryLaterError(ms)` to snooze. Stop work when `signal` aborts: the
  * worker is closing past its timeout, or the lease was lost and the job may already run elsewhere.
  */
-export type JobHandler = (job: WorkerJob, signal: AbortSignal) => unknown;
+export type JobHandler<Payload = unknown> = (job: WorkerJob<Payload>, signal: AbortSignal) => unknown;
 
-export interface WorkerOptions {
+/**
+ * Job types and their payloads, e.g. `{ import: { rows: string[] }; email: { to: string } }`: a Worker
+ * typed with it gets one handler per type, each seeing its own payload type. The payload comes back from
+ * JSON, so name types JSON can carry (no Date, Map, undefined fields).
+ */
+export type JobTypes = object;
+
+/** One handler per job type of `Jobs`. */
+export type JobHandlers<Jobs extends JobTypes> = { readonly [Type in keyof Jobs & string]: JobHandler<Jobs[Type]> };
+
+export interface WorkerOptions<Jobs extends JobTypes = Record<string, unknown>> {
   /** The limiter whose jobs this worker runs. */
   readonly limiter: QueueHolder;
   /** One handler per job type. A job of another type fails (and is retried) with a clear error. */
-  readonly handlers: Readonly<Record<string, JobHandler>>;
+  readonly handlers: JobHandlers<Jobs>;
   /** @defaultValue 1 — jobs run at the same time. */
   readonly concurrency?: number;
   /** @defaultValue 30_000 — a job's lease; renewed every leaseMs/3 while the handler runs. */
@@ -67,14 +77,15 @@ export interface WorkerConfig {
   readonly logger: Logger;
 }
 
-export function resolveWorkerOptions(options: WorkerOptions): WorkerConfig {
+export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptions<Jobs>): WorkerConfig {
   const queue = requireQueue(options?.limiter);
   const handlers = options.handlers;
   if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
     throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers\` to be an object of job type → handler, got ${describeValue(handlers)}`);
   }
   const map = new Map<string, JobHandler>();
-  for (const [type, handler] of Object.entries(handlers)) {
+  // Each handler gets only jobs of its own type, so it sees that type's payload; the map is untyped inside.
+  for (const [type, handler] of Object.entries(handlers) as Array<[string, JobHandler]>) {
     if (typeof handler !== 'function') {
       throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers[${JSON.stringify(type)}]\` to be a function, got ${describeValue(handler)}`);
     }

@@ -18,9 +18,9 @@ import { reportClaimed } from './claim-signal';
 import { JobRun, type RunOutcome } from './job-run';
 import { settlesWithin, Sleeper } from './sleeper';
 import type { ClaimedJob } from './types';
-import { resolveWorkerOptions, type WorkerConfig, type WorkerJob, type WorkerOptions } from './worker-options';
+import { resolveWorkerOptions, type JobTypes, type WorkerConfig, type WorkerJob, type WorkerOptions } from './worker-options';
 
-export type { JobHandler, WorkerJob, WorkerOptions } from './worker-options';
+export type { JobHandler, JobHandlers, JobTypes, WorkerJob, WorkerOptions } from './worker-options';
 export { LeaseLostError, WorkerClosedError } from './job-run';
 
 export interface WorkerEvents {
@@ -38,7 +38,8 @@ export interface WorkerEvents {
 
 const RECLAIM_BATCH = 100;
 
-export class Worker extends EventEmitter<WorkerEvents> {
+/** Runs jobs of the limiter's queue; `Jobs` (job type → payload type) types the handlers' payloads. */
+export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends EventEmitter<WorkerEvents> {
   private readonly config: WorkerConfig;
   private readonly runs = new Set<JobRun>();
   private readonly slotFreed = new Sleeper();
@@ -56,7 +57,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private aborting = false;
   private reclaimedAt = 0;
 
-  constructor(options: WorkerOptions) {
+  constructor(options: WorkerOptions<Jobs>) {
     super();
     this.config = resolveWorkerOptions(options);
   }
@@ -66,10 +67,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.runs.size;
   }
 
-  start(): void {
-    if (this.state !== 'idle') return;
+  /** Starts claiming and running jobs; returns the worker, so `new Worker({...}).start()` keeps it. */
+  start(): this {
+    if (this.state !== 'idle') return this;
     this.state = 'running';
     this.pumping = this.pump();
+    return this;
   }
 
   /**

@@ -105,7 +105,8 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('renews the lease of a long job, so it is not reclaimed as a stall', async () => {
     const id = await enqueue(kit.queue, { type: 'long' });
     let finished = false;
-    run({ long: async () => { await sleep(500); finished = true; } }, { leaseMs: 150 });
+    // Renewed every leaseMs / 3; a lease of 400 ms survives event-loop stalls of a loaded machine.
+    run({ long: async () => { await sleep(1200); finished = true; } }, { leaseMs: 400 });
     await until('the job is active', async () => (await kit.queue.getJob(id))?.state === 'active');
     let reclaimed = 0;
     while (!finished) {
