@@ -3,7 +3,8 @@
  * `dispatch()` per step) and returns jobs of crashed workers (expired leases) to the queue.
  *
  * Run one per process or as many as you like: a lease keeps one of them busy; the others stay idle and try
- * the lease again every `leaseMs`, taking over when the busy one dies. Several busy at once (e.g. during a
+ * the lease again every sixth of `leaseMs`, so one takes over at most `leaseMs` × 7/6 (3.5 s by default) after
+ * the busy one dies. Several busy at once (e.g. during a
  * network partition) are still correct, because every step is one atomic script; they only waste work.
  *
  * The loop sleeps exactly as long as `dispatch()` says (`wakeMs`): 0 → go on at once (after yielding to the
@@ -32,7 +33,11 @@ export interface DispatcherOptions {
   readonly promoteMax?: number;
   /** @defaultValue 1000 — most pending entries looked at per step. */
   readonly scanMax?: number;
-  /** @defaultValue 10_000 — lifetime of the dispatcher lease; renewed every leaseMs/3. */
+  /**
+   * @defaultValue 3000 — lifetime of the dispatcher lease; renewed every leaseMs/3, tried by spares every
+   * leaseMs/6: a spare takes over within leaseMs × 7/6 of the busy one dying. A busy dispatcher whose event
+   * loop stalls longer than this loses the lease (two busy for a moment: correct, only wasted work).
+   */
   readonly leaseMs?: number;
   /** @defaultValue 1000 — sleep when nothing waits; also caps the (short, adaptive) sleep on a full ready list. */
   readonly pollMs?: number;
@@ -95,7 +100,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       promoteMax: intOption('promoteMax', options.promoteMax, 1000),
       scanMax: intOption('scanMax', options.scanMax, 1000),
     };
-    this.leaseMs = intOption('leaseMs', options.leaseMs, 10_000, 3);
+    this.leaseMs = intOption('leaseMs', options.leaseMs, 3000, 6);
     this.pollMs = intOption('pollMs', options.pollMs, 1000);
     this.reclaimIntervalMs = intOption('reclaimIntervalMs', options.reclaimIntervalMs, 1000);
     this.maxStalls = intOption('maxStalls', options.maxStalls, 1, 0);
@@ -120,7 +125,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
 
   /**
    * Stops after the current step, waiting for it at most `timeoutMs` (a store call may hang; the step left
-   * behind ends on its own and does nothing more). The lease is not released: a spare takes over within `leaseMs`.
+   * behind ends on its own and does nothing more). The lease is not released: a spare takes over within
+   * `leaseMs` × 7/6.
    */
   async stop(timeoutMs = 5000): Promise<void> {
     const loop = this.loop;
@@ -178,7 +184,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const now = Date.now();
     if (!this.leader || now - this.leaseRenewedAt >= renewEveryMs) {
       this.leader = await this.queue.acquireDispatcherLease(this.id, this.leaseMs);
-      if (!this.leader) return this.leaseMs; // a spare: try again when the busy one's lease could have ended
+      // A spare: try again soon, so it takes over within a sixth of a lease after the busy one's ran out.
+      if (!this.leader) return Math.floor(this.leaseMs / 6);
       this.leaseRenewedAt = now;
     }
     if (now - this.reclaimedAt >= this.reclaimIntervalMs) {

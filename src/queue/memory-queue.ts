@@ -293,6 +293,11 @@ export class MemoryQueue implements QueueStore {
     });
   }
 
+  /** Nothing runs in the background in memory. */
+  onError(): () => void {
+    return () => undefined;
+  }
+
   async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
     return this.completeNow(this.nowMs(), id, token, resultJson, keepMs);
   }

@@ -70,6 +70,7 @@ export class RedisQueue implements QueueStore {
   private readonly maxDead: number;
   private readonly config: string;
   private blocking: Redis | undefined;
+  private readonly errorListeners = new Set<(error: unknown) => void>();
   private blockingWait: Promise<string | null | false> | undefined;
 
   constructor(options: RedisQueueOptions) {
@@ -166,13 +167,22 @@ export class RedisQueue implements QueueStore {
   /** One shared BLPOP: a token, null on its timeout, false when the connection failed (caller returns). */
   private blockingRead(timeoutMs: number): Promise<string | null | false> {
     if (this.blockingWait) return this.blockingWait;
-    if (!this.blocking) this.blocking = (this.client as Redis).duplicate();
+    if (!this.blocking) {
+      this.blocking = (this.client as Redis).duplicate();
+      // Its own connection: without a listener ioredis reports every reconnect failure as unhandled.
+      this.blocking.on('error', (error: unknown) => this.errorListeners.forEach((listener) => listener(error)));
+    }
     const read = this.blocking
       .blpop(this.keys.wake, Math.max(0.01, timeoutMs / 1000))
       .then((reply) => (reply ? reply[1] : null), () => false as const)
       .finally(() => { this.blockingWait = undefined; });
     this.blockingWait = read;
     return read;
+  }
+
+  onError(listener: (error: unknown) => void): () => void {
+    this.errorListeners.add(listener);
+    return () => void this.errorListeners.delete(listener);
   }
 
   async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {

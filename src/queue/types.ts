@@ -126,6 +126,11 @@ export interface QueueStore {
    * signal, not polling). An aborted wait leaves no timer behind, so a closed worker lets the process exit.
    */
   waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Subscribes to failures of what the store runs in the background (the workers' blocking connection on
+   * Redis), which no call returns; returns the unsubscribe.
+   */
+  onError(listener: (error: unknown) => void): () => void;
   complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean>;
   /**
    * `complete(...)` then `claimMany(leaseMs, max)` as one atomic operation (one round trip on Redis), so a

@@ -56,6 +56,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
   /** close() ran out of time: runs started from now on are aborted at once. */
   private aborting = false;
   private reclaimedAt = 0;
+  private stopReportingStoreErrors: (() => void) | undefined;
 
   constructor(options: WorkerOptions<Jobs>) {
     super();
@@ -71,6 +72,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
   start(): this {
     if (this.state !== 'idle') return this;
     this.state = 'running';
+    this.stopReportingStoreErrors = this.config.queue.onError((error) => this.report(error));
     this.pumping = this.pump();
     return this;
   }
@@ -98,6 +100,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
       await this.runsEndWithin(Math.min(1000, this.config.leaseMs));
     }
     this.state = 'closed';
+    this.stopReportingStoreErrors?.();
   }
 
   /** True when no run is left within `ms`, counting runs that start meanwhile (a completion hands over its slot). */
