@@ -20,11 +20,14 @@ local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
 local out = {}
 local n = 0
+local written = false
 for i = 3, #ARGV - 8, 9 do
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
     ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]))
   for j = 1, 15 do out[n + j] = reply[j] end
+  if reply[12] == 1 then written = true end
   n = n + 15
 end
 fs_close(fs)
+if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms) end
 return out

@@ -18,4 +18,6 @@ if removed == 0 then
 end
 job_forget(K, r)
 job_backlog_done(K, r.group)
+local now = job_now_ms(ARGV[1])
+job_keep(K, now, now)
 return 1

@@ -13,9 +13,11 @@ local K = job_keys()
 local now = job_now_ms(ARGV[1])
 local fs = false
 local out = {}
+local keep = 0
 for i = 3, #ARGV - 7, 8 do
   local completed = job_complete(K, now, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]),
     tonumber(ARGV[i + 5]))
+  keep = math.max(keep, tonumber(ARGV[i + 4]))
   if not fs and redis.call('LLEN', K.ready) == 0 then
     out[#out + 1] = { completed, {}, -1 }
   else
@@ -25,4 +27,5 @@ for i = 3, #ARGV - 7, 8 do
   end
 end
 if fs then fs_close(fs) end
+job_keep(K, now, now + keep)
 return out

@@ -11,9 +11,12 @@
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
 local completed = job_complete(K, now, ARGV[3], ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]))
+local claimed, wake = {}, -1
 -- Nothing ready: no budget to open (the common end of a drain).
-if redis.call('LLEN', K.ready) == 0 then return { completed, {}, -1 } end
-local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-local claimed, wake = job_claim(K, fs, tonumber(ARGV[9]), tonumber(ARGV[10]))
-fs_close(fs)
+if redis.call('LLEN', K.ready) > 0 then
+  local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
+  claimed, wake = job_claim(K, fs, tonumber(ARGV[9]), tonumber(ARGV[10]))
+  fs_close(fs)
+end
+job_keep(K, now, now + tonumber(ARGV[7]))
 return { completed, claimed, wake }

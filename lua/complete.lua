@@ -7,4 +7,6 @@
 --!include includes/lease.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
-return job_complete(K, now, ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]))
+local completed = job_complete(K, now, ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]))
+job_keep(K, now, now + tonumber(ARGV[6]))
+return completed

@@ -33,4 +33,5 @@ r.error = nil; r.finishedAt = nil; r.runAt = now
 job_put(K, r)
 redis.call('ZADD', K.delayed, now, job_member(r))
 job_backlog_add(K, r.group)
+job_keep(K, now, now)
 return 1

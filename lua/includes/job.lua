@@ -168,6 +168,32 @@ local function job_cap_of(raw)
   return tonumber(string.match(raw, '"gc":(%d+)') or '0')
 end
 
+-- Keys a queue script keeps alive (groups and seen belong to the admission core, which expires them itself).
+local function job_kept_keys(K)
+  return { K.counters, K.delayed, K.pending, K.ready, K.jobs, K.active, K.dead, K.completed, K.idempotency,
+           K.backlog, K.wake, K.inflight, K.held }
+end
+
+-- How long the queue's keys outlive the last thing anything in them is needed for.
+local JOB_KEEP_GRACE_MS = 3600000
+
+-- Every queue key expires once the limiter is abandoned: JOB_KEEP_GRACE_MS after the latest time anything in
+-- them is needed (`needed_until`: a job's due time, a completed record's keep time, now plus the admission idle
+-- time), kept in the counters field 'ku' (it only moves forward). Called once at the end of every script that
+-- writes, it re-expires every key: a key emptied and created again (ready, wake, active…) has no TTL until
+-- then, and one left unwritten for long (dead, idempotency) must not expire while the limiter is in use.
+-- The expiry is relative to the script's clock (a test clock may stand anywhere), not an absolute Redis time.
+local function job_keep(K, now, needed_until)
+  local ku = tonumber(redis.call('HGET', K.counters, 'ku') or '0')
+  if needed_until > ku then
+    -- ahead by a quarter of the grace, so 'ku' is rewritten at most that often while busy
+    ku = needed_until + JOB_KEEP_GRACE_MS / 4
+    redis.call('HSET', K.counters, 'ku', string.format('%d', ku))
+  end
+  local ttl = ku + JOB_KEEP_GRACE_MS - now
+  for _, key in ipairs(job_kept_keys(K)) do redis.call('PEXPIRE', key, ttl) end
+end
+
 -- Drops up to `page` completed records whose keep time is over.
 local function job_trim_completed(K, now, page)
   job_forget_ids(K, K.completed, redis.call('ZRANGEBYSCORE', K.completed, '-inf', now, 'LIMIT', 0, page))

@@ -55,7 +55,7 @@ describe('groupConcurrency on the limiter and per check', () => {
     const dispatcher = new Dispatcher({ limiter, pollMs: 10, logger: silent });
     const worker = new Worker({
       limiter, concurrency: 6, logger: silent, idleWaitMs: 50,
-      handlers: { work: async () => { most = Math.max(most, ++running); await new Promise((r) => setTimeout(r, 20)); running -= 1; done += 1; } },
+      handlers: { work: async () => { most = Math.max(most, ++running); await new Promise((r) => setTimeout(r, 100)); running -= 1; done += 1; } },
     });
     dispatcher.start();
     worker.start();
