@@ -54,8 +54,11 @@ export interface FairShareState {
   groups: Map<string, GroupState>;
   /** group → last-seen ms. Insertion order is score order because time never steps back. */
   seen: Map<string, number>;
-  /** When the "keys" were last given a TTL (µs); the state is dropped once it lapses, like PEXPIRE. */
-  expiresAtUs: number;
+  /**
+   * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
+   * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
+   */
+  expiresAtMs: number;
 }
 
 export interface FairShare {
@@ -87,7 +90,7 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtUs: 0 };
+  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtMs: 0 };
 }
 
 /** The same numbers fs_config derives from the config block. */
@@ -143,7 +146,7 @@ function release(meta: MetaState): void {
 export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number): FairShare {
   let expire = false;
   // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
-  if (state.meta && nowUsIn >= state.expiresAtUs) {
+  if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
     state.meta = undefined;
     state.groups.clear();
     state.seen.clear();
@@ -333,5 +336,5 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
 
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
-  if (fs.expire) fs.state.expiresAtUs = fs.clockUs + fs.cfg.ttlMs * 1000;
+  if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + fs.cfg.ttlMs;
 }

@@ -74,9 +74,11 @@ test('A4: after a backward clock step the state expires on the clock as read, li
   expect(fs.nowUs).toBe(T0);
   decide(fs, 'a', 1, 1, true);
   closeFairShare(fs);
-  expect(state.expiresAtUs).toBe(back + cfg.ttlMs * 1000); // ... but the expiry was renewed from the clock
-  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000);
-  expect(fs.meta.gn).toBe(0); // abandoned for a whole TTL: gone
+  expect(state.expiresAtMs).toBe(back / 1000 + cfg.ttlMs); // ... but the expiry was renewed from the clock
+  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000 + 999);
+  expect(fs.meta.gn).toBe(1); // like a Redis key (now > when, in ms): still there in the TTL's last ms ...
+  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000 + 1000); // (not closed: the expiry was not renewed)
+  expect(fs.meta.gn).toBe(0); // ... gone once the clock's ms is past it
 });
 
 test('a group with 1/10 of Σw takes a clump of FS_GREEN_MIN requests green (its green bucket was 1 token)', () => {
