@@ -185,8 +185,9 @@ export class MemoryQueue implements QueueStore {
 
   async acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean> {
     const now = this.nowMs();
-    if (this.lease && this.lease.until > now && this.lease.owner !== owner) return false;
-    this.lease = { owner, until: now + ttlMs };
+    // dispatcher-lease.lua: SET PX, whole ms; a Redis key lives through its last ms (expired when now > until)
+    if (this.lease && this.lease.until >= now && this.lease.owner !== owner) return false;
+    this.lease = { owner, until: now + Math.ceil(ttlMs) };
     return true;
   }
 
