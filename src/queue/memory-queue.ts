@@ -259,7 +259,9 @@ export class MemoryQueue implements QueueStore {
       if (resultJson !== undefined) r.result = resultJson;
       this.completed.add(id, now + Math.floor(keepMs));
     }
-    this.trimCompleted(now);
+    // Like job_complete: only every 8th claim's completion trims (an expired record's idempotency key
+    // still names it until then), so both stores answer a retried key the same way.
+    if (Number(token.slice(0, token.indexOf(':'))) % 8 === 0) this.trimCompleted(now);
     return true;
   }
 
