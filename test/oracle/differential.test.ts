@@ -4,7 +4,9 @@
  * injected clock, with idle gaps long enough for trimming and key expiry, must look the same to a caller.
  * ORACLE_RUNS=<n> runs each property n times (longer local runs); the default keeps `npm test` quick.
  */
+import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
+import { LUA_DIR } from '../../src/store/scripts';
 import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
 
@@ -12,9 +14,15 @@ const RUNS = Number(process.env.ORACLE_RUNS ?? 40);
 const ALL = Object.keys(OPERATIONS) as OperationName[];
 
 let expiredKeys = 0;
+/** The scripts the two properties ran, by file ('admit-defer-many'). */
+const scriptsRun = new Set<string>();
 const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60) =>
   fc.asyncProperty(setups, specArb.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, ALL, maxSteps))),
-    async (setup, [spec, steps]) => { expiredKeys += (await runBoth(spec, steps, setup)).expiredKeys; });
+    async (setup, [spec, steps]) => {
+      const report = await runBoth(spec, steps, setup);
+      expiredKeys += report.expiredKeys;
+      for (const command of report.commands) scriptsRun.add(command.replace(/^bl_(.*)_v\d+_[0-9a-f]{8}$/, '$1').replace(/_/g, '-'));
+    });
 
 test('the store: admit, admit-defer, their batches and the whole queue match the Lua scripts step by step', async () => {
   expiredKeys = 0;
@@ -25,6 +33,11 @@ test('the store: admit, admit-defer, their batches and the whole queue match the
 test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, claim, acks, reclaim, dead letters', async () => {
   await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS });
 }, 300_000);
+
+test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
+  const scripts = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')).map((f) => f.replace(/\.lua$/, ''));
+  expect(scripts.filter((s) => !scriptsRun.has(s))).toEqual([]);
+});
 
 test('an expired completed job keeps its idempotency key until a trim (every 8th completion) in both stores', async () => {
   const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 1, idleMs: 1000, epochMs: 100, sustained: false };

@@ -119,6 +119,8 @@ export interface RunReport {
   readonly busyMs: number;
   /** Redis keys that expired on the way (the limiter state after a long gap). */
   readonly expiredKeys: number;
+  /** The scripts that ran (defineCommand names, bl_<file>_v1_<sha8>). */
+  readonly commands: ReadonlySet<string>;
 }
 
 /** Runs the steps on both sides; throws at the first observable difference. */
@@ -151,5 +153,5 @@ export async function runBoth(spec: FairShareSpec, steps: readonly Timed[], setu
   }
   await same('final counts', (side) => side.queue.counts());
   for (const id of world.ids) await same(`final getJob ${id}`, (side) => side.queue.getJob(id));
-  return { results, calls: oracle.calls, busyMs: oracle.busyMs, expiredKeys: oracle.model.expired };
+  return { results, calls: oracle.calls, busyMs: oracle.busyMs, expiredKeys: oracle.model.expired, commands: oracle.commandsRun };
 }

@@ -40,6 +40,8 @@ export class OracleRedis {
   /** Script calls made and the time spent in them (ms), for the test's report. */
   calls = 0;
   busyMs = 0;
+  /** The commands (defineCommand names) that ran at least once. */
+  readonly commandsRun = new Set<string>();
 
   constructor(options: OracleOptions) {
     this.model = new RedisModel(options.clock);
@@ -57,6 +59,7 @@ export class OracleRedis {
     const method: ScriptMethod = (...args) => {
       const flat = args.flat().map(toBinary);
       const numberOfKeys = definition.numberOfKeys ?? Number(flat.shift());
+      this.commandsRun.add(name);
       return this.run(ref, flat.slice(0, numberOfKeys), flat.slice(numberOfKeys));
     };
     Object.defineProperty(this, name, { value: method, configurable: true });
