@@ -10,7 +10,7 @@ import { LUA_DIR } from '../../src/store/scripts';
 import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
 
-const RUNS = Number(process.env.ORACLE_RUNS ?? 40);
+const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
 const ALL = Object.keys(OPERATIONS) as OperationName[];
 
 let expiredKeys = 0;
@@ -69,7 +69,7 @@ describe('the oracle notices a one-constant change in a script', () => {
       applied += 1;
       return lua.replace(from, to);
     };
-    const result = await fc.check(property(fc.constant({ rewrite })), { numRuns: 200, seed: 20261123, endOnFailure: true });
+    const result = await fc.check(property(fc.constant({ rewrite })), { numRuns: 200, seed: 2, endOnFailure: true });
     expect(applied).toBeGreaterThan(0);
     expect(result.failed).toBe(true);
     expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
