@@ -117,24 +117,43 @@ function fsWait(tokens: number, interval: number, need: number, size: number): n
   return (need - tokens) * interval;
 }
 
+/** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
+function byCodePoints(a: string, b: string): number {
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done || y.done) return (x.done ? 0 : 1) - (y.done ? 0 : 1);
+    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
 function fsTrim(fs: FairShare): void {
   const { cfg, meta, state } = fs;
   if (fs.nowMs - meta.tr < cfg.idleMs / 8) return;
   const cutoff = fs.nowMs - cfg.idleMs;
-  let n = 0;
+  // The page fair-share.lua's ZRANGEBYSCORE returns: by last-seen ms (seen's order), ties by group bytes, so
+  // groups tied at the page's edge are all read and the page cut after sorting them.
+  const page: Array<[string, number]> = [];
   for (const [group, seenMs] of state.seen) {
-    if (seenMs > cutoff || n >= FS_TRIM_PAGE) break;
+    if (seenMs > cutoff || (page.length >= FS_TRIM_PAGE && seenMs !== page[page.length - 1]![1])) break;
+    page.push([group, seenMs]);
+  }
+  if (page.length > FS_TRIM_PAGE) page.sort((a, b) => a[1] - b[1] || byCodePoints(a[0], b[0]));
+  const trimmed = page.slice(0, FS_TRIM_PAGE);
+  for (const [group] of trimmed) {
     const st = state.groups.get(group);
     if (st) meta.ws -= st.w;
     state.seen.delete(group);
     state.groups.delete(group);
     meta.gn -= 1;
-    n += 1;
   }
   if (meta.ws < 0) meta.ws = 0;
   if (meta.gn < 0) meta.gn = 0;
   // A full page means more may be waiting: keep trimming on the next call.
-  if (n < FS_TRIM_PAGE) meta.tr = fs.nowMs;
+  if (trimmed.length < FS_TRIM_PAGE) meta.tr = fs.nowMs;
 }
 
 function release(meta: MetaState): void {
