@@ -54,8 +54,11 @@ export interface FairShareState {
   groups: Map<string, GroupState>;
   /** group → last-seen ms. Insertion order is score order because time never steps back. */
   seen: Map<string, number>;
-  /** When the "keys" were last given a TTL (µs); the state is dropped once it lapses, like PEXPIRE. */
-  expiresAtUs: number;
+  /**
+   * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
+   * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
+   */
+  expiresAtMs: number;
 }
 
 export interface FairShare {
@@ -87,7 +90,7 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtUs: 0 };
+  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtMs: 0 };
 }
 
 /** The same numbers fs_config derives from the config block. */
@@ -114,24 +117,43 @@ function fsWait(tokens: number, interval: number, need: number, size: number): n
   return (need - tokens) * interval;
 }
 
+/** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
+function byCodePoints(a: string, b: string): number {
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done || y.done) return (x.done ? 0 : 1) - (y.done ? 0 : 1);
+    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
 function fsTrim(fs: FairShare): void {
   const { cfg, meta, state } = fs;
   if (fs.nowMs - meta.tr < cfg.idleMs / 8) return;
   const cutoff = fs.nowMs - cfg.idleMs;
-  let n = 0;
+  // The page fair-share.lua's ZRANGEBYSCORE returns: by last-seen ms (seen's order), ties by group bytes, so
+  // groups tied at the page's edge are all read and the page cut after sorting them.
+  const page: Array<[string, number]> = [];
   for (const [group, seenMs] of state.seen) {
-    if (seenMs > cutoff || n >= FS_TRIM_PAGE) break;
+    if (seenMs > cutoff || (page.length >= FS_TRIM_PAGE && seenMs !== page[page.length - 1]![1])) break;
+    page.push([group, seenMs]);
+  }
+  if (page.length > FS_TRIM_PAGE) page.sort((a, b) => a[1] - b[1] || byCodePoints(a[0], b[0]));
+  const trimmed = page.slice(0, FS_TRIM_PAGE);
+  for (const [group] of trimmed) {
     const st = state.groups.get(group);
     if (st) meta.ws -= st.w;
     state.seen.delete(group);
     state.groups.delete(group);
     meta.gn -= 1;
-    n += 1;
   }
   if (meta.ws < 0) meta.ws = 0;
   if (meta.gn < 0) meta.gn = 0;
   // A full page means more may be waiting: keep trimming on the next call.
-  if (n < FS_TRIM_PAGE) meta.tr = fs.nowMs;
+  if (trimmed.length < FS_TRIM_PAGE) meta.tr = fs.nowMs;
 }
 
 function release(meta: MetaState): void {
@@ -143,7 +165,7 @@ function release(meta: MetaState): void {
 export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number): FairShare {
   let expire = false;
   // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
-  if (state.meta && nowUsIn >= state.expiresAtUs) {
+  if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
     state.meta = undefined;
     state.groups.clear();
     state.seen.clear();
@@ -333,5 +355,5 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
 
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
-  if (fs.expire) fs.state.expiresAtUs = fs.clockUs + fs.cfg.ttlMs * 1000;
+  if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + fs.cfg.ttlMs;
 }

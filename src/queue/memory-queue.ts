@@ -239,8 +239,9 @@ export class MemoryQueue implements QueueStore {
 
   async acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean> {
     const now = this.nowMs();
-    if (this.lease && this.lease.until > now && this.lease.owner !== owner) return false;
-    this.lease = { owner, until: now + ttlMs };
+    // dispatcher-lease.lua: SET PX, whole ms; a Redis key lives through its last ms (expired when now > until)
+    if (this.lease && this.lease.until >= now && this.lease.owner !== owner) return false;
+    this.lease = { owner, until: now + Math.ceil(ttlMs) };
     return true;
   }
 
@@ -325,7 +326,9 @@ export class MemoryQueue implements QueueStore {
       if (resultJson !== undefined) r.result = resultJson;
       this.completed.add(id, now + Math.floor(keepMs));
     }
-    this.trimCompleted(now);
+    // Like job_complete: only every 8th claim's completion trims (an expired record's idempotency key
+    // still names it until then), so both stores answer a retried key the same way.
+    if (Number(token.slice(0, token.indexOf(':'))) % 8 === 0) this.trimCompleted(now);
     return true;
   }
 

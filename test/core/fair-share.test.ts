@@ -1,5 +1,5 @@
 /** The TypeScript core directly: repeated decisions inside one open/close, the vt field, bounded state. */
-import { closeFairShare, createFairShareState, decide, fairShareConfig, openFairShare } from '../../src/core/fair-share';
+import { closeFairShare, createFairShareState, decide, fairShareConfig, FS_TRIM_PAGE, openFairShare } from '../../src/core/fair-share';
 import type { LimiterSpec } from '../../src/types';
 
 const spec: LimiterSpec = { name: 'c', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000, epochMs: 250, sustained: false };
@@ -74,9 +74,11 @@ test('A4: after a backward clock step the state expires on the clock as read, li
   expect(fs.nowUs).toBe(T0);
   decide(fs, 'a', 1, 1, true);
   closeFairShare(fs);
-  expect(state.expiresAtUs).toBe(back + cfg.ttlMs * 1000); // ... but the expiry was renewed from the clock
-  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000);
-  expect(fs.meta.gn).toBe(0); // abandoned for a whole TTL: gone
+  expect(state.expiresAtMs).toBe(back / 1000 + cfg.ttlMs); // ... but the expiry was renewed from the clock
+  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000 + 999);
+  expect(fs.meta.gn).toBe(1); // like a Redis key (now > when, in ms): still there in the TTL's last ms ...
+  fs = openFairShare(state, cfg, back + cfg.ttlMs * 1000 + 1000); // (not closed: the expiry was not renewed)
+  expect(fs.meta.gn).toBe(0); // ... gone once the clock's ms is past it
 });
 
 test('a group with 1/10 of Σw takes a clump of FS_GREEN_MIN requests green (its green bucket was 1 token)', () => {
@@ -90,4 +92,16 @@ test('a group with 1/10 of Σw takes a clump of FS_GREEN_MIN requests green (its
   const colours = [0, 1, 2, 3].map(() => decide(fs, 'light', 1, 1, true).colour);
   closeFairShare(fs);
   expect(colours).toEqual([0, 0, 0, 0]);
+});
+
+test('a trim page takes the idle groups in Redis ZSET order: by last-seen ms, then by group bytes', () => {
+  const cfg = fairShareConfig(spec);
+  const state = createFairShareState();
+  let fs = openFairShare(state, cfg, T0);
+  for (let i = 0; i <= FS_TRIM_PAGE; i++) decide(fs, `c${i}`, 1, 1, false); // one ms: all tie on last-seen
+  closeFairShare(fs);
+  fs = openFairShare(state, cfg, T0 + spec.idleMs * 1000); // one page of 100 trimmed, one group left
+  // ZRANGEBYSCORE breaks the tie by member bytes: c0, c1, c10, c100, c11, …, c98, c99 — c99 is the one left
+  expect([...state.groups.keys()]).toEqual(['c99']);
+  expect(fs.meta.gn).toBe(1);
 });

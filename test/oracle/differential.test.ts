@@ -1,0 +1,77 @@
+/**
+ * Differential: the scripts in lua/ (the specification), run unmodified in the Lua oracle through RedisStore
+ * and RedisQueue, against their TypeScript port (MemoryStore, MemoryQueue): the same operations on the same
+ * injected clock, with idle gaps long enough for trimming and key expiry, must look the same to a caller.
+ * ORACLE_RUNS=<n> runs each property n times (longer local runs); the default keeps `npm test` quick.
+ */
+import { readdirSync } from 'node:fs';
+import fc from 'fast-check';
+import { LUA_DIR } from '../../src/store/scripts';
+import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
+import { OPERATIONS, stepOf, type OperationName } from './operations';
+
+const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
+const ALL = Object.keys(OPERATIONS) as OperationName[];
+
+let expiredKeys = 0;
+/** The scripts the two properties ran, by file ('admit-defer-many'). */
+const scriptsRun = new Set<string>();
+const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60) =>
+  fc.asyncProperty(setups, specArb.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, ALL, maxSteps))),
+    async (setup, [spec, steps]) => {
+      const report = await runBoth(spec, steps, setup);
+      expiredKeys += report.expiredKeys;
+      for (const command of report.commands) scriptsRun.add(command.replace(/^bl_(.*)_v\d+_[0-9a-f]{8}$/, '$1').replace(/_/g, '-'));
+    });
+
+test('the store: admit, admit-defer, their batches and the whole queue match the Lua scripts step by step', async () => {
+  expiredKeys = 0;
+  await fc.assert(property(fc.constant({})), { numRuns: RUNS });
+  expect(expiredKeys).toBeGreaterThan(0); // the long gaps did outlive the limiter's keys
+}, 300_000);
+
+test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, claim, acks, reclaim, dead letters', async () => {
+  await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS });
+}, 300_000);
+
+test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
+  const scripts = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')).map((f) => f.replace(/\.lua$/, ''));
+  expect(scripts.filter((s) => !scriptsRun.has(s))).toEqual([]);
+});
+
+test('an expired completed job keeps its idempotency key until a trim (every 8th completion) in both stores', async () => {
+  const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 1, idleMs: 1000, epochMs: 100, sustained: false };
+  const job = (idempotencyKey?: string) => stepOf('enqueue', {
+    group: 'g0', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1e9, idempotencyKey });
+  const steps: Timed[] = [
+    { gapMs: 0, step: job('k1') },
+    { gapMs: 0, step: job() },
+    { gapMs: 0, step: stepOf('dispatch', { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 }) },
+    { gapMs: 0, step: stepOf('claim', { leaseMs: 1000, max: 2 }) },
+    { gapMs: 0, step: stepOf('complete', { at: 0, which: 'latest', result: undefined, keepMs: 1 }) },
+    { gapMs: 10, step: stepOf('complete', { at: 1, which: 'latest', result: undefined, keepMs: 1 }) }, // the 2nd claim's: no trim
+    { gapMs: 0, step: stepOf('getJob', 0) },
+    { gapMs: 0, step: job('k1') },
+  ];
+  const { results } = await runBoth(spec, steps);
+  expect(results.slice(4, 8)).toEqual([true, true, null, { status: 'duplicate', id: expect.any(String), runAt: expect.any(Number) }]);
+});
+
+describe('the oracle notices a one-constant change in a script', () => {
+  const mutations: Array<[string, string, string]> = [
+    ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
+    ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
+  ];
+  test.each(mutations)('%s', async (_name, from, to) => {
+    let applied = 0;
+    const rewrite = (lua: string): string => {
+      if (!lua.includes(from)) return lua;
+      applied += 1;
+      return lua.replace(from, to);
+    };
+    const result = await fc.check(property(fc.constant({ rewrite })), { numRuns: 200, seed: 2, endOnFailure: true });
+    expect(applied).toBeGreaterThan(0);
+    expect(result.failed).toBe(true);
+    expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
+  }, 120_000);
+});

@@ -1,0 +1,195 @@
+/**
+ * The operations the differential tests run on both stores: one entry per store operation (an arbitrary for
+ * its arguments and how to run it on one side). A step's result is what a caller can observe, normalised
+ * where the two backends legitimately differ (claim tokens are opaque and differ in form: each side acks
+ * with its own). Adding an operation is one entry here.
+ */
+import fc from 'fast-check';
+import type { FairShareSpec } from '../../src/core/fair-share';
+import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
+import type { ClaimedJob, QueueStore } from '../../src/queue/types';
+import type { AdmitInput, Decision } from '../../src/types';
+
+/** One backend under test. */
+export interface Side {
+  readonly name: string;
+  /** Absent when the queue runs on its own (no admission in front of it). */
+  readonly admit: ((input: AdmitInput) => Promise<Decision>) | undefined;
+  readonly queue: QueueStore;
+  /** enqueue: a queue method (MemoryQueue, RedisQueue), not one of the bound store's. */
+  readonly enqueue: (input: EnqueueInput) => Promise<EnqueueResult>;
+  /** Each job's claim tokens on this side, oldest first. */
+  readonly tokens: Map<string, string[]>;
+}
+
+/** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
+export interface World {
+  readonly ids: string[];
+  /** Moves the clock within a step (the runner rewinds it before the other side runs the step). */
+  advance(ms: number): void;
+}
+
+/** A generated step: run it on one side; its label shows in fast-check's counterexample. */
+export interface Step {
+  readonly label: string;
+  readonly admits: boolean;
+  run(side: Side, world: World): Promise<unknown>;
+}
+
+interface Operation<A> {
+  readonly weight: number;
+  /** Needs the limiter's admission (skipped when the queue runs on its own). */
+  readonly admits?: boolean;
+  args(spec: FairShareSpec): fc.Arbitrary<A>;
+  run(side: Side, args: A, world: World): Promise<unknown>;
+}
+
+const GROUPS = ['g0', 'g1', 'g2', 'g3', 'g4', 'a b', 'é/"x', '群'];
+const PAYLOADS = ['{"n":1}', '"x/y"', '[1,2,{"a":null}]', '{"s":"\\u00e9\\n"}', '0.5'];
+
+const group = fc.oneof({ arbitrary: fc.constantFrom(...GROUPS.slice(0, 3)), weight: 3 }, { arbitrary: fc.constantFrom(...GROUPS), weight: 1 });
+const weight = fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 4 }), weight: 1 });
+const costOf = (spec: FairShareSpec) => fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: Math.max(1, spec.burst) }), weight: 1 });
+const idem: fc.Arbitrary<string | undefined> = fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined, freq: 3 });
+const deferArgs = fc.record({ payload: fc.constantFrom(...PAYLOADS), idempotencyKey: idem, maxBacklog: fc.integer({ min: 1, max: 6 }),
+  maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)) });
+const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec) });
+const deferringArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec), defer: deferArgs })
+  .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
+const pick = fc.nat({ max: 40 });
+const keepMs = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constant(86_400_000));
+
+const jobId = (world: World, at: number): string => (world.ids.length === 0 ? '1-000001' : world.ids[at % world.ids.length]!);
+
+/** The side's token for a job: its latest claim's, its first (stale once claimed again), or none at all. */
+function tokenOf(side: Side, id: string, which: 'latest' | 'first' | 'none'): string {
+  const tokens = side.tokens.get(id);
+  if (!tokens || which === 'none') return '0:0 none';
+  return which === 'first' ? tokens[0]! : tokens[tokens.length - 1]!;
+}
+const which = fc.constantFrom('latest', 'latest', 'latest', 'first', 'none');
+
+/** Claims as the caller sees them, minus the opaque token (kept per side for its acks). */
+function claimed(side: Side, jobs: readonly ClaimedJob[]): Array<Omit<ClaimedJob, 'token'>> {
+  return jobs.map(({ token, ...job }) => {
+    side.tokens.set(job.id, [...(side.tokens.get(job.id) ?? []), token]);
+    return job;
+  });
+}
+
+const admitOf = (side: Side): ((input: AdmitInput) => Promise<Decision>) => {
+  if (!side.admit) throw new Error(`${side.name} has no admission`);
+  return side.admit;
+};
+
+const op = <A>(o: Operation<A>): Operation<A> => o;
+
+export const OPERATIONS = {
+  /** admit.lua (a check alone in its event-loop turn). */
+  admit: op({ weight: 6, admits: true, args: admitArgs, run: (side, input) => admitOf(side)(input) }),
+  /** admit-many.lua: checks made in one turn share one call. */
+  admitMany: op({ weight: 2, admits: true, args: (spec) => fc.array(admitArgs(spec), { minLength: 2, maxLength: 5 }),
+    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))) }),
+  /** A dense run of arrivals (admit.lua each, a few ms apart): where the admission constants show. */
+  arrivals: op({ weight: 3, admits: true,
+    // two or three groups, so each sends several requests while the others are active
+    args: (spec) => fc.shuffledSubarray(GROUPS.slice(0, 4), { minLength: 2, maxLength: 3 }).chain((pool) => fc.array(fc.record({
+      dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 })),
+      input: fc.record({ group: fc.constantFrom(...pool), weight: fc.constant(1), cost: costOf(spec) }),
+    }), { minLength: 5, maxLength: 40 })),
+    run: async (side, arrivals, world) => {
+      const out: Decision[] = [];
+      for (const { dtMs, input } of arrivals) {
+        world.advance(dtMs);
+        out.push(await admitOf(side)(input));
+      }
+      return out;
+    } }),
+  /** More groups than one trim page (FS_TRIM_PAGE = 100) at once: after a long gap they go idle together. */
+  crowd: op({ weight: 1, admits: true, args: () => fc.integer({ min: 101, max: 140 }),
+    run: async (side, n) => {
+      const out: Decision[] = [];
+      for (let i = 0; i < n; i++) out.push(await admitOf(side)({ group: `c${i}`, weight: 1 + (i % 3), cost: 1 }));
+      return out;
+    } }),
+  /** admit-defer.lua. */
+  admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
+  /** admit-defer-many.lua. */
+  admitDeferMany: op({ weight: 2, admits: true, args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
+    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))) }),
+  enqueue: op({ weight: 4,
+    args: (spec) => fc.record({ group, weight, cost: costOf(spec), type: fc.constant('t'), payload: fc.constantFrom(...PAYLOADS), idempotencyKey: idem,
+      maxBacklog: fc.integer({ min: 1, max: 6 }), delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+      maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)) }),
+    run: (side, input) => side.enqueue(input) }),
+  dispatch: op({ weight: 5,
+    args: () => fc.record({ readyMax: fc.integer({ min: 1, max: 8 }), moveMax: fc.integer({ min: 1, max: 8 }),
+      promoteMax: fc.integer({ min: 1, max: 8 }), scanMax: fc.integer({ min: 1, max: 16 }) }),
+    run: (side, options) => side.queue.dispatch(options) }),
+  claim: op({ weight: 5, args: () => fc.record({ leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 4 }) }),
+    run: async (side, { leaseMs, max }) => claimed(side, await side.queue.claimMany(leaseMs, max)) }),
+  complete: op({ weight: 3, args: () => fc.record({ at: pick, which, result: fc.option(fc.constant('{"ok":"a/b"}'), { nil: undefined }), keepMs }),
+    run: (side, a, world) => {
+      const id = jobId(world, a.at);
+      return side.queue.complete(id, tokenOf(side, id, a.which), a.result, a.keepMs);
+    } }),
+  /** complete-claim.lua alone, complete-claim-many.lua when several acks share a turn. */
+  completeAndClaim: op({ weight: 3,
+    args: () => fc.array(fc.record({ at: pick, which, keepMs, leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 3 }) }),
+      { minLength: 1, maxLength: 3 }),
+    run: async (side, acks, world) => {
+      const replies = await Promise.all(acks.map((a) => {
+        const id = jobId(world, a.at);
+        return side.queue.completeAndClaim(id, tokenOf(side, id, a.which), undefined, a.keepMs, a.leaseMs, a.max);
+      }));
+      return replies.map((r) => ({ completed: r.completed, claimed: claimed(side, r.claimed) }));
+    } }),
+  fail: op({ weight: 3,
+    args: () => fc.record({ at: pick, which, delayMs: fc.integer({ min: 0, max: 2000 }), cap: fc.integer({ min: 0, max: 3 }), snooze: fc.boolean() }),
+    run: (side, a, world) => {
+      const id = jobId(world, a.at);
+      return side.queue.fail(id, tokenOf(side, id, a.which), a.snooze
+        ? { kind: 'snooze', delayMs: a.delayMs, maxSnoozes: a.cap }
+        : { kind: 'error', error: 'boom/"x"', delayMs: a.delayMs, maxAttempts: Math.max(1, a.cap) });
+    } }),
+  extendLease: op({ weight: 1, args: () => fc.record({ at: pick, which, leaseMs: fc.integer({ min: 1, max: 3000 }) }),
+    run: (side, a, world) => {
+      const id = jobId(world, a.at);
+      return side.queue.extendLease(id, tokenOf(side, id, a.which), a.leaseMs);
+    } }),
+  reclaim: op({ weight: 2, args: () => fc.record({ maxStalls: fc.integer({ min: 0, max: 2 }), max: fc.integer({ min: 1, max: 6 }) }),
+    run: (side, a) => side.queue.reclaimExpired(a.maxStalls, a.max) }),
+  getJob: op({ weight: 2, args: () => pick, run: (side, at, world) => side.queue.getJob(jobId(world, at)) }),
+  counts: op({ weight: 1, args: () => fc.constant(null), run: (side) => side.queue.counts() }),
+  listDead: op({ weight: 1, args: () => fc.record({ offset: fc.nat({ max: 3 }), count: fc.integer({ min: 1, max: 5 }) }),
+    run: (side, a) => side.queue.listDead(a.offset, a.count) }),
+  retryDead: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.retryDead(jobId(world, at)) }),
+  removeDead: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.removeDead(jobId(world, at)) }),
+  dispatcherLease: op({ weight: 1, args: () => fc.record({ owner: fc.constantFrom('a', 'b'), ttlMs: fc.integer({ min: 1, max: 2000 }) }),
+    run: (side, a) => side.queue.acquireDispatcherLease(a.owner, a.ttlMs) }),
+};
+
+export type OperationName = keyof typeof OPERATIONS;
+
+/** Steps drawn from the named operations, with their arguments for this limiter. */
+export function stepArb(spec: FairShareSpec, names: readonly OperationName[]): fc.Arbitrary<Step> {
+  return fc.oneof(...names.map((name) => {
+    const o = OPERATIONS[name] as unknown as Operation<unknown>;
+    return {
+      weight: o.weight,
+      arbitrary: o.args(spec).map((args): Step => ({
+        label: `${name} ${JSON.stringify(args)}`,
+        admits: o.admits === true,
+        run: (side, world) => o.run(side, args, world),
+      })),
+    };
+  }));
+}
+
+type ArgsOf<N extends OperationName> = (typeof OPERATIONS)[N] extends Operation<infer A> ? A : never;
+
+/** One step written by hand (the regression tests). */
+export function stepOf<N extends OperationName>(name: N, args: ArgsOf<N>): Step {
+  const o = OPERATIONS[name] as unknown as Operation<ArgsOf<N>>;
+  return { label: `${name} ${JSON.stringify(args)}`, admits: o.admits === true, run: (side, world) => o.run(side, args, world) };
+}
