@@ -8,7 +8,8 @@
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, describeValue } from './errors';
 import { createOutageGuard, type OutageGuard } from './outage';
-import { resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
+import { refuseUnknownOptions, type OptionNames } from './option-names';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
 import type { JobCounts, JobInfo, QueueStore } from './queue/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
@@ -63,6 +64,11 @@ export interface Limiter {
 }
 
 const NO_OPTIONS: CheckOptions = Object.freeze({});
+const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true };
+const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
+const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
+const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
+const ALL_OPTION_NAMES: readonly string[] = [...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 /** Job ids are short; a longer id cannot name a job, so it is not sent to the store. */
 const MAX_JOB_ID_LENGTH = 64;
 
@@ -70,6 +76,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
+  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'createLimiter()');
   const admission: Record<string, unknown> = { ...options };
   for (const name of DEFER_OPTION_NAMES) delete admission[name];
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
@@ -88,6 +95,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     check(group: string, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
       try {
         checkGroup(group, maxGroupLength);
+        // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 3 keys).
+        for (const key in opts) if (key !== 'cost' && key !== 'weight' && key !== 'defer') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
         if (opts.defer === undefined) {
@@ -97,6 +106,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           const sentAt = Date.now();
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
+        refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
         let defer: AdmitInput['defer'];
         try {
           defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions));

@@ -5,6 +5,7 @@
  */
 import { ConfigError, describeValue } from '../errors';
 import type { Limiter } from '../limiter';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { JobInfo, JobState } from '../queue/types';
 import type { ProblemDetails } from './shared';
 
@@ -33,12 +34,16 @@ export interface JobStatusBody {
   readonly error?: string;
 }
 
+const JOB_STATUS_OPTIONS: OptionNames<JobStatusOptions<unknown>> = { limiter: true, id: true, group: true };
+const JOB_STATUS_OPTION_NAMES = Object.keys(JOB_STATUS_OPTIONS);
+
 export type JobStatusAnswer =
   | { readonly status: 200; readonly body: JobStatusBody }
   | { readonly status: 404 | 503; readonly problem: ProblemDetails };
 
 export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, routeId: (ctx: Ctx) => string | undefined): (ctx: Ctx) => Promise<JobStatusAnswer> {
   const o = options as Partial<JobStatusOptions<Ctx>> | null;
+  refuseUnknownOptions(o, JOB_STATUS_OPTION_NAMES, 'jobStatus()');
   if (typeof o !== 'object' || o === null || typeof o.limiter?.getJob !== 'function') {
     throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o?.limiter)}`);
   }

@@ -15,6 +15,7 @@ import { ConfigError, InputError, describeValue } from '../errors';
 import { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
 import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { isDegraded } from '../outage';
 import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import type { Decision } from '../types';
@@ -95,7 +96,11 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 /** The group of requests without one when `missingGroup: 'shared'`. */
 export const SHARED_GROUP = '(missing)';
 
-const MIDDLEWARE_OPTION_NAMES = ['limiter', 'group', 'missingGroup', 'weight', 'cost', 'skip', 'headers', 'onLimit', 'defer'];
+const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {
+  limiter: true, group: true, missingGroup: true, weight: true, cost: true, skip: true, headers: true, onLimit: true, defer: true,
+};
+const MIDDLEWARE_OPTION_NAMES: readonly string[] = Object.keys(MIDDLEWARE_OPTIONS);
+const ALL_OPTION_NAMES: readonly string[] = [...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES];
 const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
 
 /** What the middleware reads from a request in either framework. */
@@ -223,13 +228,8 @@ function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkL
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
+  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'bulkLimiter()');
   const inline = Object.keys(options).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
-  for (const key of inline) {
-    if (!LIMITER_OPTION_NAMES.includes(key)) {
-      throw new ConfigError('ERR_BL_UNKNOWN_OPTION',
-        `Unknown option \`${key}\`; known options: ${[...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES].join(', ')}`);
-    }
-  }
   const o = options;
   if (o.limiter !== undefined) {
     if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
