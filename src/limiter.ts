@@ -111,8 +111,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         try {
           defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions));
         } catch (error) {
-          if (!(error instanceof InputError) || error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE') throw error;
-          // Only a denied request needs its payload stored: an allowed one runs now, whatever its size.
+          if (!(error instanceof InputError) || (error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE' && error.code !== 'ERR_BL_BAD_PAYLOAD')) throw error;
+          // Only a denied request needs its payload stored: an allowed one runs now, whatever its payload.
           return guard.admit({ group, weight, cost }).then((decision) => {
             if (decision.allowed) return decision;
             throw error;

@@ -6,9 +6,11 @@
  * 202 Accepted, `Location` (the job's status URL), body `{ jobId, state, runAt }` and the RateLimit headers.
  *
  * Codes: ConfigError ERR_BL_OPTIONS, ERR_BL_UNKNOWN_OPTION, ERR_BL_LIMITER, ERR_BL_GROUP, ERR_BL_SKIP,
- * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction);
- * 400 with the InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP,
- * ERR_BL_GROUP_TOO_LONG, ERR_BL_BAD_COST, ERR_BL_BAD_WEIGHT; warning WRN_BL_MISSING_GROUP (once per limiter).
+ * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction; a
+ * constant cost / weight above the limiter's maxCost / maxWeight too); 400 for request data, with the
+ * InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, …;
+ * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
+ * warning WRN_BL_MISSING_GROUP (once per limiter).
  */
 import createError, { type HttpError } from 'http-errors';
 import { ConfigError, InputError, describeValue } from '../errors';
@@ -20,6 +22,7 @@ import { isDegraded } from '../outage';
 import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import type { Decision } from '../types';
 import { deferredOutcome, validateDefer, type DeferOptions, type DeferredOutcome } from './defer';
+import { createMisconfigured, isIntUpTo } from './misconfigured';
 
 export type { DeferOptions, DeferredBody } from './defer';
 
@@ -101,6 +104,7 @@ const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof Li
 };
 const MIDDLEWARE_OPTION_NAMES: readonly string[] = Object.keys(MIDDLEWARE_OPTIONS);
 const ALL_OPTION_NAMES: readonly string[] = [...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES];
+const EMPTY_CHECK: CheckOptions = Object.freeze({});
 const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
 
 /** What the middleware reads from a request in either framework. */
@@ -116,6 +120,15 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const defer = o.defer;
   const rejectMissing = o.missingGroup === 'reject';
   const { weight, cost, skip } = o;
+  const { maxCost, maxWeight } = limiter.options;
+  // A constant beyond the limiter's maximum would fail every request: refuse it now.
+  if (typeof cost === 'number' && cost > maxCost) {
+    throw new ConfigError('ERR_BL_COST', `Expected \`cost\` to be at most the limiter's \`maxCost\` (${maxCost}), got ${describeValue(cost)}`);
+  }
+  if (typeof weight === 'number' && weight > maxWeight) {
+    throw new ConfigError('ERR_BL_WEIGHT', `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`);
+  }
+  const misconfigured = createMisconfigured(() => limiter.options.logger, limiter.name);
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
@@ -124,7 +137,11 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   let warnedMissing = false;
 
   async function evaluate(ctx: Ctx): Promise<Outcome> {
-    if (skip !== undefined && (await skip(ctx))) return SKIPPED;
+    if (skip !== undefined) {
+      const skipped = await skip(ctx);
+      if (skipped === true) return SKIPPED;
+      if (skipped !== false) return misconfigured('skip', skipped, 'a boolean');
+    }
     let group = await groupOf(ctx);
     if (group === undefined || group === null || group === '') {
       if (rejectMissing) return badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id'));
@@ -133,23 +150,39 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
       }
       group = SHARED_GROUP;
+    } else if (typeof group !== 'string' && typeof group !== 'object') {
+      // Strings, arrays and objects come from request parsers (`?t=a&t=b`): request data, a 400 in check().
+      // A number, boolean or function does not: the server's bug.
+      return misconfigured('group', group, 'a string, or undefined / null for none');
     }
-    let check: CheckOptions = constantCheck ?? {
-      weight: typeof weight === 'function' ? await weight(group, ctx) : weight,
-      cost: typeof cost === 'function' ? await cost(ctx) : cost,
-    };
+    let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
+    if (constantCheck === undefined) {
+      const w = typeof weight === 'function' ? await weight(group, ctx) : weight ?? 1;
+      if (!isIntUpTo(w, maxWeight)) return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
+      const c = typeof cost === 'function' ? await cost(ctx) : cost ?? 1;
+      if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
+      check = { weight: w, cost: c };
+    }
     if (defer !== undefined) {
       // The job is written in the same store call as the decision, so its payload is built up front.
-      const idempotencyKey = defer.idempotencyKey ? await defer.idempotencyKey(ctx) : reader.header(ctx, 'idempotency-key');
+      let idempotencyKey: unknown;
+      if (defer.idempotencyKey) {
+        idempotencyKey = await defer.idempotencyKey(ctx);
+        if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
+          return misconfigured('defer.idempotencyKey', idempotencyKey, 'a string or undefined');
+        }
+      } else idempotencyKey = reader.header(ctx, 'idempotency-key');
       const payload = defer.payload ? await defer.payload(ctx) : null;
-      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey } : {}) } };
+      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey: idempotencyKey as string } : {}) } };
     }
     let decision: Decision;
     try {
       decision = await limiter.check(group, check);
     } catch (error) {
-      if (error instanceof InputError) return badRequest(error);
-      throw error;
+      if (!(error instanceof InputError)) throw error;
+      // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
+      if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
+      return badRequest(error);
     }
     const headers = writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };

@@ -244,7 +244,10 @@ describe('defer options', () => {
 
   test('check() refuses a bad deferral with an InputError', async () => {
     await expect(limiter.check('g', { defer: { type: 'x'.repeat(200) } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_JOB_TYPE' });
-    await expect(limiter.check('g', { defer: { type: 'a', payload: 10n } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_PAYLOAD' });
+    const one = createLimiter({ store: new MemoryStore(), name: 'defer-options-one', limit: 1 });
+    // An allowed request runs whatever its payload; a denied one cannot be written.
+    await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).resolves.toMatchObject({ allowed: true });
+    await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_PAYLOAD' });
     await expect(limiter.check('g', { defer: { type: 'a', idempotencyKey: 'k'.repeat(300) } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_IDEMPOTENCY_KEY' });
   });
 });
