@@ -5,7 +5,7 @@
  * warning, through the limiter's logger, naming the option and the value. Invalid *request data* (a group id
  * read from a header that is too long) stays a 400.
  *
- * Codes: warning WRN_BL_OPTION_RESULT; the 500's http-error carries `code` ERR_BL_OPTION_RESULT and the
+ * Codes: warning WRN_BL_OPTION_RESULT (WRN_BL_ROUTE_PARAM for jobStatus's `param`); the 500's http-error carries `code` ERR_BL_OPTION_RESULT and the
  * ConfigError as `cause`.
  */
 import createError from 'http-errors';
@@ -20,16 +20,20 @@ const PROBLEM: ProblemDetails = Object.freeze({
 });
 const BODY = JSON.stringify(PROBLEM);
 
-/** Answers requests whose options gave unusable values: `reject(option, value, expected)` → a 500 Rejection, warned once per option. */
-export type Misconfigured = (option: string, value: unknown, expected: string) => Rejection;
+/**
+ * Answers requests whose options gave unusable values: `misconfigured(option, value, expected)` → a 500
+ * Rejection, warned once per option. `detail` replaces "gave <value>; expected <expected>" when given.
+ */
+export type Misconfigured = (option: string, value: unknown, expected: string, detail?: { code: string; message: string }) => Rejection;
 
-export function createMisconfigured(logger: () => Logger, limiterName: string): Misconfigured {
+export function createMisconfigured(logger: Logger, limiterName: string): Misconfigured {
   const warned = new Set<string>();
-  return (option, value, expected) => {
-    const error = new ConfigError(OPTION_RESULT, `\`${option}\` gave ${describeValue(value)}; expected ${expected}`);
+  return (option, value, expected, detail) => {
+    const message = detail?.message ?? `\`${option}\` gave ${describeValue(value)}; expected ${expected}`;
+    const error = new ConfigError(OPTION_RESULT, message);
     if (!warned.has(option)) {
       warned.add(option);
-      logger().warn(`WRN_BL_OPTION_RESULT: ${error.message}. Such requests are answered 500 until this is fixed (limiter "${limiterName}")`);
+      logger.warn(`${detail?.code ?? 'WRN_BL_OPTION_RESULT'}: ${message}. Such requests are answered 500 until this is fixed (limiter "${limiterName}")`);
     }
     const httpError = createError(500, PROBLEM.detail, { expose: false, headers: {}, problem: PROBLEM, code: OPTION_RESULT, cause: error }) as LimitError;
     return { kind: 'reject', status: 500, headers: httpError.headers, body: BODY, error: httpError };

@@ -128,7 +128,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   if (typeof weight === 'number' && weight > maxWeight) {
     throw new ConfigError('ERR_BL_WEIGHT', `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`);
   }
-  const misconfigured = createMisconfigured(() => limiter.options.logger, limiter.name);
+  const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);

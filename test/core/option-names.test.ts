@@ -39,6 +39,7 @@ describe('unknown options are refused everywhere, with a suggestion', () => {
     ['koa bulkLimiter: defer.statusURL', () => onKoa.bulkLimiter({ limiter, defer: { type: 'a', statusURL: () => '/' } } as never), 'defer.statusURL', 'defer.statusUrl'],
     ['express jobStatus: grup', () => onExpress.jobStatus({ limiter, grup: () => 'a' } as never), 'grup', 'group'],
     ['koa jobStatus: limitter', () => onKoa.jobStatus({ limitter: limiter } as never), 'limitter', 'limiter'],
+    ['koa jobStatus: paramName', () => onKoa.jobStatus({ limiter, public: true, paramName: 'jobId' } as never), 'paramName', 'param'],
     ['Dispatcher: stalledInterval (BullMQ)', () => new Dispatcher({ limiter, stalledInterval: 1000 } as never), 'stalledInterval', 'reclaimIntervalMs'],
     ['Dispatcher: readymax', () => new Dispatcher({ limiter, readymax: 10 } as never), 'readymax', 'readyMax'],
     ['Worker: attempts (BullMQ)', () => new Worker({ limiter, handlers, attempts: 3 } as never), 'attempts', 'maxAttempts'],

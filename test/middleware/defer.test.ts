@@ -34,7 +34,7 @@ const deferOptions = {
 const expressApp: MakeApp = (limiter, statusGroup) => {
   const app = express();
   app.get('/work', onExpress.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (_req, res) => { res.send('ok'); });
-  app.get('/jobs/:id', onExpress.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : {}) }));
+  app.get('/jobs/:id', onExpress.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   return app;
 };
 
@@ -43,7 +43,7 @@ const koaApp: MakeApp = (limiter, statusGroup) => {
   app.silent = true;
   const router = new Router();
   router.get('/work', onKoa.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (ctx) => { ctx.body = 'ok'; });
-  router.get('/jobs/:id', onKoa.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : {}) }));
+  router.get('/jobs/:id', onKoa.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   app.use(router.routes());
   return app.callback();
 };
