@@ -16,17 +16,14 @@ import createError, { type HttpError } from 'http-errors';
 import { ConfigError, InputError, describeValue } from '../errors';
 import { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
-import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { isDegraded } from '../outage';
-import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import type { Decision } from '../types';
-import { deferredOutcome, validateDefer, type DeferOptions, type DeferredOutcome } from './defer';
+import { clientGroup, resolveIpv6Subnet } from './client-ip';
+import { deferredOutcome, type DeferOptions, type DeferredOutcome } from './defer';
+import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
 
 export type { DeferOptions, DeferredBody } from './defer';
-
-const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -36,6 +33,12 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly limiter?: Limiter;
   /** The group (tenant) of a request; untrusted input. @defaultValue the client IP (`req.ip` / `ctx.ip`) */
   readonly group?: (ctx: Ctx) => MaybePromise<string | undefined | null>;
+  /**
+   * The default group (the client IP) puts IPv6 clients in one group per subnet of this prefix length;
+   * `false`: one group per address. IPv4 and IPv4-mapped addresses are single clients. Only without `group`.
+   * @defaultValue `56`
+   */
+  readonly ipv6Subnet?: number | false;
   /** A request without a group: `'shared'` puts all of them in one group, `'reject'` answers 400. @defaultValue `'shared'` */
   readonly missingGroup?: 'shared' | 'reject';
   /** The group's weight (tier). @defaultValue `1` */
@@ -99,11 +102,6 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 /** The group of requests without one when `missingGroup: 'shared'`. */
 export const SHARED_GROUP = '(missing)';
 
-const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {
-  limiter: true, group: true, missingGroup: true, weight: true, cost: true, skip: true, headers: true, onLimit: true, defer: true,
-};
-const MIDDLEWARE_OPTION_NAMES: readonly string[] = Object.keys(MIDDLEWARE_OPTIONS);
-const ALL_OPTION_NAMES: readonly string[] = [...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES];
 const EMPTY_CHECK: CheckOptions = Object.freeze({});
 const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
 
@@ -116,7 +114,8 @@ export interface RequestReader<Ctx> {
 export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: RequestReader<Ctx>): Runner<Ctx> {
   const o = validateMiddlewareOptions(options);
   const limiter = o.limiter ?? createLimiter(limiterOptionsOf(o));
-  const groupOf = o.group ?? reader.clientIp;
+  const ipv6Subnet = resolveIpv6Subnet(o.ipv6Subnet);
+  const groupOf = o.group ?? ((ctx: Ctx) => clientGroup(reader.clientIp(ctx), ipv6Subnet));
   const defer = o.defer;
   const rejectMissing = o.missingGroup === 'reject';
   const { weight, cost, skip } = o;
@@ -247,57 +246,4 @@ function badRequest(error: InputError): Rejection {
   const problem: ProblemDetails = { type: 'about:blank', title: 'Bad Request', status: 400, detail: error.message };
   const httpError = createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
   return { kind: 'reject', status: 400, headers: httpError.headers, body: JSON.stringify(problem), error: httpError };
-}
-
-function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOptions {
-  const out: Record<string, unknown> = {};
-  for (const name of LIMITER_OPTION_NAMES) {
-    if ((o as Record<string, unknown>)[name] !== undefined) out[name] = (o as Record<string, unknown>)[name];
-  }
-  return out as unknown as LimiterOptions;
-}
-
-function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'bulkLimiter()');
-  const inline = Object.keys(options).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
-  const o = options;
-  if (o.limiter !== undefined) {
-    if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
-      throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o.limiter)}`);
-    }
-    if (inline.length > 0) {
-      throw new ConfigError('ERR_BL_LIMITER', `Pass either \`limiter\` or limiter options (${inline.join(', ')}), not both`);
-    }
-  }
-  fn('group', o.group);
-  fn('skip', o.skip);
-  oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
-  oneOf('headers', o.headers, ['draft', 'legacy', false]);
-  oneOf('onLimit', o.onLimit, ['respond', 'next']);
-  intOrFn('weight', o.weight);
-  intOrFn('cost', o.cost);
-  if (o.defer !== undefined) validateDefer(o.defer);
-  return o;
-}
-
-function fn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
-  }
-}
-
-function intOrFn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function' && !(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer ≥ 1 or a function, got ${describeValue(value)}`);
-  }
-}
-
-function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
-  if (value !== undefined && !allowed.includes(value)) {
-    const code = `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
-    throw new ConfigError(code, `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`);
-  }
 }

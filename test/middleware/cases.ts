@@ -23,8 +23,11 @@ export interface Harness {
    * error handler that answers `{ handled, status, message, errHeaders, hasDecision }`; `'default'` leaves
    * the framework's own.
    */
-  app(routes: Record<string, Options>, errorHandler?: 'app' | 'default'): RequestListener;
+  app(routes: Record<string, Options>, errorHandler?: 'app' | 'default', settings?: AppSettings): RequestListener;
 }
+
+/** `trustProxy`: Express `app.set('trust proxy', true)` / Koa `app.proxy = true` (the client IP from X-Forwarded-For). */
+export interface AppSettings { readonly trustProxy?: boolean }
 
 export interface CaseEnv {
   readonly h: Harness;
@@ -126,6 +129,36 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       expect((await request(app).get('/?tenant=a').set('Idempotency-Key', 'k'.repeat(300))).status).toBe(400);
       expect(logger.lines).toEqual([]);
+    },
+  },
+];
+
+const fromIp = (app: RequestListener, ip: string): Promise<Response> => request(app).get('/').set('X-Forwarded-For', ip);
+
+/** The groups a MemoryStore has seen for one limiter, after the requests from `ips` (through X-Forwarded-For). */
+async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], extra: Partial<Options> = {}): Promise<string[]> {
+  const store = new MemoryStore({ clock: () => FROZEN_NOW });
+  const name = env.name(label);
+  const app = env.h.app({ '/': { store, name, limit: 100, ...extra } }, 'default', { trustProxy: true });
+  for (const ip of ips) expect((await request(app).get('/').set('X-Forwarded-For', ip)).status).toBe(200);
+  return [...(store.stateOf(name)?.seen.keys() ?? [])];
+}
+
+/** The default group, behind a proxy: IPv6 clients grouped by subnet, IPv4 (and IPv4-mapped) clients alone. */
+const CLIENT_IP_CASES: readonly HttpCase[] = [
+  {
+    title: 'default group: IPv6 addresses are grouped by /56; IPv4 and IPv4-mapped clients are their own groups',
+    async run(env) {
+      const ips = ['2001:db8:1:100::1', '2001:db8:1:1ff:abcd::2', '2001:DB8:1:1aa::3', '2001:db8:1:200::1', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3'];
+      expect(await groupsSeen(env, 'ipv6-56', ips)).toEqual(['2001:db8:1:100::/56', '2001:db8:1:200::/56', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3']);
+    },
+  },
+  {
+    title: 'default group: ipv6Subnet 64 groups by /64; ipv6Subnet false gives each address its own group',
+    async run(env) {
+      const ips = ['2001:db8::1', '2001:db8::ffff:2', '2001:db8:0:1::1'];
+      expect(await groupsSeen(env, 'ipv6-64', ips, { ipv6Subnet: 64 })).toEqual(['2001:db8::/64', '2001:db8:0:1::/64']);
+      expect(await groupsSeen(env, 'ipv6-off', ips, { ipv6Subnet: false })).toEqual(ips);
     },
   },
 ];
@@ -308,6 +341,7 @@ export const CASES: readonly HttpCase[] = [
     },
   },
   ...MISCONFIGURED_CASES,
+  ...CLIENT_IP_CASES,
   {
     title: "store outage, onStoreError 'allow': requests pass, warned once, no quota headers",
     async run(env) {

@@ -5,8 +5,9 @@ import { runCases } from './run-cases';
 
 const harness: Harness = {
   name: 'express',
-  app(routes, errorHandler = 'default') {
+  app(routes, errorHandler = 'default', settings = {}) {
     const app = express();
+    if (settings.trustProxy) app.set('trust proxy', true);
     for (const [path, options] of Object.entries(routes)) {
       app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (_req, res) => { res.send('ok'); });
     }

@@ -7,9 +7,10 @@ import { runCases } from './run-cases';
 
 const harness: Harness = {
   name: 'koa',
-  app(routes, errorHandler = 'default') {
+  app(routes, errorHandler = 'default', settings = {}) {
     const app = new Koa();
     app.silent = true;
+    app.proxy = settings.trustProxy ?? false;
     if (errorHandler === 'app') {
       app.use(async (ctx, next) => {
         try {
