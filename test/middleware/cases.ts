@@ -115,7 +115,7 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
       const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-next', { logger }), group: tenant, weight: () => 0, onLimit: 'next' } }, 'app');
       const res = await get(app, '/?tenant=a');
       expect(res.status).toBe(500);
-      expect(res.body).toMatchObject({ handled: true, status: 500 });
+      expect(res.body).toMatchObject({ handled: true, status: 500, code: 'ERR_BL_OPTION_RESULT', message: expect.stringContaining('misconfigured') });
       expect(logger.lines).toHaveLength(1);
     },
   },

@@ -16,10 +16,10 @@ const harness: Harness = {
         try {
           await next();
         } catch (e) {
-          const err = e as { status?: number; message: string; headers?: Record<string, string>; decision?: unknown };
+          const err = e as { status?: number; code?: string; message: string; headers?: Record<string, string>; decision?: unknown };
           ctx.status = err.status ?? 500;
           if (err.headers) ctx.set(err.headers);
-          ctx.body = { handled: true, status: err.status, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined };
+          ctx.body = { handled: true, status: err.status, code: err.code, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined };
         }
       });
     }
