@@ -149,10 +149,11 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
       }
       group = SHARED_GROUP;
-    } else if (typeof group !== 'string' && typeof group !== 'object') {
-      // Strings, arrays and objects come from request parsers (`?t=a&t=b`): request data, a 400 in check().
-      // A number, boolean or function does not: the server's bug.
-      return misconfigured('group', group, 'a string, or undefined / null for none');
+    } else if (typeof group !== 'string') {
+      // Arrays and objects come from request parsers (`?t=a&t=b`): request data, a 400. A number, boolean
+      // or function does not: the server's bug.
+      if (typeof group !== 'object') return misconfigured('group', group, 'a string, or undefined / null for none');
+      return badRequest(new InputError('ERR_BL_BAD_GROUP', `Expected the group id to be a string, got ${describeValue(group)}`));
     }
     let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
     if (constantCheck === undefined) {

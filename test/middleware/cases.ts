@@ -120,12 +120,18 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
     },
   },
   {
-    title: 'request data stays a 400: a group id from the request that is too long, an Idempotency-Key header over 256 bytes',
+    title: 'request data stays a 400: a group id that is too long or an array (repeated parameter), an Idempotency-Key header over 256 bytes',
     async run(env) {
       const logger = recordingLogger();
       const defer = { type: 'report', statusUrl: (id: string) => `/jobs/${id}` };
-      const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-input', { limit: 1, burst: 1, logger }), group: tenant, defer } });
+      const weighed: unknown[] = [];
+      const weight = (group: string): number => { weighed.push(group); return 1; };
+      const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-input', { limit: 1, burst: 1, logger }), group: tenant, weight, defer } });
       expect((await get(app, `/?tenant=${'x'.repeat(200)}`)).status).toBe(400);
+      const repeated = await get(app, '/?tenant=a&tenant=b');
+      expect(repeated.status).toBe(400);
+      expect(JSON.parse(repeated.text).detail).toMatch(/string, got an array/);
+      expect(weighed).toHaveLength(1); // the weight function never sees an array
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       expect((await request(app).get('/?tenant=a').set('Idempotency-Key', 'k'.repeat(300))).status).toBe(400);
       expect(logger.lines).toEqual([]);
