@@ -39,8 +39,9 @@ export interface Limiter {
   /** The resolved options (limits, outage policy, logger) the middleware reads. */
   readonly options: ResolvedLimiterOptions;
   /**
-   * Admits or denies one request of `group`. Throws InputError for an unacceptable group id, cost or
-   * weight; never throws for a store failure (the `onStoreError` policy answers instead).
+   * Admits or denies one request of `group`. Rejects with InputError for an unacceptable group id, cost or
+   * weight, ConfigError ERR_BL_UNKNOWN_OPTION for an unknown option; never for a store failure (the
+   * `onStoreError` policy answers instead).
    */
   check(group: string, opts?: CheckOptions): Promise<Decision>;
   /** Removes this limiter's state from the store. */
