@@ -22,6 +22,8 @@ local out = {}
 local n = 0
 local written = false
 for i = 3, #ARGV - 8, 9 do
+  -- as a call of its own would: a full trim page leaves more idle groups for the next check to trim
+  if i > 3 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
     ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]))
   for j = 1, 15 do out[n + j] = reply[j] end

@@ -8,7 +8,8 @@
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, describeValue } from './errors';
 import { createOutageGuard, type OutageGuard } from './outage';
-import { resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
+import { refuseUnknownOptions, type OptionNames } from './option-names';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
@@ -41,8 +42,9 @@ export interface Limiter {
   /** The resolved options (limits, outage policy, logger) the middleware reads. */
   readonly options: ResolvedLimiterOptions;
   /**
-   * Admits or denies one request of `group`. Throws InputError for an unacceptable group id, cost or
-   * weight; never throws for a store failure (the `onStoreError` policy answers instead).
+   * Admits or denies one request of `group`. Rejects with InputError for an unacceptable group id, cost or
+   * weight, ConfigError ERR_BL_UNKNOWN_OPTION for an unknown option; never for a store failure (the
+   * `onStoreError` policy answers instead).
    */
   check(group: string, opts?: CheckOptions): Promise<Decision>;
   /** Removes this limiter's state from the store. */
@@ -78,6 +80,11 @@ export interface Limiter {
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 /** Largest per-check group concurrency: far beyond any worker fleet, small enough for the store's counters. */
 const MAX_GROUP_CONCURRENCY = 1_000_000;
+const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true };
+const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
+const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
+const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
+const ALL_OPTION_NAMES: readonly string[] = [...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 /** Job ids are short; a longer id cannot name a job, so it is not sent to the store. */
 const MAX_JOB_ID_LENGTH = 64;
 
@@ -85,6 +92,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
+  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'createLimiter()');
   const admission: Record<string, unknown> = { ...options };
   for (const name of DEFER_OPTION_NAMES) delete admission[name];
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
@@ -103,6 +111,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     check(group: string, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
       try {
         checkGroup(group, maxGroupLength);
+        // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 3 keys).
+        for (const key in opts) if (key !== 'cost' && key !== 'weight' && key !== 'defer') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
         if (opts.defer === undefined) {
@@ -112,13 +122,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
           const sentAt = Date.now();
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
+        refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
         let defer: AdmitInput['defer'];
         try {
           const cap = opts.groupConcurrency === undefined ? deferOptions.groupConcurrency : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
           defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions, cap));
         } catch (error) {
-          if (!(error instanceof InputError) || error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE') throw error;
-          // Only a denied request needs its payload stored: an allowed one runs now, whatever its size.
+          if (!(error instanceof InputError) || (error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE' && error.code !== 'ERR_BL_BAD_PAYLOAD')) throw error;
+          // Only a denied request needs its payload stored: an allowed one runs now, whatever its payload.
           return guard.admit({ group, weight, cost }).then((decision) => {
             if (decision.allowed) return decision;
             throw error;

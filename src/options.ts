@@ -6,6 +6,7 @@ import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
+import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { NAME_PATTERN } from './store/keys';
 import type { LimiterSpec, Logger, Store } from './types';
 
@@ -72,7 +73,7 @@ export interface ResolvedLimiterOptions {
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
-const OPTION_NAMES: { readonly [K in keyof Required<LimiterOptions>]: true } = {
+const OPTION_NAMES: OptionNames<LimiterOptions> = {
   store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
   sustained: true, maxGroups: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
   timeoutMs: true, instances: true, logger: true, denyCache: true,
@@ -103,11 +104,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!(key in OPTION_NAMES)) {
-      throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${LIMITER_OPTION_NAMES.join(', ')}`);
-    }
-  }
+  refuseUnknownOptions(options, LIMITER_OPTION_NAMES, 'createLimiter()');
   const o = options;
   const name = o.name ?? 'default';
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
@@ -175,11 +172,7 @@ function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined 
     throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`);
   }
   const o = value as DenyCacheOptions;
-  for (const key of Object.keys(o)) {
-    if (key !== 'maxGroups' && key !== 'sampleRate' && key !== 'hold') {
-      throw new ConfigError('ERR_BL_DENY_CACHE', `Unknown option \`denyCache.${key}\`; known options: maxGroups, sampleRate, hold`);
-    }
-  }
+  refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'denyCache.');
   const hold = o.hold ?? 'hint';
   if (hold !== 'hint' && hold !== 'retry') {
     throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.hold\` to be 'hint' or 'retry', got ${describeValue(o.hold)}`);

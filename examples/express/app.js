@@ -75,7 +75,7 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
     await work(req, 'request');
     res.status(201).json({ imported: req.body?.rows ?? 1 });
   });
-  if (canDefer && !limiter.startWorkers) app.get('/jobs/:id', bulkExpress.jobStatus({ limiter }));
+  if (canDefer && !limiter.startWorkers) app.get('/jobs/:id', bulkExpress.jobStatus({ limiter, group: tenantOf }));
   app.get('/health', (req, res) => res.json({ ok: true }));
   app.locals.limiter = limiter;
   return app;

@@ -64,7 +64,7 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
     ctx.status = 201;
     ctx.body = { imported: ctx.request.body?.rows ?? 1 };
   });
-  if (canDefer && !limiter.startWorkers) router.get('/jobs/:id', bulkKoa.jobStatus({ limiter }));
+  if (canDefer && !limiter.startWorkers) router.get('/jobs/:id', bulkKoa.jobStatus({ limiter, group: tenantOf }));
   router.get('/health', (ctx) => {
     ctx.body = { ok: true };
   });

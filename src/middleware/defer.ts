@@ -5,6 +5,7 @@
  */
 import { ConfigError, describeValue } from '../errors';
 import type { HeaderMap } from '../headers';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { Limiter } from '../limiter';
 import type { JobState } from '../queue/types';
 import type { Decision } from '../types';
@@ -39,11 +40,15 @@ export interface DeferredOutcome {
   readonly body: DeferredBody;
 }
 
+const DEFER_OPTIONS: OptionNames<DeferOptions<unknown>> = { type: true, payload: true, idempotencyKey: true, statusUrl: true };
+const DEFER_OPTION_NAMES = Object.keys(DEFER_OPTIONS);
+
 export function validateDefer(defer: unknown): void {
   const d = defer as Partial<DeferOptions<unknown>> | null;
   if (typeof d !== 'object' || d === null) {
     throw new ConfigError('ERR_BL_DEFER', `Expected \`defer\` to be { type, payload?, idempotencyKey?, statusUrl }, got ${describeValue(defer)}`);
   }
+  refuseUnknownOptions(d, DEFER_OPTION_NAMES, 'bulkLimiter()', 'defer.');
   if (typeof d.type !== 'string' || d.type.length === 0 || d.type.length > 128) {
     throw new ConfigError('ERR_BL_DEFER_TYPE', `Expected \`defer.type\` to be a job type of 1–128 characters, got ${describeValue(d.type)}`);
   }

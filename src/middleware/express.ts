@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
-import { createJobStatusReader, type JobStatusOptions } from './job-status';
+import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
@@ -38,9 +38,14 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
   };
 }
 
-/** GET handler for a deferred job's status URL (route `…/:id`). */
+/** GET handler for a deferred job's status URL (route `…/:id`, or the parameter named by `param`). */
 export function jobStatus(options: JobStatusOptions<Request>): RequestHandler {
-  const read = createJobStatusReader<Request>(options, (req) => (typeof req.params.id === 'string' ? req.params.id : undefined));
+  const read = createJobStatusReader<Request>(options, (req, param) => {
+    const params = req.params as Record<string, unknown>;
+    if (!(param in params)) return NO_PARAM;
+    const value = params[param];
+    return typeof value === 'string' ? value : undefined;
+  });
   return async function jobStatusHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
       const answer = await read(req);

@@ -7,7 +7,7 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
-import { createJobStatusReader, type JobStatusOptions } from './job-status';
+import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
@@ -45,8 +45,14 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
 
 /** GET handler for a deferred job's status URL (@koa/router route `…/:id`, or the last path segment). */
 export function jobStatus(options: JobStatusOptions<Context>): Middleware {
-  const routeId = (ctx: Context): string | undefined => (ctx as Context & { params?: { id?: string } }).params?.id ?? lastSegment(ctx.path);
-  const read = createJobStatusReader<Context>(options, routeId);
+  const read = createJobStatusReader<Context>(options, (ctx, param) => {
+    const params = (ctx as Context & { params?: Record<string, unknown> }).params;
+    // Without a router (no ctx.params) the id is the last path segment.
+    if (params === undefined) return lastSegment(ctx.path);
+    if (!(param in params)) return NO_PARAM;
+    const value = params[param];
+    return typeof value === 'string' ? value : undefined;
+  });
   return async function jobStatusHandler(ctx: Context): Promise<void> {
     const answer = await read(ctx);
     ctx.status = answer.status;

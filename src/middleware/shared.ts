@@ -6,23 +6,24 @@
  * 202 Accepted, `Location` (the job's status URL), body `{ jobId, state, runAt }` and the RateLimit headers.
  *
  * Codes: ConfigError ERR_BL_OPTIONS, ERR_BL_UNKNOWN_OPTION, ERR_BL_LIMITER, ERR_BL_GROUP, ERR_BL_SKIP,
- * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction);
- * 400 with the InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP,
- * ERR_BL_GROUP_TOO_LONG, ERR_BL_BAD_COST, ERR_BL_BAD_WEIGHT; warning WRN_BL_MISSING_GROUP (once per limiter).
+ * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction; a
+ * constant cost / weight above the limiter's maxCost / maxWeight too); 400 for request data, with the
+ * InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, …;
+ * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
+ * warning WRN_BL_MISSING_GROUP (once per limiter).
  */
 import createError, { type HttpError } from 'http-errors';
 import { ConfigError, InputError, describeValue } from '../errors';
 import { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
-import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
 import { isDegraded } from '../outage';
-import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import type { Decision } from '../types';
-import { deferredOutcome, validateDefer, type DeferOptions, type DeferredOutcome } from './defer';
+import { clientGroup, resolveIpv6Subnet } from './client-ip';
+import { deferredOutcome, type DeferOptions, type DeferredOutcome } from './defer';
+import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
+import { createMisconfigured, isIntUpTo } from './misconfigured';
 
 export type { DeferOptions, DeferredBody } from './defer';
-
-const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -32,6 +33,12 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly limiter?: Limiter;
   /** The group (tenant) of a request; untrusted input. @defaultValue the client IP (`req.ip` / `ctx.ip`) */
   readonly group?: (ctx: Ctx) => MaybePromise<string | undefined | null>;
+  /**
+   * The default group (the client IP) puts IPv6 clients in one group per subnet of this prefix length;
+   * `false`: one group per address. IPv4 and IPv4-mapped addresses are single clients. Only without `group`.
+   * @defaultValue `56`
+   */
+  readonly ipv6Subnet?: number | false;
   /** A request without a group: `'shared'` puts all of them in one group, `'reject'` answers 400. @defaultValue `'shared'` */
   readonly missingGroup?: 'shared' | 'reject';
   /** The group's weight (tier). @defaultValue `1` */
@@ -95,7 +102,7 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 /** The group of requests without one when `missingGroup: 'shared'`. */
 export const SHARED_GROUP = '(missing)';
 
-const MIDDLEWARE_OPTION_NAMES = ['limiter', 'group', 'missingGroup', 'weight', 'cost', 'skip', 'headers', 'onLimit', 'defer'];
+const EMPTY_CHECK: CheckOptions = Object.freeze({});
 const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
 
 /** What the middleware reads from a request in either framework. */
@@ -107,10 +114,20 @@ export interface RequestReader<Ctx> {
 export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: RequestReader<Ctx>): Runner<Ctx> {
   const o = validateMiddlewareOptions(options);
   const limiter = o.limiter ?? createLimiter(limiterOptionsOf(o));
-  const groupOf = o.group ?? reader.clientIp;
+  const ipv6Subnet = resolveIpv6Subnet(o.ipv6Subnet);
+  const groupOf = o.group ?? ((ctx: Ctx) => clientGroup(reader.clientIp(ctx), ipv6Subnet));
   const defer = o.defer;
   const rejectMissing = o.missingGroup === 'reject';
   const { weight, cost, skip } = o;
+  const { maxCost, maxWeight } = limiter.options;
+  // A constant beyond the limiter's maximum would fail every request: refuse it now.
+  if (typeof cost === 'number' && cost > maxCost) {
+    throw new ConfigError('ERR_BL_COST', `Expected \`cost\` to be at most the limiter's \`maxCost\` (${maxCost}), got ${describeValue(cost)}`);
+  }
+  if (typeof weight === 'number' && weight > maxWeight) {
+    throw new ConfigError('ERR_BL_WEIGHT', `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`);
+  }
+  const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
@@ -119,7 +136,11 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   let warnedMissing = false;
 
   async function evaluate(ctx: Ctx): Promise<Outcome> {
-    if (skip !== undefined && (await skip(ctx))) return SKIPPED;
+    if (skip !== undefined) {
+      const skipped = await skip(ctx);
+      if (skipped === true) return SKIPPED;
+      if (skipped !== false) return misconfigured('skip', skipped, 'a boolean');
+    }
     let group = await groupOf(ctx);
     if (group === undefined || group === null || group === '') {
       if (rejectMissing) return badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id'));
@@ -128,23 +149,40 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
       }
       group = SHARED_GROUP;
+    } else if (typeof group !== 'string') {
+      // Arrays and objects come from request parsers (`?t=a&t=b`): request data, a 400. A number, boolean
+      // or function does not: the server's bug.
+      if (typeof group !== 'object') return misconfigured('group', group, 'a string, or undefined / null for none');
+      return badRequest(new InputError('ERR_BL_BAD_GROUP', `Expected the group id to be a string, got ${describeValue(group)}`));
     }
-    let check: CheckOptions = constantCheck ?? {
-      weight: typeof weight === 'function' ? await weight(group, ctx) : weight,
-      cost: typeof cost === 'function' ? await cost(ctx) : cost,
-    };
+    let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
+    if (constantCheck === undefined) {
+      const w = typeof weight === 'function' ? await weight(group, ctx) : weight ?? 1;
+      if (!isIntUpTo(w, maxWeight)) return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
+      const c = typeof cost === 'function' ? await cost(ctx) : cost ?? 1;
+      if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
+      check = { weight: w, cost: c };
+    }
     if (defer !== undefined) {
       // The job is written in the same store call as the decision, so its payload is built up front.
-      const idempotencyKey = defer.idempotencyKey ? await defer.idempotencyKey(ctx) : reader.header(ctx, 'idempotency-key');
+      let idempotencyKey: unknown;
+      if (defer.idempotencyKey) {
+        idempotencyKey = await defer.idempotencyKey(ctx);
+        if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
+          return misconfigured('defer.idempotencyKey', idempotencyKey, 'a string or undefined');
+        }
+      } else idempotencyKey = reader.header(ctx, 'idempotency-key');
       const payload = defer.payload ? await defer.payload(ctx) : null;
-      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey } : {}) } };
+      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey: idempotencyKey as string } : {}) } };
     }
     let decision: Decision;
     try {
       decision = await limiter.check(group, check);
     } catch (error) {
-      if (error instanceof InputError) return badRequest(error);
-      throw error;
+      if (!(error instanceof InputError)) throw error;
+      // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
+      if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
+      return badRequest(error);
     }
     const headers = writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
@@ -209,62 +247,4 @@ function badRequest(error: InputError): Rejection {
   const problem: ProblemDetails = { type: 'about:blank', title: 'Bad Request', status: 400, detail: error.message };
   const httpError = createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
   return { kind: 'reject', status: 400, headers: httpError.headers, body: JSON.stringify(problem), error: httpError };
-}
-
-function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOptions {
-  const out: Record<string, unknown> = {};
-  for (const name of LIMITER_OPTION_NAMES) {
-    if ((o as Record<string, unknown>)[name] !== undefined) out[name] = (o as Record<string, unknown>)[name];
-  }
-  return out as unknown as LimiterOptions;
-}
-
-function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  const inline = Object.keys(options).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
-  for (const key of inline) {
-    if (!LIMITER_OPTION_NAMES.includes(key)) {
-      throw new ConfigError('ERR_BL_UNKNOWN_OPTION',
-        `Unknown option \`${key}\`; known options: ${[...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES].join(', ')}`);
-    }
-  }
-  const o = options;
-  if (o.limiter !== undefined) {
-    if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
-      throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o.limiter)}`);
-    }
-    if (inline.length > 0) {
-      throw new ConfigError('ERR_BL_LIMITER', `Pass either \`limiter\` or limiter options (${inline.join(', ')}), not both`);
-    }
-  }
-  fn('group', o.group);
-  fn('skip', o.skip);
-  oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
-  oneOf('headers', o.headers, ['draft', 'legacy', false]);
-  oneOf('onLimit', o.onLimit, ['respond', 'next']);
-  intOrFn('weight', o.weight);
-  intOrFn('cost', o.cost);
-  if (o.defer !== undefined) validateDefer(o.defer);
-  return o;
-}
-
-function fn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
-  }
-}
-
-function intOrFn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function' && !(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer ≥ 1 or a function, got ${describeValue(value)}`);
-  }
-}
-
-function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
-  if (value !== undefined && !allowed.includes(value)) {
-    const code = `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
-    throw new ConfigError(code, `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`);
-  }
 }

@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff } from './backoff';
 import { onClaimed } from './claim-signal';
@@ -93,6 +94,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
 
   constructor(options: DispatcherOptions) {
     super();
+    refuseUnknownOptions(options, QUEUE_OPTION_NAMES.dispatcher, 'new Dispatcher()');
     this.queue = requireQueue(options?.limiter);
     this.batch = {
       readyMax: intOption('readyMax', options.readyMax, 1000),

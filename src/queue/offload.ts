@@ -4,6 +4,7 @@
  * options are checked here (InputError), a refusal is an `EnqueueError` carrying when to try again.
  */
 import { BulkLimiterError, InputError, describeValue } from '../errors';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { toDeferInput, type DeferRequest, type ResolvedDeferOptions } from './defer-input';
 import type { EnqueueInput, EnqueueResult } from './job-record';
 
@@ -35,7 +36,10 @@ export class EnqueueError extends BulkLimiterError {
   }
 }
 
-const ENQUEUE_OPTION_NAMES = new Set(['type', 'payload', 'idempotencyKey', 'delayMs', 'weight', 'cost', 'groupConcurrency', 'maxAttempts']);
+const ENQUEUE_OPTIONS: OptionNames<EnqueueOptions> = {
+  type: true, payload: true, idempotencyKey: true, delayMs: true, weight: true, cost: true, groupConcurrency: true, maxAttempts: true,
+};
+const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
 function optionalInt(name: string, value: unknown, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
@@ -57,9 +61,7 @@ export function toEnqueueInput(group: string, options: EnqueueOptions, defer: Re
   if (typeof options !== 'object' || options === null) {
     throw new InputError('ERR_BL_BAD_DEFER', `Expected enqueue options { type, payload?, … }, got ${describeValue(options)}`);
   }
-  for (const name of Object.keys(options)) {
-    if (!ENQUEUE_OPTION_NAMES.has(name)) throw new InputError('ERR_BL_UNKNOWN_OPTION', `Unknown enqueue option \`${name}\`; expected one of ${[...ENQUEUE_OPTION_NAMES].join(', ')}`);
-  }
+  refuseUnknownOptions(options, ENQUEUE_OPTION_NAMES, 'enqueue()');
   const delayMs = optionalInt('delayMs', options.delayMs, 0, Number.MAX_SAFE_INTEGER) ?? 0;
   const weight = optionalInt('weight', options.weight, 1, limits.maxWeight) ?? 1;
   const cost = optionalInt('cost', options.cost, 1, limits.maxCost) ?? 1;

@@ -2,6 +2,7 @@
  * Worker options: TSDoc with defaults, validated once at construction into a frozen config.
  */
 import { ConfigError, describeValue } from '../errors';
+import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
 import type { QueueStore } from './types';
@@ -78,6 +79,7 @@ export interface WorkerConfig {
 }
 
 export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptions<Jobs>): WorkerConfig {
+  refuseUnknownOptions(options, QUEUE_OPTION_NAMES.worker, 'new Worker()');
   const queue = requireQueue(options?.limiter);
   const handlers = options.handlers;
   if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {

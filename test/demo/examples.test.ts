@@ -83,8 +83,10 @@ describe.each([
     expect(deferred).toBeDefined();
     const location = deferred?.headers.get('location') ?? '';
     expect(location).toMatch(/^\/jobs\//);
-    const status = await fetch(`${server.url}${location}`);
+    const status = await fetch(`${server.url}${location}`, { headers: { 'x-tenant': 'importer' } });
     expect(status.status).toBe(200);
+    // Job ids are guessable: another tenant is told the job does not exist.
+    expect((await fetch(`${server.url}${location}`, { headers: { 'x-tenant': 'acme' } })).status).toBe(404);
     expect(((await status.json()) as { state: string }).state).toMatch(/^(delayed|pending|ready|active|completed)$/);
   });
 });

@@ -23,8 +23,11 @@ export interface Harness {
    * error handler that answers `{ handled, status, message, errHeaders, hasDecision }`; `'default'` leaves
    * the framework's own.
    */
-  app(routes: Record<string, Options>, errorHandler?: 'app' | 'default'): RequestListener;
+  app(routes: Record<string, Options>, errorHandler?: 'app' | 'default', settings?: AppSettings): RequestListener;
 }
+
+/** `trustProxy`: Express `app.set('trust proxy', true)` / Koa `app.proxy = true` (the client IP from X-Forwarded-For). */
+export interface AppSettings { readonly trustProxy?: boolean }
 
 export interface CaseEnv {
   readonly h: Harness;
@@ -68,6 +71,103 @@ function expectRetryAfter(res: Response): number {
   expect(value).toMatch(/^[1-9][0-9]*$/);
   return Number(value);
 }
+
+/** A function option that gives an unusable value is the server's bug: 500, one warning naming the option. */
+function misconfiguredCase(title: string, option: string, extra: (c: AnyCtx) => Partial<Options>, path = '/?tenant=a', allowedFirst = 0): HttpCase {
+  return {
+    title: `${title}: 500 (not a 400 blaming the client), one warning naming \`${option}\``,
+    async run(env) {
+      const logger = recordingLogger();
+      const probe: AnyCtx = { query: {} };
+      const app = env.h.app({ '/': { ...limiterOptions(env, `bad-${option}`, { limit: 1, burst: 1, logger }), group: tenant, ...extra(probe) } });
+      for (let i = 0; i < allowedFirst; i++) expect((await get(app, path)).status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const res = await get(app, path);
+        expect(res.status).toBe(500);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(JSON.parse(res.text)).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: expect.stringContaining('misconfigured') });
+      }
+      expect(logger.lines).toHaveLength(1);
+      expect(logger.lines[0]).toMatch(new RegExp(`^WRN_BL_OPTION_RESULT: \`${option.replace('.', '\\.')}\` gave `));
+    },
+  };
+}
+
+const circular: Record<string, unknown> = {};
+circular.self = circular;
+
+const MISCONFIGURED_CASES: readonly HttpCase[] = [
+  misconfiguredCase('a group function returning a number', 'group', () => ({ group: () => 42 as unknown as string })),
+  misconfiguredCase('a weight function returning NaN', 'weight', () => ({ weight: () => Number.NaN })),
+  misconfiguredCase('a cost function returning more than maxCost', 'cost', () => ({ cost: (c) => Number(c.query.cost) }), '/?tenant=a&cost=99'),
+  misconfiguredCase('a cost function returning a string', 'cost', () => ({ cost: () => '1' as unknown as number })),
+  misconfiguredCase('a skip function returning a string', 'skip', () => ({ skip: () => 'no' as unknown as boolean })),
+  misconfiguredCase('a defer.payload of a BigInt (once a job must be written)', 'defer.payload',
+    () => ({ defer: { type: 'report', payload: () => ({ n: 10n }), statusUrl: (id) => `/jobs/${id}` } }), '/?tenant=a', 1),
+  misconfiguredCase('a circular defer.payload (once a job must be written)', 'defer.payload',
+    () => ({ defer: { type: 'report', payload: () => circular, statusUrl: (id) => `/jobs/${id}` } }), '/?tenant=a', 1),
+  misconfiguredCase('a defer.idempotencyKey function returning a number', 'defer.idempotencyKey',
+    () => ({ defer: { type: 'report', idempotencyKey: () => 7 as unknown as string, statusUrl: (id) => `/jobs/${id}` } })),
+  {
+    title: "a misconfigured option with onLimit 'next': the app's error handler gets a 500 http-error with code ERR_BL_OPTION_RESULT",
+    async run(env) {
+      const logger = recordingLogger();
+      const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-next', { logger }), group: tenant, weight: () => 0, onLimit: 'next' } }, 'app');
+      const res = await get(app, '/?tenant=a');
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ handled: true, status: 500, code: 'ERR_BL_OPTION_RESULT', message: expect.stringContaining('misconfigured') });
+      expect(logger.lines).toHaveLength(1);
+    },
+  },
+  {
+    title: 'request data stays a 400: a group id that is too long or an array (repeated parameter), an Idempotency-Key header over 256 bytes',
+    async run(env) {
+      const logger = recordingLogger();
+      const defer = { type: 'report', statusUrl: (id: string) => `/jobs/${id}` };
+      const weighed: unknown[] = [];
+      const weight = (group: string): number => { weighed.push(group); return 1; };
+      const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-input', { limit: 1, burst: 1, logger }), group: tenant, weight, defer } });
+      expect((await get(app, `/?tenant=${'x'.repeat(200)}`)).status).toBe(400);
+      const repeated = await get(app, '/?tenant=a&tenant=b');
+      expect(repeated.status).toBe(400);
+      expect(JSON.parse(repeated.text).detail).toMatch(/string, got an array/);
+      expect(weighed).toHaveLength(1); // the weight function never sees an array
+      expect((await get(app, '/?tenant=a')).status).toBe(200);
+      expect((await request(app).get('/?tenant=a').set('Idempotency-Key', 'k'.repeat(300))).status).toBe(400);
+      expect(logger.lines).toEqual([]);
+    },
+  },
+];
+
+const fromIp = (app: RequestListener, ip: string): Promise<Response> => request(app).get('/').set('X-Forwarded-For', ip);
+
+/** The groups a MemoryStore has seen for one limiter, after the requests from `ips` (through X-Forwarded-For). */
+async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], extra: Partial<Options> = {}): Promise<string[]> {
+  const store = new MemoryStore({ clock: () => FROZEN_NOW });
+  const name = env.name(label);
+  const app = env.h.app({ '/': { store, name, limit: 100, ...extra } }, 'default', { trustProxy: true });
+  for (const ip of ips) expect((await request(app).get('/').set('X-Forwarded-For', ip)).status).toBe(200);
+  return [...(store.stateOf(name)?.seen.keys() ?? [])];
+}
+
+/** The default group, behind a proxy: IPv6 clients grouped by subnet, IPv4 (and IPv4-mapped) clients alone. */
+const CLIENT_IP_CASES: readonly HttpCase[] = [
+  {
+    title: 'default group: IPv6 addresses are grouped by /56; IPv4 and IPv4-mapped clients are their own groups',
+    async run(env) {
+      const ips = ['2001:db8:1:100::1', '2001:db8:1:1ff:abcd::2', '2001:DB8:1:1aa::3', '2001:db8:1:200::1', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3'];
+      expect(await groupsSeen(env, 'ipv6-56', ips)).toEqual(['2001:db8:1:100::/56', '2001:db8:1:200::/56', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3']);
+    },
+  },
+  {
+    title: 'default group: ipv6Subnet 64 groups by /64; ipv6Subnet false gives each address its own group',
+    async run(env) {
+      const ips = ['2001:db8::1', '2001:db8::ffff:2', '2001:db8:0:1::1'];
+      expect(await groupsSeen(env, 'ipv6-64', ips, { ipv6Subnet: 64 })).toEqual(['2001:db8::/64', '2001:db8:0:1::/64']);
+      expect(await groupsSeen(env, 'ipv6-off', ips, { ipv6Subnet: false })).toEqual(ips);
+    },
+  },
+];
 
 export const CASES: readonly HttpCase[] = [
   {
@@ -243,10 +343,11 @@ export const CASES: readonly HttpCase[] = [
       expect((await get(app, '/?tenant=a&cost=2')).headers['ratelimit']).toBe(`"${limiter.name}";r=2;t=120`);
       expect((await get(app, '/?tenant=a&cost=2')).status).toBe(200);
       expect((await get(app, '/?tenant=a&cost=1')).status).toBe(429);
-      expect((await get(app, '/?tenant=a&cost=99')).status).toBe(400);
-      expect(weighed).toEqual(['a', 'a', 'a', 'a']);
+      expect(weighed).toEqual(['a', 'a', 'a']);
     },
   },
+  ...MISCONFIGURED_CASES,
+  ...CLIENT_IP_CASES,
   {
     title: "store outage, onStoreError 'allow': requests pass, warned once, no quota headers",
     async run(env) {

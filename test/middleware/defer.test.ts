@@ -34,7 +34,7 @@ const deferOptions = {
 const expressApp: MakeApp = (limiter, statusGroup) => {
   const app = express();
   app.get('/work', onExpress.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (_req, res) => { res.send('ok'); });
-  app.get('/jobs/:id', onExpress.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : {}) }));
+  app.get('/jobs/:id', onExpress.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   return app;
 };
 
@@ -43,7 +43,7 @@ const koaApp: MakeApp = (limiter, statusGroup) => {
   app.silent = true;
   const router = new Router();
   router.get('/work', onKoa.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (ctx) => { ctx.body = 'ok'; });
-  router.get('/jobs/:id', onKoa.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : {}) }));
+  router.get('/jobs/:id', onKoa.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   app.use(router.routes());
   return app.callback();
 };
@@ -244,7 +244,10 @@ describe('defer options', () => {
 
   test('check() refuses a bad deferral with an InputError', async () => {
     await expect(limiter.check('g', { defer: { type: 'x'.repeat(200) } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_JOB_TYPE' });
-    await expect(limiter.check('g', { defer: { type: 'a', payload: 10n } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_PAYLOAD' });
+    const one = createLimiter({ store: new MemoryStore(), name: 'defer-options-one', limit: 1 });
+    // An allowed request runs whatever its payload; a denied one cannot be written.
+    await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).resolves.toMatchObject({ allowed: true });
+    await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_PAYLOAD' });
     await expect(limiter.check('g', { defer: { type: 'a', idempotencyKey: 'k'.repeat(300) } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_IDEMPOTENCY_KEY' });
   });
 });

@@ -5,14 +5,15 @@ import { runCases } from './run-cases';
 
 const harness: Harness = {
   name: 'express',
-  app(routes, errorHandler = 'default') {
+  app(routes, errorHandler = 'default', settings = {}) {
     const app = express();
+    if (settings.trustProxy) app.set('trust proxy', true);
     for (const [path, options] of Object.entries(routes)) {
       app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (_req, res) => { res.send('ok'); });
     }
     if (errorHandler === 'app') {
       const handler: ErrorRequestHandler = (err, _req, res, _next) => {
-        res.status(err.status ?? 500).json({ handled: true, status: err.status, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined });
+        res.status(err.status ?? 500).json({ handled: true, status: err.status, code: err.code, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined });
       };
       app.use(handler);
     }

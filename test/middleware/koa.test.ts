@@ -7,18 +7,19 @@ import { runCases } from './run-cases';
 
 const harness: Harness = {
   name: 'koa',
-  app(routes, errorHandler = 'default') {
+  app(routes, errorHandler = 'default', settings = {}) {
     const app = new Koa();
     app.silent = true;
+    app.proxy = settings.trustProxy ?? false;
     if (errorHandler === 'app') {
       app.use(async (ctx, next) => {
         try {
           await next();
         } catch (e) {
-          const err = e as { status?: number; message: string; headers?: Record<string, string>; decision?: unknown };
+          const err = e as { status?: number; code?: string; message: string; headers?: Record<string, string>; decision?: unknown };
           ctx.status = err.status ?? 500;
           if (err.headers) ctx.set(err.headers);
-          ctx.body = { handled: true, status: err.status, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined };
+          ctx.body = { handled: true, status: err.status, code: err.code, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined };
         }
       });
     }

@@ -120,14 +120,23 @@ export const OPERATIONS = {
   enqueue: op({ weight: 4,
     args: (spec) => fc.record({ group, weight, cost: costOf(spec), type: fc.constant('t'), payload: fc.constantFrom(...PAYLOADS), idempotencyKey: idem,
       maxBacklog: fc.integer({ min: 1, max: 6 }), delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
-      maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)) }),
+      maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)),
+      groupConcurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }), maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }) },
+    { requiredKeys: ['group', 'weight', 'cost', 'type', 'payload', 'maxBacklog', 'delayMs', 'maxDeferMs'] }),
     run: (side, input) => side.enqueue(input) }),
+  /** cancel.lua. */
+  cancel: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.cancel(jobId(world, at)) }),
+  /** group-counts.lua. */
+  groupCounts: op({ weight: 1, args: () => group, run: (side, g) => side.queue.groupCounts(g) }),
   dispatch: op({ weight: 5,
     args: () => fc.record({ readyMax: fc.integer({ min: 1, max: 8 }), moveMax: fc.integer({ min: 1, max: 8 }),
       promoteMax: fc.integer({ min: 1, max: 8 }), scanMax: fc.integer({ min: 1, max: 16 }) }),
     run: (side, options) => side.queue.dispatch(options) }),
   claim: op({ weight: 5, args: () => fc.record({ leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 4 }) }),
-    run: async (side, { leaseMs, max }) => claimed(side, await side.queue.claimMany(leaseMs, max)) }),
+    run: async (side, { leaseMs, max }) => {
+      const r = await side.queue.claimMany(leaseMs, max);
+      return { claimed: claimed(side, r.claimed), wakeMs: r.wakeMs };
+    } }),
   complete: op({ weight: 3, args: () => fc.record({ at: pick, which, result: fc.option(fc.constant('{"ok":"a/b"}'), { nil: undefined }), keepMs }),
     run: (side, a, world) => {
       const id = jobId(world, a.at);
@@ -142,7 +151,7 @@ export const OPERATIONS = {
         const id = jobId(world, a.at);
         return side.queue.completeAndClaim(id, tokenOf(side, id, a.which), undefined, a.keepMs, a.leaseMs, a.max);
       }));
-      return replies.map((r) => ({ completed: r.completed, claimed: claimed(side, r.claimed) }));
+      return replies.map((r) => ({ completed: r.completed, claimed: claimed(side, r.claimed), wakeMs: r.wakeMs }));
     } }),
   fail: op({ weight: 3,
     args: () => fc.record({ at: pick, which, delayMs: fc.integer({ min: 0, max: 2000 }), cap: fc.integer({ min: 0, max: 3 }), snooze: fc.boolean() }),
@@ -150,7 +159,7 @@ export const OPERATIONS = {
       const id = jobId(world, a.at);
       return side.queue.fail(id, tokenOf(side, id, a.which), a.snooze
         ? { kind: 'snooze', delayMs: a.delayMs, maxSnoozes: a.cap }
-        : { kind: 'error', error: 'boom/"x"', delayMs: a.delayMs, maxAttempts: Math.max(1, a.cap) });
+        : { kind: 'error', error: 'boom/"x"', delayMs: a.delayMs, maxAttempts: a.cap }); // 0: a permanent error
     } }),
   extendLease: op({ weight: 1, args: () => fc.record({ at: pick, which, leaseMs: fc.integer({ min: 1, max: 3000 }) }),
     run: (side, a, world) => {

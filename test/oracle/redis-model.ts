@@ -155,6 +155,7 @@ export class RedisModel {
       case 'ZSCORE': { arity(3); const s = this.zset(key)?.score(rest[0]!); return s === undefined ? null : formatDouble(s); }
       case 'ZRANGE': case 'ZREVRANGE': return this.zrange(key, rest, name === 'ZREVRANGE');
       case 'ZRANGEBYSCORE': return this.zrangeByScore(key, rest);
+      case 'ZRANGEBYLEX': return this.zrangeByLex(key, rest);
       case 'LLEN': arity(2); return this.list(key)?.length ?? 0;
       case 'RPUSH': case 'LPUSH': {
         arity(3);
@@ -188,6 +189,18 @@ export class RedisModel {
           this.dropIfEmpty(key, l.length);
         }
         return { status: 'OK' };
+      }
+      case 'LREM': {
+        arity(4);
+        const l = this.list(key);
+        if (!l) return 0;
+        const count = int(rest[0]);
+        const at: number[] = [];
+        l.forEach((x, i) => x === rest[1] && at.push(i));
+        const picked = count > 0 ? at.slice(0, count) : count < 0 ? at.slice(count) : at;
+        for (const i of picked.reverse()) l.splice(i, 1);
+        this.dropIfEmpty(key, l.length);
+        return picked.length;
       }
       case 'LPOS': {
         if (rest.length !== 1) throw new RedisError('ERR the oracle models LPOS without options only');
@@ -239,6 +252,28 @@ export class RedisModel {
     if (reverse) items.reverse();
     const s = span(items.length, int(rest[0]), int(rest[1]));
     return withScores(s ? items.slice(s[0], s[1] + 1) : [], rest.length === 3);
+  }
+
+  /** ZRANGEBYLEX key min max [LIMIT offset count]: bounds '[x' / '(x' / '-' / '+', members compared byte-wise. */
+  private zrangeByLex(key: string, rest: string[]): Reply {
+    const lex = (b: string | undefined, low: boolean): ((m: string) => boolean) => {
+      if (b === '-') return () => low;
+      if (b === '+') return () => !low;
+      if (b === undefined || (b[0] !== '[' && b[0] !== '(')) throw new RedisError('ERR min or max not valid string range item');
+      const v = b.slice(1);
+      const open = b[0] === '(';
+      return low ? (m) => (open ? m > v : m >= v) : (m) => (open ? m < v : m <= v);
+    };
+    const above = lex(rest[0], true);
+    const below = lex(rest[1], false);
+    let offset = 0;
+    let count = -1;
+    if (rest.length === 5 && rest[2]!.toUpperCase() === 'LIMIT') {
+      offset = int(rest[3]);
+      count = int(rest[4]);
+    } else if (rest.length !== 2) throw new RedisError('ERR syntax error');
+    const inRange = (this.zset(key)?.all() ?? []).map(({ member }) => member).filter((m) => above(m) && below(m));
+    return inRange.slice(offset, count < 0 ? undefined : offset + count);
   }
 
   private zrangeByScore(key: string, rest: string[]): Reply {

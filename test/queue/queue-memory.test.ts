@@ -22,7 +22,7 @@ test('like lease.lua, only every 8th claim\'s completion trims expired completed
   const keyed = await job('k');
   for (let i = 0; i < 7; i++) await job();
   await q.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
-  const claimed = await q.claimMany(1000, 8);
+  const { claimed } = await q.claimMany(1000, 8);
   expect(claimed.map((c) => c.id)[0]).toBe(keyed.status === 'written' ? keyed.id : '');
   expect(await q.complete(claimed[0]!.id, claimed[0]!.token, undefined, 1)).toBe(true);
   now += 10;
