@@ -1,13 +1,15 @@
 /**
  * Per-group decision counts with bounded label cardinality: at most `k` groups have series of their own, every
  * other group is counted under OTHER_GROUP. Group ids are untrusted, so the set is chosen by traffic, never
- * grown by new ids: between two scrapes a Misra–Gries summary (at most 4k entries, amortised O(1) per decision)
- * finds the busiest unlabelled groups, and at the scrape one that sent more than the quietest labelled group
+ * grown by new ids: between two scrapes a Misra–Gries summary (at most 4k entries) of one unlabelled decision in
+ * eight finds the busiest unlabelled groups, and at the scrape one that sent more than the quietest labelled group
  * takes its place. Each series only grows; an evicted group's series ends (its later traffic counts as
  * OTHER_GROUP), so every counter stays monotonic.
  */
 
 export const OTHER_GROUP = '*other*';
+/** A power of two. */
+const SAMPLE_EVERY = 8;
 
 /** Decision outcomes, in the order of the count arrays. */
 export const OUTCOMES = ['allowed', 'denied', 'deferred'] as const;
@@ -24,6 +26,7 @@ export class TopGroups {
   private readonly other: [number, number, number] = [0, 0, 0];
   private readonly candidates = new Map<string, number>();
   private readonly maxCandidates: number;
+  private ticks = 0;
 
   constructor(private readonly k: number) {
     this.maxCandidates = Math.max(16, 4 * k);
@@ -43,7 +46,8 @@ export class TopGroups {
       return;
     }
     this.other[outcome] += 1;
-    if (this.k === 0) return;
+    // The summary sees one decision in SAMPLE_EVERY: the busiest groups still stand out, at a fraction of the cost.
+    if (this.k === 0 || (++this.ticks & (SAMPLE_EVERY - 1)) !== 0) return;
     const seen = this.candidates.get(group);
     if (seen !== undefined) this.candidates.set(group, seen + 1);
     else if (this.candidates.size < this.maxCandidates) this.candidates.set(group, 1);
