@@ -32,6 +32,8 @@ export interface MetricsOptions {
 }
 
 export interface Metrics {
+  /** Counts workers and dispatchers started after `registerMetrics` too. */
+  add(more: Pick<MetricsOptions, 'workers' | 'dispatchers'>): void;
   /** Stops counting and removes the metrics from the registry. */
   close(): void;
 }
@@ -101,10 +103,13 @@ export function registerMetrics(options: MetricsOptions): Metrics {
     }
     return t;
   };
-  for (const { limiter, worker } of workers) cleanups.push(countWorker(worker, totalsOf(limiter)));
-  for (const { limiter, dispatcher } of dispatchers) cleanups.push(countDispatcher(dispatcher, totalsOf(limiter)));
   const limiterOfTotals = new Map<string, Limiter>();
-  for (const { limiter } of [...workers, ...dispatchers]) limiterOfTotals.set(limiter.name, limiter);
+  const add = (more: Pick<MetricsOptions, 'workers' | 'dispatchers'>): void => {
+    for (const { limiter, worker } of more.workers ?? []) cleanups.push(countWorker(worker, totalsOf(limiter)));
+    for (const { limiter, dispatcher } of more.dispatchers ?? []) cleanups.push(countDispatcher(dispatcher, totalsOf(limiter)));
+    for (const { limiter } of [...more.workers ?? [], ...more.dispatchers ?? []]) limiterOfTotals.set(limiter.name, limiter);
+  };
+  add({ workers, dispatchers });
 
   const byLimiter = (read: (c: LimiterCounts) => Sample[]) => (): Sample[] => perLimiter.flatMap(read);
   const byTotals = (read: (t: JobTotals, limiter: string) => Sample[]) => (): Sample[] =>
@@ -160,6 +165,10 @@ export function registerMetrics(options: MetricsOptions): Metrics {
     registry.registerMetric(collector as unknown as Metric);
   }
   return {
+    add(more) {
+      const { workers: w, dispatchers: d } = validate({ registry, limiters: [], ...more });
+      add({ workers: w, dispatchers: d });
+    },
     close() {
       cleanups.splice(0).forEach((cleanup) => cleanup());
       for (const collector of collectors) registry.removeSingleMetric(collector.name);

@@ -114,7 +114,8 @@ test('worker and dispatcher: completed, failed, retried, dead, run-time histogra
     },
   });
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent });
-  const metrics = registerMetrics({ registry, limiters: [limiter], workers: [{ limiter, worker }], dispatchers: [{ limiter, dispatcher }] });
+  const metrics = registerMetrics({ registry, limiters: [limiter], workers: [{ limiter, worker }] });
+  metrics.add({ dispatchers: [{ limiter, dispatcher }] }); // one started later
   dispatcher.start();
   worker.start();
   try {
