@@ -22,8 +22,8 @@ export interface RedisHealth {
 export interface Health {
   /**
    * `'up'`: the store answers and the breaker is closed. `'degraded'`: the store answers, but the breaker is
-   * still open (checks are answered by `onStoreError` until the next probe), the answer took more than half
-   * of `timeoutMs`, or Redis is a replica. `'down'`: the store did not answer within `timeoutMs`.
+   * still open (checks are answered by `onStoreError` until the next probe) or Redis is a replica.
+   * `'down'`: the store did not answer within `timeoutMs`.
    */
   readonly status: HealthStatus;
   /** How long the store took to answer (ms); `timeoutMs` when it did not. */
@@ -119,11 +119,9 @@ export function createHealthCheck(options: {
         const latencyMs = performance.now() - started;
         if (info) warnIfEvicting(info);
         const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };
-        const slow = latencyMs > timeoutMs / 2;
         const replica = redis !== undefined && redis.role !== 'master';
-        const status: HealthStatus = guard.failing || slow || replica ? 'degraded' : 'up';
-        const lastError = status === 'up' ? undefined : guard.lastError?.message
-          ?? (replica ? `Redis is a ${redis.role}` : `the store took ${Math.round(latencyMs)} ms`);
+        const status: HealthStatus = guard.failing || replica ? 'degraded' : 'up';
+        const lastError = status === 'up' ? undefined : (guard.failing ? guard.lastError?.message : undefined) ?? `Redis is a ${redis?.role ?? 'replica'}`;
         return { status, latencyMs, ...(lastError === undefined ? {} : { lastError }), ...(redis ? { redis } : {}) };
       } catch (error) {
         return { status: 'down', latencyMs: performance.now() - started, lastError: toStoreError(error).message };

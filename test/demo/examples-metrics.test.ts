@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createLimiter } from '../../src/limiter';
 import { MemoryStore } from '../../src/store/memory-store';
+import { FaultStore } from '../limiter/fault-store';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });
 jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware/express'), { virtual: true });
@@ -62,5 +63,16 @@ describe.each([
     const health = await request(app).get('/health');
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'up', latencyMs: expect.any(Number) });
+  });
+
+  test('/health answers 503 while the store is down', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const example = require(path) as ExampleApp;
+    const store = new FaultStore();
+    store.mode = 'throw';
+    const limiter = createLimiter({ store, name: 'api', limit: 6, logger: { warn: () => undefined } });
+    const health = await request(listener(example.createApp({ limiter }))).get('/health');
+    expect(health.status).toBe(503);
+    expect(health.body).toMatchObject({ status: 'down', lastError: expect.stringMatching(/ECONNREFUSED/) });
   });
 });

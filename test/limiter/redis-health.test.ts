@@ -118,3 +118,15 @@ test("the README's client options: no outage warning while the client makes its 
     client.disconnect();
   }
 });
+
+test("health() on a replica is 'degraded', with the role", async () => {
+  const replica = await startRedis(['--replicaof', '127.0.0.1', String(server.port)]);
+  try {
+    const client = replica.client();
+    const limiter = make(client, []);
+    const health = await limiter.health();
+    expect(health).toMatchObject({ status: 'degraded', redis: { role: 'slave' }, lastError: 'Redis is a slave' });
+  } finally {
+    await replica.stop();
+  }
+});

@@ -143,6 +143,27 @@ test('worker and dispatcher: completed, failed, retried, dead, run-time histogra
   }
 });
 
+test('stalls: an expired lease returned by the dispatcher counts as stalled, and as dead past maxStalls', async () => {
+  const registry = new Registry();
+  const limiter = createLimiter({ store: new MemoryStore(), name: 'stall-metrics', limit: 1, burst: 1, windowMs: 100 });
+  await limiter.check('g');
+  await limiter.check('g', { defer: { type: 'lost', payload: {} } });
+  const dispatcher = new Dispatcher({ limiter, pollMs: 20, reclaimIntervalMs: 20, maxStalls: 0, logger: silent });
+  const metrics = registerMetrics({ registry, limiters: [limiter], dispatchers: [{ limiter, dispatcher }] });
+  dispatcher.start();
+  try {
+    // A worker that claims the job and dies: nothing acknowledges it, its lease expires.
+    await until('claimed', async () => (await limiter.queue.claimMany(30, 1)).length === 1);
+    await until('dead', async () => (await limiter.counts()).dead === 1);
+    const text = await registry.metrics();
+    expect(value(text, 'bulk_limiter_jobs_stalled_total{limiter="stall-metrics"}')).toBe(1);
+    expect(value(text, 'bulk_limiter_jobs_dead_total{limiter="stall-metrics"}')).toBe(1);
+  } finally {
+    metrics.close();
+    await dispatcher.stop();
+  }
+});
+
 test.each([
   [{ registry: {}, limiters: [] }, 'ERR_BL_REGISTRY'],
   [{ registry: new Registry(), limiters: [{}] }, 'ERR_BL_LIMITERS'],
