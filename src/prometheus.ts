@@ -148,7 +148,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       byTotals((t, limiter) => [...t.runs].flatMap(([type, h]) => h.samples('bulk_limiter_job_run_seconds', { limiter, type })))),
     new Collector('bulk_limiter_dispatcher_moved_total', 'Jobs moved to the ready list', 'counter', total('moved')),
     new Collector('bulk_limiter_dispatcher_promoted_total', 'Delayed jobs that came due (delayed → pending)', 'counter', total('promoted')),
-    new Collector('bulk_limiter_dispatcher_lag_seconds', 'While due jobs wait (pending > 0): seconds since a dispatcher last moved a job to ready; 0 otherwise', 'gauge', async () => {
+    new Collector('bulk_limiter_dispatcher_lag_seconds', 'While jobs are pending (due, waiting for budget or room in ready): seconds since a dispatcher of this process last moved one to ready; 0 otherwise', 'gauge', async () => {
       const out: Sample[] = [];
       for (const [name, t] of jobTotals) {
         const limiter = limiterOfTotals.get(name);

@@ -164,6 +164,29 @@ test('stalls: an expired lease returned by the dispatcher counts as stalled, and
   }
 });
 
+test('dispatcher lag: grows while due jobs wait and nothing moves (ready full, no worker), 0 when nothing waits', async () => {
+  const registry = new Registry();
+  const limiter = createLimiter({ store: new MemoryStore(), name: 'lag-metrics', limit: 1, burst: 1, windowMs: 50 });
+  await limiter.check('g');
+  for (let i = 0; i < 2; i++) await limiter.check('g', { defer: { type: 't', payload: {} } });
+  const dispatcher = new Dispatcher({ limiter, readyMax: 1, pollMs: 20, logger: silent });
+  const metrics = registerMetrics({ registry, limiters: [limiter], dispatchers: [{ limiter, dispatcher }] });
+  dispatcher.start();
+  try {
+    await until('one ready, one pending', async () => {
+      const c = await limiter.counts();
+      return c.ready === 1 && c.pending === 1;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const lag = value(await registry.metrics(), 'bulk_limiter_dispatcher_lag_seconds{limiter="lag-metrics"}')!;
+    expect(lag).toBeGreaterThanOrEqual(0.25);
+    expect(lag).toBeLessThan(5);
+  } finally {
+    metrics.close();
+    await dispatcher.stop();
+  }
+});
+
 test.each([
   [{ registry: {}, limiters: [] }, 'ERR_BL_REGISTRY'],
   [{ registry: new Registry(), limiters: [{}] }, 'ERR_BL_LIMITERS'],
