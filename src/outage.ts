@@ -104,7 +104,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   let lastError: StoreError | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
   let probeDelayMs = PROBE_MIN_MS;
-  let closed = false;
+  let probing = false;
 
   const recover = (): void => {
     if (!failing) return;
@@ -117,7 +117,8 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
 
   const runProbe = (): void => {
     probeTimer = undefined;
-    if (!failing || closed) return;
+    if (!failing) return;
+    probing = true;
     const answer = probe();
     // A late answer counts too: a command queued offline runs as soon as the client reconnects.
     answer.then(recover, () => undefined);
@@ -125,11 +126,11 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       lastError = toStoreError(error);
       probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
       schedule(probeDelayMs);
-    });
+    }).finally(() => { probing = false; });
   };
 
   const schedule = (ms: number): void => {
-    if (closed || !failing || probeTimer) return;
+    if (!failing || probeTimer) return;
     probeTimer = setTimeout(runProbe, ms);
     probeTimer.unref();
   };
@@ -162,7 +163,11 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     get failing() { return failing; },
     get lastError() { return lastError; },
     admit(input) {
-      if (failing) return answer(input);
+      if (failing) {
+        // After close(), probing resumes only while checks still come.
+        if (probeTimer === undefined && !probing) schedule(probeDelayMs);
+        return answer(input);
+      }
       const observer = guard.observer;
       if (observer === undefined) {
         return call(input).catch((error: unknown) => (open(error), answer(input)));
@@ -174,7 +179,6 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       );
     },
     close() {
-      closed = true;
       if (probeTimer) clearTimeout(probeTimer);
       probeTimer = undefined;
     },

@@ -95,7 +95,7 @@ describe("onStoreError 'deny'", () => {
     await limiter.close();
   });
 
-  test('close() stops the probe', async () => {
+  test('close() stops the probe; a check made after it starts probing again', async () => {
     const { store, limiter } = make('deny');
     store.mode = 'throw';
     await limiter.check('a');
@@ -103,6 +103,12 @@ describe("onStoreError 'deny'", () => {
     const probes = store.probes;
     await new Promise((r) => setTimeout(r, 300));
     expect(store.probes).toBe(probes);
+    store.mode = 'ok';
+    const recovered = nextEvent(limiter, 'recovered');
+    expect((await limiter.check('a')).reason).toBe('store-error');
+    await recovered;
+    expect((await limiter.check('a')).allowed).toBe(true);
+    await limiter.close();
   });
 });
 
