@@ -58,8 +58,15 @@ export function firstConnection(store: Store): Promise<void> | undefined {
   const client = clientOf(store);
   if (client === undefined) return undefined;
   if (client.status !== 'connecting' && client.status !== 'connect' && client.status !== 'reconnecting') return undefined;
-  return new Promise((resolve) => client.once('ready', () => resolve()));
+  // One listener per client, however many limiters share it.
+  let ready = readyOf.get(client);
+  if (ready === undefined) {
+    ready = new Promise((resolve) => client.once('ready', () => resolve()));
+    readyOf.set(client, ready);
+  }
+  return ready;
 }
+const readyOf = new WeakMap<Client, Promise<void>>();
 
 /** INFO, parsed: role, version, eviction policy and whether maxmemory is set. */
 export async function readRedisInfo(client: Client): Promise<RedisHealth & { readonly maxmemory: number }> {
