@@ -1,5 +1,8 @@
 /** bulk-limiter: the framework-agnostic API. Middleware lives in `bulk-limiter/express` and `bulk-limiter/koa`. */
-export { createLimiter, type Limiter, type CheckOptions, type LimiterOptions, type DeferRequest, type DeferLimiterOptions } from './limiter';
+export {
+  createLimiter, type Limiter, type CheckOptions, type LimiterOptions, type DeferRequest, type DeferLimiterOptions, type LimiterEvents,
+  type LimiterObserver, type Health, type HealthStatus, type RedisHealth,
+} from './limiter';
 export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
 export { RedisStore, type RedisStoreOptions } from './store/redis-store';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store';

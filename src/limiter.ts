@@ -6,16 +6,40 @@
  * Dispatcher and Worker) read the same store.
  */
 import { DenyCache } from './deny-cache';
-import { ConfigError, InputError, describeValue } from './errors';
-import { createOutageGuard, type OutageGuard } from './outage';
+import { ConfigError, InputError, describeValue, type StoreError } from './errors';
+import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
+import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions } from './options';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
+export type { Health, HealthStatus, RedisHealth } from './health';
+
+/** The limiter's events (a typed listener map). */
+export interface LimiterEvents {
+  /** The store failed: the breaker is open and `onStoreError` answers until a background probe succeeds. */
+  degraded: [error: StoreError];
+  /** A probe succeeded: the store decides again. `downMs`: how long it was skipped. */
+  recovered: [info: { downMs: number }];
+}
+
+/**
+ * Told about every decision `check()` answers and every store call, for metrics (`bulk-limiter/prometheus`).
+ * Called synchronously on the request path: keep it to a few additions.
+ */
+export interface LimiterObserver {
+  /**
+   * A decision: from the store (or the deny cache) when `fallback` is undefined, otherwise from that
+   * `onStoreError` policy (store failing or breaker open).
+   */
+  decision?(decision: Decision, fallback: StoreErrorPolicy | undefined): void;
+  /** One store admission call: its duration in ms and whether it failed or timed out. */
+  storeCall?(ms: number, failed: boolean): void;
+}
 
 /** Options of `createLimiter`: admission (src/options.ts) and deferred work. */
 export type LimiterOptions = AdmissionOptions & DeferLimiterOptions;
@@ -73,7 +97,19 @@ export interface Limiter {
   retryDead(id: string): Promise<boolean>;
   /** Deletes a dead job; false when it is not dead. */
   removeDead(id: string): Promise<boolean>;
-  /** Releases what the store opened for this limiter (the workers' blocking connection). The client stays open. */
+  /**
+   * Whether the store answers (within `timeoutMs`), how fast, and on Redis the server's role, version and
+   * `maxmemory-policy`. Never rejects.
+   */
+  health(): Promise<Health>;
+  /** Observes every decision and store call until the returned function is called. */
+  observe(observer: LimiterObserver): () => void;
+  on<E extends keyof LimiterEvents>(event: E, listener: (...args: LimiterEvents[E]) => void): Limiter;
+  off<E extends keyof LimiterEvents>(event: E, listener: (...args: LimiterEvents[E]) => void): Limiter;
+  /**
+   * Stops the breaker's probe and releases what the store opened for this limiter (the workers' blocking
+   * connection). The client stays open.
+   */
   close(): Promise<void>;
 }
 
@@ -100,11 +136,30 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { spec, maxGroupLength, maxCost, maxWeight } = resolved;
   const store: LimiterStore = resolved.store.bind(spec);
   const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
+  const listeners: { [E in keyof LimiterEvents]: Set<(...args: LimiterEvents[E]) => void> } = { degraded: new Set(), recovered: new Set() };
+  const emit = <E extends keyof LimiterEvents>(event: E, ...args: LimiterEvents[E]): void => {
+    for (const listener of listeners[event]) {
+      // A throwing listener must not turn a check into a rejection.
+      try { listener(...args); } catch (error) { resolved.logger.warn(`bulk-limiter: a '${event}' listener threw: ${String(error)}`); }
+    }
+  };
+  const probe = storeProbe(resolved.store, store, spec.name);
+  const connecting = firstConnection(resolved.store);
   const guard: OutageGuard = createOutageGuard(store, {
     policy: resolved.onStoreError, timeoutMs: resolved.timeoutMs, instances: resolved.instances, spec, logger: resolved.logger,
+    probe, connecting,
+    onDegraded: (error) => emit('degraded', error),
+    onRecovered: (downMs) => emit('recovered', { downMs }),
   });
+  const healthCheck = createHealthCheck({ store: resolved.store, probe, guard, timeoutMs: resolved.timeoutMs, logger: resolved.logger, name: spec.name });
+  healthCheck.checkEvictionSoon(connecting);
+  const observers = new Set<LimiterObserver>();
+  const observeAll: GuardObserver = {
+    decision: (d, fallback) => { for (const o of observers) o.decision?.(d, fallback); },
+    storeCall: (ms, failed) => { for (const o of observers) o.storeCall?.(ms, failed); },
+  };
 
-  return {
+  const limiter: Limiter = {
     name: spec.name,
     spec,
     options: resolved,
@@ -118,7 +173,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
         if (opts.defer === undefined) {
           if (denyCache === undefined) return guard.admit({ group, weight, cost });
           const cached = denyCache.lookup(group, cost);
-          if (cached !== undefined) return Promise.resolve(cached);
+          if (cached !== undefined) {
+            guard.observer?.decision(cached, undefined);
+            return Promise.resolve(cached);
+          }
           const sentAt = Date.now();
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
@@ -162,10 +220,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     listDead: (offset = 0, count = 100) => store.listDead(offset, Math.min(count, 1000)),
     retryDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.retryDead(id) : false),
     removeDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.removeDead(id) : false),
+    health: () => healthCheck.health(),
+    observe(observer) {
+      observers.add(observer);
+      guard.observer = observeAll;
+      return () => {
+        observers.delete(observer);
+        if (observers.size === 0) guard.observer = undefined;
+      };
+    },
+    on(event, listener) { listeners[event].add(listener); return limiter; },
+    off(event, listener) { listeners[event].delete(listener); return limiter; },
     close: async () => {
+      guard.close();
       await store.close?.();
     },
   };
+  return limiter;
 }
 
 /** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */

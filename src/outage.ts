@@ -1,26 +1,31 @@
 /**
- * The `onStoreError` policy. Every store call races `timeoutMs`; a failure or a timeout is wrapped in a
- * StoreError (with `cause`) and answered by the policy:
+ * The `onStoreError` policy and the breaker in front of the store. Every store call races `timeoutMs`; a
+ * failure or a timeout is wrapped in a StoreError (with `cause`), opens the breaker and is answered by the
+ * policy:
  *
  * - `'allow'` — fail open: the request passes (WRN_BL_STORE_FAIL_OPEN).
  * - `'deny'`  — fail closed: a denied decision with reason `'store-error'`; the middleware answers 503 +
  *   Retry-After (WRN_BL_STORE_FAIL_CLOSED).
- * - `'local'` — an in-process safety net (rate-limiter-flexible's RateLimiterMemory) that admits at most
- *   `floor(limit / instances)` units per window in this process (WRN_BL_STORE_FAIL_LOCAL). It is NOT fair
- *   share: one process-wide budget, first come first served. (A budget per group of the same size would never
- *   bind before the process-wide one, and per-group budgets alone would let N tenants through N times.)
+ * - `'local'` — the MemoryStore's admission core in this process, sized `limit / instances`: strict in any
+ *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL).
  *
- * The warning is logged once per outage, not per request. While the store is failing only one call at a time
- * probes it; the others go straight to the policy, so a hanging store does not add `timeoutMs` to every
- * request. The first probe that answers ends the outage (WRN_BL_STORE_RECOVERED).
- *
- * Timeouts only bound how long we wait: with ioredis, also set `enableOfflineQueue: false` and a small
- * `maxRetriesPerRequest`, or queued commands flood Redis when it comes back.
+ * While the breaker is open the store is not called at all: checks are answered by the policy at once (no
+ * `timeoutMs` wait, even when the client queues commands offline), and a background probe asks the store
+ * every 100 ms … 1 s (doubling). The first probe that answers closes the breaker (WRN_BL_STORE_RECOVERED).
+ * Warnings are logged once per outage.
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { StoreError } from './errors';
 import type { StoreErrorPolicy } from './options';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from './types';
+import { MemoryStore } from './store/memory-store';
+import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Logger } from './types';
+
+/** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
+export interface GuardObserver {
+  /** `fallback`: the `onStoreError` policy that answered; undefined when the store did. */
+  decision(decision: Decision, fallback: StoreErrorPolicy | undefined): void;
+  /** One store admission call: its duration in ms and whether it failed (or timed out). */
+  storeCall(ms: number, failed: boolean): void;
+}
 
 export interface OutageGuardOptions {
   readonly policy: StoreErrorPolicy;
@@ -28,14 +33,32 @@ export interface OutageGuardOptions {
   readonly instances: number;
   readonly spec: LimiterSpec;
   readonly logger: Logger;
+  /** A cheap read that succeeds when the store answers again (the breaker's background probe). */
+  readonly probe: () => Promise<unknown>;
+  /** Resolves when a client still making its first connection is ready: checks wait for it (within timeoutMs). */
+  readonly connecting?: Promise<void> | undefined;
+  /** Time source of the `'local'` fallback (tests). @defaultValue `Date.now` */
+  readonly clock?: Clock;
+  readonly onDegraded?: (error: StoreError) => void;
+  readonly onRecovered?: (downMs: number) => void;
 }
 
 export interface OutageGuard {
-  /** `store.admit(input)` within `timeoutMs`, or the policy's answer when the store fails. */
+  /** `store.admit(input)` within `timeoutMs`, or the policy's answer when the store fails or the breaker is open. */
   admit(input: AdmitInput): Promise<Decision>;
-  /** `true` while the store is considered down. */
+  /** `true` while the breaker is open (the store is skipped). */
   readonly failing: boolean;
+  /** The last store failure, if any. */
+  readonly lastError: StoreError | undefined;
+  /** Set by the limiter while someone observes; undefined keeps the hot path free of observation. */
+  observer: GuardObserver | undefined;
+  /** Stops the background probe. */
+  close(): void;
 }
+
+/** The background probe's first delay and its cap (it doubles in between). */
+export const PROBE_MIN_MS = 100;
+export const PROBE_MAX_MS = 1000;
 
 /** Decisions made without the store ('allow' and 'deny'): they carry no real quota numbers. */
 const degraded = new WeakSet<Decision>();
@@ -48,7 +71,7 @@ export function isDegraded(decision: Decision): boolean {
 const WARNINGS: Record<StoreErrorPolicy, string> = {
   allow: 'WRN_BL_STORE_FAIL_OPEN: the store failed; requests are let through until it answers again',
   deny: 'WRN_BL_STORE_FAIL_CLOSED: the store failed; requests are answered 503 until it answers again',
-  local: 'WRN_BL_STORE_FAIL_LOCAL: the store failed; an in-process limiter (limit / instances, not fair share) decides until it answers again',
+  local: 'WRN_BL_STORE_FAIL_LOCAL: the store failed; an in-process limiter (limit / instances, fair share) decides until it answers again',
 };
 
 /** Rejects with a StoreError when `promise` does not settle within `timeoutMs`. */
@@ -65,55 +88,121 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<
   });
 }
 
-function toStoreError(error: unknown): StoreError {
+export function toStoreError(error: unknown): StoreError {
   if (error instanceof StoreError) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new StoreError('ERR_BL_STORE_FAILED', `The store failed: ${message}`, { cause: error });
 }
 
 export function createOutageGuard(store: LimiterStore, options: OutageGuardOptions): OutageGuard {
-  const { policy, timeoutMs, spec, logger } = options;
-  const decide = policyDecider(policy, spec, options.instances);
+  const { policy, timeoutMs, spec, logger, probe } = options;
+  const decide = policyDecider(policy, spec, options.instances, options.clock);
+  let connecting = options.connecting;
+  connecting?.then(() => { connecting = undefined; }, () => { connecting = undefined; });
   let failing = false;
+  let failedAt = 0;
+  let lastError: StoreError | undefined;
+  let probeTimer: NodeJS.Timeout | undefined;
+  let probeDelayMs = PROBE_MIN_MS;
   let probing = false;
 
-  const fail = (error: unknown, input: AdmitInput): Promise<Decision> => {
-    if (!failing) {
-      failing = true;
-      logger.warn(`${WARNINGS[policy]} (limiter "${spec.name}": ${toStoreError(error).message})`);
-    }
-    return decide(input);
+  const recover = (): void => {
+    if (!failing) return;
+    failing = false;
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = undefined;
+    logger.warn(`WRN_BL_STORE_RECOVERED: the store answers again (limiter "${spec.name}")`);
+    options.onRecovered?.(Date.now() - failedAt);
   };
 
-  const probe = async (input: AdmitInput): Promise<Decision> => {
+  const runProbe = (): void => {
+    probeTimer = undefined;
+    if (!failing) return;
     probing = true;
-    try {
-      const decision = await withTimeout(store.admit(input), timeoutMs);
-      failing = false;
-      logger.warn(`WRN_BL_STORE_RECOVERED: the store answers again (limiter "${spec.name}")`);
-      return decision;
-    } catch (error) {
-      return decide(input);
-    } finally {
-      probing = false;
-    }
+    const answer = probe();
+    // A late answer counts too: a command queued offline runs as soon as the client reconnects.
+    answer.then(recover, () => undefined);
+    withTimeout(answer, timeoutMs).catch((error: unknown) => {
+      lastError = toStoreError(error);
+      probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
+      schedule(probeDelayMs);
+    }).finally(() => { probing = false; });
   };
 
-  return {
+  const schedule = (ms: number): void => {
+    if (!failing || probeTimer) return;
+    probeTimer = setTimeout(runProbe, ms);
+    probeTimer.unref();
+  };
+
+  const open = (error: unknown): void => {
+    lastError = toStoreError(error);
+    if (failing) return;
+    failing = true;
+    failedAt = Date.now();
+    logger.warn(`${WARNINGS[policy]} (limiter "${spec.name}": ${lastError.message})`);
+    options.onDegraded?.(lastError);
+    probeDelayMs = PROBE_MIN_MS;
+    schedule(probeDelayMs);
+  };
+
+  const answer = (input: AdmitInput): Promise<Decision> => {
+    const observer = guard.observer;
+    if (observer === undefined) return decide(input);
+    return decide(input).then((d) => (observer.decision(d, policy), d));
+  };
+
+  const call = (input: AdmitInput): Promise<Decision> => {
+    const gate = connecting;
+    // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
+    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs);
+  };
+
+  const guard: OutageGuard = {
+    observer: undefined,
     get failing() { return failing; },
+    get lastError() { return lastError; },
     admit(input) {
-      if (failing) return probing ? decide(input) : probe(input);
-      return withTimeout(store.admit(input), timeoutMs).catch((error: unknown) => fail(error, input));
+      if (failing) {
+        // After close(), probing resumes only while checks still come.
+        if (probeTimer === undefined && !probing) schedule(probeDelayMs);
+        return answer(input);
+      }
+      const observer = guard.observer;
+      if (observer === undefined) {
+        return call(input).catch((error: unknown) => (open(error), answer(input)));
+      }
+      const startedAt = performance.now();
+      return call(input).then(
+        (d) => (observer.storeCall(performance.now() - startedAt, false), observer.decision(d, undefined), d),
+        (error: unknown) => (observer.storeCall(performance.now() - startedAt, true), open(error), answer(input)),
+      );
+    },
+    close() {
+      if (probeTimer) clearTimeout(probeTimer);
+      probeTimer = undefined;
     },
   };
+  return guard;
 }
 
-/** One process-wide budget (see the header comment). */
-const LOCAL_KEY = 'all';
+/**
+ * The `'local'` fallback's settings: `limit / instances` (at least 1), with burst and reserve scaled the same
+ * way, so this process alone never admits more than its share in any window.
+ */
+export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
+  if (instances === 1) return spec;
+  const limit = Math.max(1, Math.floor(spec.limit / instances));
+  const scale = limit / spec.limit;
+  let reserve = spec.reserve === 0 ? 0 : Math.max(1, Math.round(spec.reserve * scale));
+  const burst = Math.min(limit, Math.max(reserve + 1, Math.round(spec.burst * scale)));
+  if (reserve >= burst) reserve = burst - 1;
+  return { ...spec, limit, burst, reserve };
+}
 
 type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
 
-function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number): PolicyDecider {
+function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, clock: Clock | undefined): PolicyDecider {
   if (policy === 'allow') {
     return async (input) => {
       const d: Decision = {
@@ -136,23 +225,7 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
       return d;
     };
   }
-  const points = Math.max(1, Math.floor(spec.limit / instances));
-  const local = new RateLimiterMemory({ points, duration: spec.windowMs / 1000, keyPrefix: `bl-local-${spec.name}` });
-  const toDecision = (input: AdmitInput, res: RateLimiterRes, allowed: boolean): Decision => {
-    const base = {
-      allowed, group: input.group, limit: points, guaranteed: points, remaining: Math.max(0, res.remainingPoints),
-      retryAfterMs: allowed ? 0 : Math.max(1, res.msBeforeNext), resetMs: Math.max(0, res.msBeforeNext),
-      activeGroups: 0, colour: allowed ? 'green' : 'red', at: Date.now(),
-    } as const;
-    return allowed ? base : { ...base, reason: 'limit' };
-  };
-  return (input) => local.consume(LOCAL_KEY, input.cost).then(
-    (res) => toDecision(input, res, true),
-    (res: unknown) => {
-      if (!(res instanceof RateLimiterRes)) throw res;
-      // rate-limiter-flexible counts refused points too; give them back so refusals don't extend the denial.
-      void local.reward(LOCAL_KEY, input.cost);
-      return toDecision(input, res, false);
-    },
-  );
+  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
+  const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
+  return (input) => local.admit(input.defer === undefined ? input : { group: input.group, weight: input.weight, cost: input.cost });
 }

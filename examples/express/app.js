@@ -6,11 +6,14 @@
  *   GET  /api/export        the bulk endpoint a flooding client hammers
  *   POST /api/imports       bulk import: run now when admitted, otherwise deferred → 202 + Location
  *   GET  /jobs/:id          status of a deferred import
+ *   GET  /metrics           Prometheus metrics (../operations.js)
+ *   GET  /health            the limiter's store: up, degraded or down
  * The same app, in Koa: ../koa/app.js.
  */
 const express = require('express');
 const bulk = require('bulk-limiter');
 const bulkExpress = require('bulk-limiter/express');
+const { createMetrics, healthAnswer, NO_METRICS } = require('../operations');
 
 /** Weight per tenant: a paying tenant gets three times the share of everyone else. */
 const PLANS = { acme: 3 };
@@ -76,16 +79,29 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
     res.status(201).json({ imported: req.body?.rows ?? 1 });
   });
   if (canDefer && !limiter.startWorkers) app.get('/jobs/:id', bulkExpress.jobStatus({ limiter, group: tenantOf }));
-  app.get('/health', (req, res) => res.json({ ok: true }));
+  const metrics = createMetrics(limiter);
+  app.get('/metrics', async (req, res) => {
+    const { status, type, body } = metrics ? await metrics.scrape() : NO_METRICS;
+    res.status(status).type(type).send(body);
+  });
+  app.get('/health', async (req, res) => {
+    const { status, body } = await healthAnswer(limiter);
+    res.status(status).json(body);
+  });
   app.locals.limiter = limiter;
+  app.locals.metrics = metrics;
   return app;
 }
 
-/** Starts the dispatcher and a worker in this process; null when this bulk-limiter cannot defer yet. */
-function startWorkers({ limiter, handlers, concurrency = 4 }) {
+/**
+ * Starts the dispatcher and a worker in this process (counted by `metrics`, the app's, when given); null when
+ * this bulk-limiter cannot defer yet.
+ */
+function startWorkers({ limiter, handlers, concurrency = 4, metrics }) {
   if (!canDefer) return null;
   const dispatcher = new bulk.Dispatcher({ limiter });
   const worker = new bulk.Worker({ limiter, handlers, concurrency });
+  metrics?.add({ workers: [{ limiter, worker }], dispatchers: [{ limiter, dispatcher }] });
   dispatcher.start();
   worker.start();
   return {

@@ -7,7 +7,7 @@ const port = Number(process.env.PORT ?? 3000);
 const { store, close: closeStore, kind } = createStore();
 const app = createApp({ store });
 // On Redis the worker may run as its own process (`npm run example:worker`); INLINE_WORKER=0 turns this one off.
-const workers = process.env.INLINE_WORKER === '0' ? null : startWorkers({ limiter: app.locals.limiter, handlers: createJobHandlers() });
+const workers = process.env.INLINE_WORKER === '0' ? null : startWorkers({ limiter: app.locals.limiter, handlers: createJobHandlers(), metrics: app.locals.metrics });
 
 const server = app.listen(port, () => {
   console.log(`bulk-limiter Express example on http://localhost:${port} (${kind} store${workers ? ', in-process worker' : ''})`);

@@ -5,12 +5,15 @@
  *   GET  /api/export        the bulk endpoint a flooding client hammers
  *   POST /api/imports       bulk import: run now when admitted, otherwise deferred → 202 + Location
  *   GET  /jobs/:id          status of a deferred import
+ *   GET  /metrics           Prometheus metrics (../operations.js)
+ *   GET  /health            the limiter's store: up, degraded or down
  */
 const Koa = require('koa');
 const Router = require('@koa/router');
 const bulk = require('bulk-limiter');
 const bulkKoa = require('bulk-limiter/koa');
 const { createJobHandlers, PLANS } = require('../express/app');
+const { createMetrics, healthAnswer, NO_METRICS } = require('../operations');
 
 const WORK_MS = 5;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,13 +68,23 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
     ctx.body = { imported: ctx.request.body?.rows ?? 1 };
   });
   if (canDefer && !limiter.startWorkers) router.get('/jobs/:id', bulkKoa.jobStatus({ limiter, group: tenantOf }));
-  router.get('/health', (ctx) => {
-    ctx.body = { ok: true };
+  const metrics = createMetrics(limiter);
+  router.get('/metrics', async (ctx) => {
+    const { status, type, body } = metrics ? await metrics.scrape() : NO_METRICS;
+    ctx.status = status;
+    ctx.type = type;
+    ctx.body = body;
+  });
+  router.get('/health', async (ctx) => {
+    const { status, body } = await healthAnswer(limiter);
+    ctx.status = status;
+    ctx.body = body;
   });
 
   const app = new Koa();
   app.use(router.routes()).use(router.allowedMethods());
   app.context.limiter = limiter;
+  app.context.metrics = metrics;
   return app;
 }
 

@@ -24,6 +24,8 @@ export type { JobHandler, JobHandlers, JobTypes, WorkerJob, WorkerOptions } from
 export { LeaseLostError, WorkerClosedError } from './job-run';
 
 export interface WorkerEvents {
+  /** A run of the job has started (`payload` is undefined when it is not valid JSON). */
+  active: [job: WorkerJob];
   /** The handler resolved and the completion was acknowledged. */
   completed: [job: WorkerJob, result: unknown];
   /** The handler threw (not a snooze). Followed by `'retrying'` or `'dead'`. */
@@ -169,6 +171,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
       const run = new JobRun(this.config, job, { onError: (error) => this.report(error), wantsNext: () => this.state === 'running' });
       if (this.aborting) run.abortForClose();
       this.runs.add(run);
+      this.emit('active', run.job ?? { id: job.id, type: job.type, group: job.group, payload: undefined, attempts: job.attempts });
       void run.done.then(({ outcome, next }) => {
         this.runs.delete(run);
         if (next) this.startAll([next]); // the slot passes straight to the next job

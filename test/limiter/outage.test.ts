@@ -1,6 +1,6 @@
-import { createLimiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter';
 import { StoreError } from '../../src/errors';
-import { isDegraded, withTimeout } from '../../src/outage';
+import { createOutageGuard, isDegraded, localSpec, PROBE_MAX_MS, withTimeout } from '../../src/outage';
 import type { StoreErrorPolicy } from '../../src/options';
 import { FaultStore } from './fault-store';
 
@@ -15,6 +15,12 @@ function make(policy: StoreErrorPolicy, extra: Record<string, unknown> = {}) {
   return { store, limiter, lines };
 }
 
+const nextEvent = (limiter: Limiter, event: 'degraded' | 'recovered'): Promise<unknown> =>
+  new Promise((resolve) => {
+    const listener = (arg: unknown): void => { limiter.off(event, listener); resolve(arg); };
+    limiter.on(event, listener);
+  });
+
 describe('withTimeout', () => {
   test('rejects with StoreError ERR_BL_STORE_TIMEOUT when the promise never settles', async () => {
     await expect(withTimeout(new Promise(() => {}), 20)).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT', constructor: StoreError });
@@ -27,17 +33,23 @@ describe('withTimeout', () => {
 });
 
 describe("onStoreError 'allow'", () => {
-  test('a throwing store lets requests through, logs once, recovers when the store answers', async () => {
+  test('a throwing store lets requests through, logs once, recovers when a probe answers', async () => {
     const { store, limiter, lines } = make('allow');
     store.mode = 'throw';
+    const degraded = nextEvent(limiter, 'degraded');
     for (let i = 0; i < 5; i++) {
       const d = await limiter.check('a');
       expect(d.allowed).toBe(true);
       expect(isDegraded(d)).toBe(true);
     }
+    await expect(degraded).resolves.toBeInstanceOf(StoreError);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^WRN_BL_STORE_FAIL_OPEN.*ECONNREFUSED/);
+    // The breaker is open: after the first failure the store is not asked again by checks.
+    expect(store.calls).toHaveLength(1);
+    const recovered = nextEvent(limiter, 'recovered');
     store.mode = 'ok';
+    await expect(recovered).resolves.toMatchObject({ downMs: expect.any(Number) });
     const d = await limiter.check('a');
     expect(isDegraded(d)).toBe(false);
     expect(d.remaining).toBe(9);
@@ -47,6 +59,7 @@ describe("onStoreError 'allow'", () => {
     await limiter.check('a');
     await limiter.check('a');
     expect(lines.filter((l) => l.startsWith('WRN_BL_STORE_FAIL_OPEN'))).toHaveLength(2);
+    await limiter.close();
   });
 });
 
@@ -61,9 +74,10 @@ describe("onStoreError 'deny'", () => {
     expect(d.retryAfterMs).toBeGreaterThan(0);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^WRN_BL_STORE_FAIL_CLOSED.*did not answer within 40 ms/);
+    await limiter.close();
   });
 
-  test('while failing, only one call at a time probes the store; the rest answer at once', async () => {
+  test('the breaker: while open, checks never wait on the store; a background probe asks it instead', async () => {
     const { store, limiter } = make('deny');
     store.mode = 'hang';
     await limiter.check('a');
@@ -71,26 +85,50 @@ describe("onStoreError 'deny'", () => {
     const started = Date.now();
     const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.check('a')));
     expect(decisions.every((d) => d.reason === 'store-error')).toBe(true);
-    expect(store.calls.length - before).toBe(1);
+    expect(store.calls.length).toBe(before);
     // Generous bound: twenty requests do not each wait timeoutMs (that would be 800 ms in sequence).
     expect(Date.now() - started).toBeLessThan(400);
+    // Probes run in the background (100 ms, then doubling), each bounded by timeoutMs.
+    await new Promise((r) => setTimeout(r, 450));
+    expect(store.probes).toBeGreaterThanOrEqual(2);
+    expect(store.probes).toBeLessThanOrEqual(5);
+    await limiter.close();
+  });
+
+  test('close() stops the probe; a check made after it starts probing again', async () => {
+    const { store, limiter } = make('deny');
+    store.mode = 'throw';
+    await limiter.check('a');
+    await limiter.close();
+    const probes = store.probes;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(store.probes).toBe(probes);
+    store.mode = 'ok';
+    const recovered = nextEvent(limiter, 'recovered');
+    expect((await limiter.check('a')).reason).toBe('store-error');
+    await recovered;
+    expect((await limiter.check('a')).allowed).toBe(true);
+    await limiter.close();
   });
 });
 
 describe("onStoreError 'local'", () => {
-  test('an in-process limiter admits limit / instances per window, then denies with a retry time', async () => {
+  test('the in-process fallback admits limit / instances, shared fairly, then denies with a retry time', async () => {
     const { store, limiter, lines } = make('local', { instances: 2 });
     store.mode = 'throw';
     const decisions = [];
-    for (let i = 0; i < 7; i++) decisions.push(await limiter.check(`g${i % 3}`));
-    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false]);
-    expect(decisions[4]).toMatchObject({ limit: 5, remaining: 0 });
-    expect(decisions[5]).toMatchObject({ reason: 'limit' });
-    expect(decisions[5]!.retryAfterMs).toBeGreaterThan(0);
-    expect(decisions[5]!.retryAfterMs).toBeLessThanOrEqual(1000);
+    for (let i = 0; i < 9; i++) decisions.push(await limiter.check(`g${i % 3}`));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+    // Each of the three groups got some of the five.
+    for (const g of ['g0', 'g1', 'g2']) expect(decisions.some((d) => d.group === g && d.allowed)).toBe(true);
+    const denied = decisions.find((d) => !d.allowed)!;
+    expect(denied).toMatchObject({ reason: 'limit' });
+    expect(denied.retryAfterMs).toBeGreaterThan(0);
+    expect(denied.retryAfterMs).toBeLessThanOrEqual(1000);
     expect(isDegraded(decisions[0]!)).toBe(false);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^WRN_BL_STORE_FAIL_LOCAL/);
+    await limiter.close();
   });
 
   test('cost counts against the local budget', async () => {
@@ -99,14 +137,105 @@ describe("onStoreError 'local'", () => {
     expect((await limiter.check('a', { cost: 8 })).allowed).toBe(true);
     expect((await limiter.check('a', { cost: 3 })).allowed).toBe(false);
     expect((await limiter.check('a', { cost: 2 })).allowed).toBe(true);
+    await limiter.close();
   });
 
   test('a store that answers again takes over from the local limiter', async () => {
     const { store, limiter } = make('local');
     store.mode = 'throw';
     for (let i = 0; i < 12; i++) await limiter.check('a');
+    const recovered = nextEvent(limiter, 'recovered');
     store.mode = 'ok';
+    await recovered;
     const d = await limiter.check('a');
     expect(d).toMatchObject({ allowed: true, remaining: 9 });
+    await limiter.close();
+  });
+
+  test.each([
+    [100, 1000, 1],
+    [100, 1000, 3],
+    [20, 200, 2],
+  ])('never admits more than its share in any sliding window (limit %i per %i ms, %i instances; injected clock)', async (limit, windowMs, instances) => {
+    let now = 1_800_000_000_000;
+    const spec = { name: 'local-window', limit, windowMs, burst: limit, reserve: Math.ceil(limit / 5), idleMs: 10_000, epochMs: 250, sustained: false };
+    const guard = createOutageGuard({ admit: () => Promise.reject(new Error('down')) } as never, {
+      policy: 'local', timeoutMs: 50, instances, spec, logger: { warn: () => undefined },
+      probe: () => new Promise(() => {}), clock: () => now,
+    });
+    const share = Math.floor(limit / instances);
+    const admittedAt: number[] = [];
+    const byGroup = new Map<string, number>();
+    // Three tenants, one of them flooding, for 20 windows; the clock moves 1–13 ms between rounds.
+    for (let round = 0; now < 1_800_000_000_000 + 20 * windowMs; round++) {
+      const groups = ['flood', 'flood', 'flood', 'flood', 'a', round % 3 === 0 ? 'b' : 'flood'];
+      for (const group of groups) {
+        const d = await guard.admit({ group, weight: 1, cost: 1 });
+        if (d.allowed) {
+          admittedAt.push(now);
+          byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+        }
+      }
+      now += 1 + ((round * 7) % 13);
+    }
+    guard.close();
+    let most = 0;
+    for (let i = 0, j = 0; i < admittedAt.length; i++) {
+      while (admittedAt[i]! - admittedAt[j]! >= windowMs) j++;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(most).toBeLessThanOrEqual(share);
+    expect(most).toBeGreaterThanOrEqual(share * 0.8);
+    // Fair: the light tenants are not starved by the flood.
+    expect(byGroup.get('a')).toBeGreaterThan(admittedAt.length / 5);
+  });
+
+  test('localSpec scales limit, burst and reserve by the number of instances', () => {
+    const spec = { name: 's', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 10_000, epochMs: 250, sustained: false };
+    expect(localSpec(spec, 1)).toBe(spec);
+    expect(localSpec(spec, 4)).toMatchObject({ limit: 25, burst: 3, reserve: 1 });
+    expect(localSpec({ ...spec, limit: 3, burst: 2, reserve: 1 }, 5)).toMatchObject({ limit: 1, burst: 1, reserve: 0 });
+  });
+});
+
+describe('observation and health', () => {
+  test('an observer sees each decision with who answered, and each store call; unobserved, nothing is called', async () => {
+    const { store, limiter } = make('local');
+    const seen: string[] = [];
+    const calls: boolean[] = [];
+    const stop = limiter.observe({
+      decision: (d, fallback) => seen.push(`${d.allowed ? 'allowed' : 'denied'}:${fallback ?? 'store'}`),
+      storeCall: (ms, failed) => { expect(ms).toBeGreaterThanOrEqual(0); calls.push(failed); },
+    });
+    await limiter.check('a');
+    store.mode = 'throw';
+    await limiter.check('a');
+    await limiter.check('a');
+    expect(seen).toEqual(['allowed:store', 'allowed:local', 'allowed:local']);
+    expect(calls).toEqual([false, true]);
+    stop();
+    await limiter.check('a');
+    expect(seen).toHaveLength(3);
+    await limiter.close();
+  });
+
+  test("health(): 'up' with the store answering, 'down' when it fails, 'degraded' while the breaker is open", async () => {
+    const { store, limiter } = make('allow');
+    expect(await limiter.health()).toMatchObject({ status: 'up', latencyMs: expect.any(Number) });
+    expect((await limiter.health()).lastError).toBeUndefined();
+    store.mode = 'hang';
+    const started = Date.now();
+    expect(await limiter.health()).toMatchObject({ status: 'down', lastError: expect.stringMatching(/within 40 ms/) });
+    expect(Date.now() - started).toBeLessThan(1000);
+    store.mode = 'throw';
+    await limiter.check('a');
+    store.mode = 'ok';
+    // The store answers but the breaker has not closed yet (its next probe is up to PROBE_MAX_MS away at worst).
+    const h = await limiter.health();
+    expect(['degraded', 'up']).toContain(h.status);
+    if (h.status === 'degraded') expect(h.lastError).toMatch(/ECONNREFUSED/);
+    await new Promise((r) => setTimeout(r, PROBE_MAX_MS));
+    expect((await limiter.health()).status).toBe('up');
+    await limiter.close();
   });
 });

@@ -51,9 +51,9 @@ export function recordingLogger(): Logger & { readonly lines: string[] } {
   return { lines, warn: (m: string) => { lines.push(m); } };
 }
 
-/** A store whose admissions fail with `admit` (the queue operations are never called by these cases). */
+/** A store whose admissions fail with `admit`, and so does `counts` (the breaker's probe of a non-Redis store). */
 function faultStore(admit: () => Promise<Decision>): Store {
-  return { bind: (spec) => ({ ...new MemoryStore().bind(spec), admit }) };
+  return { bind: (spec) => ({ ...new MemoryStore().bind(spec), admit, counts: admit as never }) };
 }
 /** A store whose every call fails at once (connection refused, offline queue disabled). */
 export const throwingStore: Store = faultStore(() => Promise.reject(new Error('connect ECONNREFUSED')));
