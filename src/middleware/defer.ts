@@ -7,6 +7,7 @@ import { ConfigError, describeValue } from '../errors';
 import type { HeaderMap } from '../headers';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { Limiter } from '../limiter';
+import type { EnqueuedJob } from '../queue/offload';
 import type { JobState } from '../queue/types';
 import type { Decision } from '../types';
 
@@ -21,6 +22,14 @@ export interface DeferOptions<Ctx> {
   readonly idempotencyKey?: (ctx: Ctx) => MaybePromise<string | undefined>;
   /** The URL of the job's status (served by `jobStatus()`), sent as `Location`. */
   readonly statusUrl: (jobId: string, ctx: Ctx) => string;
+  /**
+   * `'denied'`: a request the limiter denies becomes a job, an allowed one runs now. `'always'`: every request
+   * becomes a job (offload to a background consumer; `limiter.enqueue`), answered 202; the route handler never
+   * runs; a full backlog is a 429. @defaultValue `'denied'`
+   */
+  readonly when?: 'denied' | 'always';
+  /** Most jobs of the request's group running at once. @defaultValue the limiter's `groupConcurrency` */
+  readonly groupConcurrency?: number | ((group: string, ctx: Ctx) => MaybePromise<number>);
 }
 
 /** The body of a 202 answer. */
@@ -36,11 +45,14 @@ export interface DeferredBody {
 export interface DeferredOutcome {
   readonly kind: 'deferred';
   readonly headers: HeaderMap;
-  readonly decision: Decision;
+  /** The admission that denied the request; undefined with `when: 'always'` (nothing was decided). */
+  readonly decision: Decision | undefined;
   readonly body: DeferredBody;
 }
 
-const DEFER_OPTIONS: OptionNames<DeferOptions<unknown>> = { type: true, payload: true, idempotencyKey: true, statusUrl: true };
+const DEFER_OPTIONS: OptionNames<DeferOptions<unknown>> = {
+  type: true, payload: true, idempotencyKey: true, statusUrl: true, when: true, groupConcurrency: true,
+};
 const DEFER_OPTION_NAMES = Object.keys(DEFER_OPTIONS);
 
 export function validateDefer(defer: unknown): void {
@@ -60,6 +72,23 @@ export function validateDefer(defer: unknown): void {
   if (typeof d.statusUrl !== 'function') {
     throw new ConfigError('ERR_BL_DEFER_STATUS_URL', `Expected \`defer.statusUrl\` to be a function (jobId) => URL, got ${describeValue(d.statusUrl)}`);
   }
+  if (d.when !== undefined && d.when !== 'denied' && d.when !== 'always') {
+    throw new ConfigError('ERR_BL_DEFER_WHEN', `Expected \`defer.when\` to be 'denied' or 'always', got ${describeValue(d.when)}`);
+  }
+  const cap = d.groupConcurrency;
+  if (cap !== undefined && typeof cap !== 'function' && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
+    throw new ConfigError('ERR_BL_DEFER_GROUP_CONCURRENCY', `Expected \`defer.groupConcurrency\` to be an integer ≥ 1 or a function (group, request), got ${describeValue(cap)}`);
+  }
+}
+
+/** The 202 of a request offloaded with `when: 'always'` (no admission decided it). */
+export function offloadedOutcome<Ctx>(defer: DeferOptions<Ctx>, job: EnqueuedJob, ctx: Ctx): DeferredOutcome {
+  return {
+    kind: 'deferred',
+    headers: { Location: defer.statusUrl(job.id, ctx) },
+    decision: undefined,
+    body: { jobId: job.id, state: 'delayed', runAt: new Date(job.runAt).toISOString(), duplicate: job.duplicate },
+  };
 }
 
 export async function deferredOutcome<Ctx>(limiter: Limiter, defer: DeferOptions<Ctx>, decision: Decision, headers: HeaderMap, ctx: Ctx): Promise<DeferredOutcome> {

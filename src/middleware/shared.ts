@@ -19,7 +19,8 @@ import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } f
 import { isDegraded } from '../outage';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
-import { deferredOutcome, type DeferOptions, type DeferredOutcome } from './defer';
+import { deferredOutcome, offloadedOutcome, type DeferOptions, type DeferredOutcome } from './defer';
+import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
 
@@ -103,6 +104,8 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 export const SHARED_GROUP = '(missing)';
 
 const EMPTY_CHECK: CheckOptions = Object.freeze({});
+/** As the limiter's `check` accepts. */
+const MAX_GROUP_CONCURRENCY = 1_000_000;
 const SKIPPED: Outcome = Object.freeze({ kind: 'pass', headers: Object.freeze({}), decision: undefined });
 
 /** What the middleware reads from a request in either framework. */
@@ -173,7 +176,15 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         }
       } else idempotencyKey = reader.header(ctx, 'idempotency-key');
       const payload = defer.payload ? await defer.payload(ctx) : null;
-      check = { ...check, defer: { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey: idempotencyKey as string } : {}) } };
+      const job = { type: defer.type, payload, ...(idempotencyKey ? { idempotencyKey: idempotencyKey as string } : {}) };
+      let cap: unknown = defer.groupConcurrency;
+      if (typeof cap === 'function') {
+        cap = await cap(group, ctx);
+        if (!isIntUpTo(cap, MAX_GROUP_CONCURRENCY)) return misconfigured('defer.groupConcurrency', cap, `an integer from 1 to ${MAX_GROUP_CONCURRENCY}`);
+      }
+      const groupConcurrency = cap as number | undefined;
+      if (defer.when === 'always') return offload(group, { ...job, ...check, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
+      check = { ...check, defer: job, ...(groupConcurrency ? { groupConcurrency } : {}) };
     }
     let decision: Decision;
     try {
@@ -190,7 +201,28 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     return limitRejection(decision, headers, policies, quotaBody);
   }
 
+  /** `defer.when: 'always'`: the request becomes a job whatever the budget; a refused one is a 429. */
+  async function offload(group: string, job: EnqueueOptions, ctx: Ctx): Promise<Outcome> {
+    try {
+      return offloadedOutcome(defer!, await limiter.enqueue(group, job), ctx);
+    } catch (error) {
+      if (error instanceof EnqueueError) return queueFullRejection(error, policies, quotaBody);
+      if (!(error instanceof InputError)) throw error;
+      if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', job.payload, `a JSON-encodable value (${error.message})`);
+      return badRequest(error);
+    }
+  }
+
   return { evaluate, onLimit: o.onLimit ?? 'respond', limiter };
+}
+
+/** A job the queue refused (full backlog, horizon): a 429 with the queue's Retry-After and no admission decision. */
+function queueFullRejection(error: EnqueueError, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
+  const seconds = retryAfterSeconds(error.retryAfterMs);
+  const headers: HeaderMap = { 'Retry-After': String(seconds) };
+  const problem: ProblemDetails = { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
+  const httpError = withoutStack(() => createError(429, problem.detail, { expose: true, headers, problem, code: error.code }) as LimitError);
+  return { kind: 'reject', status: 429, headers, body: quotaBody(seconds), error: httpError };
 }
 
 class LazyRejection implements Rejection {
