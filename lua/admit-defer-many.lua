@@ -21,6 +21,8 @@ local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV
 local out = {}
 local n = 0
 for i = 3, #ARGV - 7, 8 do
+  -- as admit-defer.lua's fs_open would: trim again (a no-op unless the last page was full)
+  if i > 3 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
     ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]))
   for j = 1, 15 do out[n + j] = reply[j] end

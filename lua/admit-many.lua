@@ -19,6 +19,8 @@ local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
 local out = {}
 local n = 0
 for i = 3, #ARGV - 2, 3 do
+  -- as admit.lua's fs_open would: trim again (a no-op unless the last page was full)
+  if i > 3 then fs_trim(fs) end
   local r = fs_decide(fs, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), true)
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = r.allowed, r.colour, r.remaining, r.limit
   out[n + 5], out[n + 6], out[n + 7] = r.guaranteed, math.ceil(r.retry_us / 1000), math.ceil(r.hint_us / 1000)
