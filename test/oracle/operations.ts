@@ -105,6 +105,13 @@ export const OPERATIONS = {
       }
       return out;
     } }),
+  /** More groups than one trim page (FS_TRIM_PAGE = 100) at once: after a long gap they go idle together. */
+  crowd: op({ weight: 1, admits: true, args: () => fc.integer({ min: 101, max: 140 }),
+    run: async (side, n) => {
+      const out: Decision[] = [];
+      for (let i = 0; i < n; i++) out.push(await admitOf(side)({ group: `c${i}`, weight: 1 + (i % 3), cost: 1 }));
+      return out;
+    } }),
   /** admit-defer.lua. */
   admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-defer-many.lua. */
