@@ -113,6 +113,25 @@ test('deferring checks batch too: same decisions, jobs, ids and duplicates as on
   );
 });
 
+test('with more than a trim page of groups idle, a batch trims page by page as that many single calls would', async () => {
+  for (const defer of [undefined, { type: 't', payload: '{}', maxBacklog: 10, maxDeferMs: 60_000 }]) {
+    const s = spec({ limit: 25, burst: 1, reserve: 0, idleMs: 1000 });
+    const clock = new ManualClock();
+    const batched = bind(clock, 64, s);
+    const single = bind(clock, 1, { ...s, name: `${s.name}-one` });
+    for (const store of [batched, single]) {
+      for (let i = 0; i < 203; i++) await store.admit({ group: `c${i}`, weight: 1 + (i % 3), cost: 1 }); // two pages and more
+    }
+    clock.advance(1500); // all idle: each call at this instant trims one page of 100
+    const checks = Array.from({ length: 3 }, () => ({ group: 'g', weight: 1, cost: 1, ...(defer ? { defer } : {}) }));
+    const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
+    expect(decisions.map((d) => d.activeGroups)).toEqual([104, 4, 1]);
+    expect(decisions).toEqual(await oneByOne(single, checks));
+    await batched.destroy();
+    await single.destroy();
+  }
+});
+
 test('checks at different (injected) times never share a batch', async () => {
   const clock = new ManualClock();
   const s = spec({ limit: 10, burst: 2, reserve: 0 });
