@@ -6,14 +6,20 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
 import type { AdmitReply } from '../core/decision';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
 import { LUA_SOURCES } from './lua-sources.generated';
 
-export type RedisClient = Redis | Cluster;
+/**
+ * The ioredis calls the stores make on the client they are given, declared here so the package's declarations
+ * need no ioredis types (a MemoryStore user may not have ioredis). An ioredis `Redis` or `Cluster` fits.
+ */
+export interface RedisClient {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+  del(...keys: string[]): Promise<number>;
+}
 export type ScriptArg = string | number | Buffer;
 
 /** The scripts in the repository (for tests; the library reads LUA_SOURCES). Works from src/store and dist/store. */
