@@ -29,10 +29,13 @@ function checksTable(checks) {
   return ['| target | measured | |', '| --- | --- | --- |', ...checks.map((c) => `| ${c.name} | ${c.value} | ${mark(c)} |`)].join('\n');
 }
 
-/** One section as Markdown; in the summary only its featured charts, linked from the repository root. */
+/** Where the README's charts resolve on the registry's page too (it cannot resolve repository paths). */
+const CHARTS_URL = 'https://raw.githubusercontent.com/bulk-limiter/bulk-limiter/main/bench/results/';
+
+/** One section as Markdown; in the summary (pasted into the README) only its featured charts, by absolute URL. */
 function sectionMarkdown(s, inSummary = false) {
   const files = inSummary && s.featured ? s.featured : Object.keys(s.charts || {});
-  const charts = files.map((f) => `![${f}](${inSummary ? `bench/results/${f}` : f})`).join('\n\n');
+  const charts = files.map((f) => `![${f}](${inSummary ? `${CHARTS_URL}${f}` : f})`).join('\n\n');
   return [`## ${s.title}`, s.intro, s.markdown, s.extra || '', s.checks?.length ? `Targets:\n\n${checksTable(s.checks)}` : '', charts]
     .filter(Boolean).join('\n\n');
 }

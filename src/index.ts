@@ -18,5 +18,8 @@ export { PermanentError } from './queue/permanent-error';
 export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
 export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
-export type * from './types';
-export type * from './queue/types';
+// Types by name: `export type *` also lists the modules' values (CLAIM_MAX) as named exports that do not exist.
+export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, LimiterSpec, LimiterStore, Logger, Store } from './types';
+export type {
+  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState, QueueStore,
+} from './queue/types';

@@ -1,21 +1,28 @@
 /**
- * Lua scripts: read from lua/ once, `--!include includes/<file>.lua` lines expanded, registered per ioredis
+ * Lua scripts: compiled in from lua/ by scripts/build-lua.js (`--!include includes/<file>.lua` lines expanded
+ * there, so no file is read at run time and bundlers work), registered per ioredis
  * client with defineCommand under a versioned name (EVALSHA, EVAL again on NOSCRIPT). Never call them
  * inside MULTI (no NOSCRIPT fallback there). Other scripts (the queue's) reuse loadScript/runScript.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
 import type { AdmitReply } from '../core/decision';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
+import { LUA_SOURCES } from './lua-sources.generated';
 
-export type RedisClient = Redis | Cluster;
+/**
+ * The ioredis calls the stores make on the client they are given, declared here so the package's declarations
+ * need no ioredis types (a MemoryStore user may not have ioredis). An ioredis `Redis` or `Cluster` fits.
+ */
+export interface RedisClient {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+  del(...keys: string[]): Promise<number>;
+}
 export type ScriptArg = string | number | Buffer;
 
-/** Works from src/store (ts) and dist/store (js). */
+/** The scripts in the repository (for tests; the library reads LUA_SOURCES). Works from src/store and dist/store. */
 export const LUA_DIR = join(__dirname, '..', '..', 'lua');
 const SCRIPT_VERSION = 'v1';
 
@@ -28,23 +35,14 @@ export interface LoadedScript {
   readonly sha1: string;
 }
 
-const INCLUDE = /^--!include\s+(\S+)\s*$/gm;
-
-function expandIncludes(text: string, seen: Set<string>): string {
-  return text.replace(INCLUDE, (_line, rel: string) => {
-    if (seen.has(rel)) return `-- (already included: ${rel})`;
-    seen.add(rel);
-    return expandIncludes(readFileSync(join(LUA_DIR, rel), 'utf8'), seen);
-  });
-}
-
 const cache = new Map<string, LoadedScript>();
 
-/** Reads `lua/<file>` (once) with its includes expanded. */
+/** `lua/<file>` with its includes expanded. */
 export function loadScript(file: string, numberOfKeys: number): LoadedScript {
   const cached = cache.get(file);
   if (cached) return cached;
-  const lua = expandIncludes(readFileSync(join(LUA_DIR, file), 'utf8'), new Set());
+  const lua = LUA_SOURCES[file];
+  if (lua === undefined) throw new Error(`No Lua script ${file}: scripts/build-lua.js compiles lua/*.lua into lua-sources.generated.ts`);
   const sha1 = createHash('sha1').update(lua).digest('hex');
   const base = file.replace(/\.lua$/, '').replace(/[^A-Za-z0-9]/g, '_');
   const script = { command: `bl_${base}_${SCRIPT_VERSION}_${sha1.slice(0, 8)}`, file, numberOfKeys, lua, sha1 };

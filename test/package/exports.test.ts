@@ -25,8 +25,3 @@ test('import resolves the same entry points and a limiter answers', () => {
     console.log(d.allowed, typeof bulkLimiter, typeof koaLimiter);`]);
   expect(out.trim()).toBe('true function function');
 });
-
-test('the lua scripts ship with the package', () => {
-  const pkg = require(join(root, 'package.json')) as { files: string[] };
-  expect(pkg.files).toEqual(expect.arrayContaining(['dist', 'lua']));
-});

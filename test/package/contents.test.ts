@@ -1,0 +1,52 @@
+/** What `npm publish` ships: only what users need, and everything it ships resolves without the repository. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { pack } = require('../../scripts/pack') as { pack: (dir: string) => { files: string[] } };
+
+const root = join(__dirname, '..', '..');
+const read = (file: string) => readFileSync(join(root, file), 'utf8');
+let files: string[];
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-pack-'));
+  try {
+    files = pack(dir).files;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the package holds dist, README, LICENSE and package.json, and nothing else', () => {
+  expect(files.filter((f) => !f.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+  // The Lua scripts are compiled in: no lua/ file is read at run time.
+  expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/middleware/express.js', 'dist/middleware/koa.js', 'dist/store/lua-sources.generated.js']));
+});
+
+test('every source map carries its sources (src/ is not shipped)', () => {
+  const maps = files.filter((f) => f.endsWith('.js.map'));
+  expect(maps.length).toBeGreaterThan(10);
+  for (const file of maps) {
+    const map = JSON.parse(read(file)) as { sources: string[]; sourcesContent?: (string | null)[] };
+    expect({ file, count: map.sourcesContent?.filter((s) => typeof s === 'string').length }).toEqual({ file, count: map.sources.length });
+  }
+});
+
+test('README images are absolute URLs, which the registry page can resolve', () => {
+  const readme = read('README.md');
+  const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)\s]+)/g), ...readme.matchAll(/<img[^>]*\ssrc=["']([^"']+)/g)].map((m) => m[1]!);
+  expect(images.filter((url) => !url.startsWith('https://'))).toEqual([]);
+});
+
+test('license, repository, homepage, bugs and module type are declared', () => {
+  const pkg = JSON.parse(read('package.json')) as Record<string, unknown>;
+  expect(pkg).toMatchObject({
+    license: 'MIT',
+    type: 'commonjs',
+    repository: { type: 'git', url: 'git+https://github.com/bulk-limiter/bulk-limiter.git' },
+    homepage: 'https://github.com/bulk-limiter/bulk-limiter#readme',
+    bugs: { url: 'https://github.com/bulk-limiter/bulk-limiter/issues' },
+  });
+  expect(read('LICENSE')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 bulk-limiter contributors\n/);
+});
