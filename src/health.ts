@@ -36,14 +36,15 @@ export interface Health {
 
 type Client = Redis | Cluster;
 
+/** The ioredis client behind a RedisStore (typed structurally there, so declarations need no ioredis). */
 function clientOf(store: Store): Client | undefined {
-  return store instanceof RedisStore ? store.client : undefined;
+  return store instanceof RedisStore ? (store.client as unknown as Client) : undefined;
 }
 
 /** The breaker's probe: EXISTS on one of the limiter's keys (routed to its slot on a Cluster), or `counts()`. */
 export function storeProbe(store: Store, bound: LimiterStore, name: string): () => Promise<unknown> {
-  if (store instanceof RedisStore) {
-    const client = store.client;
+  const client = clientOf(store);
+  if (store instanceof RedisStore && client) {
     const key = store.keys(name).groups;
     return () => client.exists(key);
   }
