@@ -3,7 +3,6 @@
  * `limiter.health()` with the Redis server's role, version and eviction policy (read with INFO). A RedisStore
  * is recognised by its `client`; any other store is probed with a queue read (`counts()`), which changes nothing.
  */
-import type { Redis, Cluster } from 'ioredis';
 import { toStoreError, withTimeout, type OutageGuard } from './outage';
 import { RedisStore } from './store/redis-store';
 import type { LimiterStore, Logger, Store } from './types';
@@ -34,7 +33,13 @@ export interface Health {
   readonly redis?: RedisHealth;
 }
 
-type Client = Redis | Cluster;
+/** What health reads of an ioredis Redis or Cluster (structural: the declarations need no ioredis types). */
+interface Client {
+  readonly status: string;
+  once(event: 'ready', listener: () => void): unknown;
+  info(): Promise<string>;
+  exists(...keys: string[]): Promise<number>;
+}
 
 /** The ioredis client behind a RedisStore (typed structurally there, so declarations need no ioredis). */
 function clientOf(store: Store): Client | undefined {

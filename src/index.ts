@@ -21,5 +21,6 @@ export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors'
 // Types by name: `export type *` also lists the modules' values (CLAIM_MAX) as named exports that do not exist.
 export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, LimiterSpec, LimiterStore, Logger, Store } from './types';
 export type {
-  ClaimedJob, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState, QueueStore,
+  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, GroupJobCounts, JobCounts, JobInfo,
+  JobState, QueueStore,
 } from './queue/types';
