@@ -26,6 +26,15 @@ function bulkLimiter(client, { limit, windowMs, options = {}, storeOptions = {} 
   return { check: async (group) => (await limiter.check(group, { cost: 1, weight: 1 })).allowed, limiter };
 }
 
+/** bulk-limiter on RedisStore with `registerMetrics` counting every decision (bulk-limiter/prometheus). */
+function bulkLimiterCounted(client, o) {
+  const subject = bulkLimiter(client, o);
+  const { Registry } = require('prom-client');
+  const { registerMetrics } = require('bulk-limiter/prometheus');
+  registerMetrics({ registry: new Registry(), limiters: [subject.limiter] });
+  return subject;
+}
+
 /** bulk-limiter on MemoryStore (in-process; no Redis), for scale. */
 function bulkLimiterMemory(_client, { limit, windowMs, options = {} }) {
   const { core, error } = loadCore();
@@ -57,4 +66,4 @@ function incrExpireReference(client, { limit, windowMs }) {
   return { check: async (key) => (await client.blbIncr(`${prefix}:${key}`, windowMs)) <= limit };
 }
 
-module.exports = { bulkLimiter, bulkLimiterMemory, rateLimiterFlexible, incrExpireReference };
+module.exports = { bulkLimiter, bulkLimiterCounted, bulkLimiterMemory, rateLimiterFlexible, incrExpireReference };

@@ -18,6 +18,8 @@ const SUBJECTS = [
   { id: 'rlf', label: 'rate-limiter-flexible consume()', make: subjects.rateLimiterFlexible },
   { id: 'ref', label: 'INCR+PEXPIRE Lua (reference)', make: subjects.incrExpireReference },
   { id: 'memory', label: 'bulk-limiter check() (MemoryStore, in-process)', make: subjects.bulkLimiterMemory },
+  // Prometheus metrics counting every decision: what observing costs on the hot path.
+  { id: 'bulk-metrics', label: 'bulk-limiter check() (RedisStore, registerMetrics counting)', make: subjects.bulkLimiterCounted },
   // The opt-in local deny cache, measured next to the default above.
   { id: 'bulk-cache', label: 'bulk-limiter check() (RedisStore, denyCache: true)', make: (client, o) => subjects.bulkLimiter(client, { ...o, options: { ...o.options, denyCache: true } }) },
 ];
@@ -119,6 +121,13 @@ function report(rows, cfg) {
       const x = find(g0, m, id);
       const rlf = find(g0, m, 'rlf');
       if (x && rlf) checks.push({ name: `${id}: check() ops/s ≥ 1.0× RLF consume() (${m}-heavy, ${g0} groups; opt-in setting)`, value: ratio(x.opsPerSec, rlf.opsPerSec), pass: x.opsPerSec >= rlf.opsPerSec });
+    }
+  }
+  for (const m of ['allow', 'deny']) {
+    const counted = find(g0, m, 'bulk-metrics');
+    const plain = find(g0, m, 'bulk');
+    if (counted && plain) {
+      checks.push({ name: `registerMetrics counting: check() ops/s ≥ 0.9× without it (${m}-heavy, ${g0} groups)`, value: ratio(counted.opsPerSec, plain.opsPerSec), pass: counted.opsPerSec >= 0.9 * plain.opsPerSec });
     }
   }
   checks.push({ name: 'Redis CPU per check ≤ 30 µs, flat in groups (batched and maxBatch: 1)', value: bulkCpu.length ? `${fmt(Math.min(...bulkCpu), 1)}–${fmt(Math.max(...bulkCpu), 1)} µs` : '—', pass: bulkCpu.length ? Math.max(...bulkCpu) <= 30 : undefined });
