@@ -4,54 +4,27 @@
  * and finishes. Every job completes at least once; the only duplicates are the jobs whose lease died
  * with the killed process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type Redis from 'ioredis';
 import { RedisQueue } from '../../src/queue/redis-queue';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { enqueue, looseSpec, until } from './fixtures/queues';
+import { WorkerProcesses } from './fixtures/worker-processes';
 
-const FIXTURES = join(__dirname, 'fixtures');
 const JOBS = 40;
 const CONCURRENCY = 4;
 
 let server: RedisServer;
 let client: Redis;
-const children: ChildProcess[] = [];
+const processes = new WorkerProcesses();
 
 beforeAll(async () => {
   server = await startRedis();
   client = server.client();
 });
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
+  processes.killAll();
   await server.stop();
 });
-
-/** Starts the fixture; `onStarted` sees each job id a handler started. */
-function startWorkerProcess(args: object, onStarted: (id: string) => void): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', join(FIXTURES, 'swc-register.js'), join(FIXTURES, 'worker-process.ts'), JSON.stringify(args)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`worker process exited early: ${code ?? signal}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line === 'ready') resolve(child);
-      else if (line.startsWith('started ')) onStarted(line.slice('started '.length));
-    });
-  });
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    process.kill(child.pid!, 'SIGKILL');
-  });
-}
 
 test('SIGKILL mid-job: every job completes at least once, duplicates only from the killed leases', async () => {
   const spec = looseSpec('crash');
@@ -64,17 +37,17 @@ test('SIGKILL mid-job: every job completes at least once, duplicates only from t
   let started = 0;
   let killNow: () => void = () => undefined;
   const enoughStarted = new Promise<void>((resolve) => (killNow = resolve));
-  const first = await startWorkerProcess(args, () => ++started >= 12 && killNow());
+  const first = await processes.start(args, () => ++started >= 12 && killNow());
   await enoughStarted;
-  await killed(first);
+  await processes.kill(first);
   const atKill = await queue.counts();
   expect(atKill.active).toBeGreaterThan(0);
   expect(atKill.active).toBeLessThanOrEqual(CONCURRENCY);
 
   // 2. A restarted process: its dispatcher waits out the dead one's lease, reclaims, and the worker finishes.
-  const second = await startWorkerProcess(args, () => undefined);
+  const second = await processes.start(args, () => undefined);
   await until('all jobs completed', async () => (await queue.counts()).completed === JOBS, 30_000);
-  await killed(second);
+  await processes.kill(second);
 
   const effects = await client.lrange(args.effectsKey, 0, -1);
   const runs = new Map<string, number>();

@@ -4,41 +4,26 @@
  * has more than its cap running at once, counted in Redis by the handlers themselves, and the other group
  * is not held up behind it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type Redis from 'ioredis';
 import { RedisQueue } from '../../src/queue/redis-queue';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { enqueue, looseSpec, until } from './fixtures/queues';
+import { WorkerProcesses } from './fixtures/worker-processes';
 
-const FIXTURES = join(__dirname, 'fixtures');
 const CAP = 2;
 
 let server: RedisServer;
 let client: Redis;
-const children: ChildProcess[] = [];
+const processes = new WorkerProcesses();
 
 beforeAll(async () => {
   server = await startRedis();
   client = server.client();
 });
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
+  processes.killAll();
   await server.stop();
 });
-
-function startWorkerProcess(args: object): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', join(FIXTURES, 'swc-register.js'), join(FIXTURES, 'worker-process.ts'), JSON.stringify(args)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`worker process exited early: ${code ?? signal}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => line === 'ready' && resolve(child));
-  });
-}
 
 test(`at most ${CAP} jobs of a capped group run at once across two processes; an uncapped group is not held up`, async () => {
   const spec = looseSpec('group-concurrency');
@@ -49,7 +34,7 @@ test(`at most ${CAP} jobs of a capped group run at once across two processes; an
   for (let i = 0; i < 20; i++) free.push(await enqueue(queue, { type: 'work', group: 'free' }));
   const runningKey = `running:${spec.name}`;
   const args = { port: server.port, spec, effectsKey: `effects:${spec.name}`, concurrency: 5, leaseMs: 10_000, workMs: 150, runningKey };
-  await Promise.all([startWorkerProcess(args), startWorkerProcess(args)]);
+  await Promise.all([processes.start(args), processes.start(args)]);
   await until('the uncapped group done', async () => (await Promise.all(free.map((id) => queue.getJob(id)))).every((j) => j?.state === 'completed'), 20_000);
   const cappedDoneWhenFreeWas = (await Promise.all(capped.map((id) => queue.getJob(id)))).filter((j) => j?.state === 'completed').length;
   await until('the capped group done', async () => (await queue.counts()).completed === 32, 30_000);
