@@ -16,10 +16,11 @@ export {
 export { RetryLaterError } from './queue/retry-later-error';
 export { PermanentError } from './queue/permanent-error';
 export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
+export type { DurabilityOptions } from './queue/durability';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
 export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
 // Types by name: `export type *` also lists the modules' values (CLAIM_MAX) as named exports that do not exist.
-export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, LimiterSpec, LimiterStore, Logger, Store } from './types';
+export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, DurableWrites, LimiterSpec, LimiterStore, Logger, Store } from './types';
 export type {
   ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, GroupJobCounts, JobCounts, JobInfo,
   JobState, QueueStore,

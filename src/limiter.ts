@@ -12,6 +12,7 @@ import { createOutageGuard, type GuardObserver, type OutageGuard } from './outag
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
+import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
@@ -145,7 +146,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   const probe = storeProbe(resolved.store, store, spec.name);
   const connecting = firstConnection(resolved.store);
-  const guard: OutageGuard = createOutageGuard(store, {
+  const durable = deferOptions.durability && createDurability(store, deferOptions.durability);
+  const guard: OutageGuard = createOutageGuard(durable?.store ?? store, {
     policy: resolved.onStoreError, timeoutMs: resolved.timeoutMs, instances: resolved.instances, spec, logger: resolved.logger,
     probe, connecting,
     onDegraded: (error) => emit('degraded', error),
@@ -193,7 +195,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
             throw error;
           });
         }
-        return guard.admit({ group, weight, cost, defer });
+        const deferred = guard.admit({ group, weight, cost, defer });
+        return durable ? deferred.then((decision) => durable.confirm(decision)) : deferred;
       } catch (error) {
         return Promise.reject(error);
       }
@@ -207,7 +210,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
       const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits);
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
-      return toEnqueuedJob(await store.enqueue(scoped), input, limits);
+      return toEnqueuedJob(await (durable ?? store).enqueue(scoped), input, limits);
     },
     cancel: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.cancel(id) : false),
     counts: ((filter?: { readonly group: string }) => {
@@ -234,6 +237,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     close: async () => {
       guard.close();
       await store.close?.();
+      await durable?.close();
     },
   };
   return limiter;

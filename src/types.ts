@@ -6,6 +6,8 @@
 import type { QueueStore } from './queue/types';
 
 /** A time source in milliseconds since the epoch (fractions allowed). Stores take one for tests. */
+import type { EnqueueInput, EnqueueResult } from './queue/job-record';
+
 export type Clock = () => number;
 
 /**
@@ -123,6 +125,21 @@ export interface LimiterStore extends QueueStore {
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */
   close?(): Promise<void>;
+  /**
+   * Writes that can be confirmed on replicas (Redis WAIT): deferring checks and enqueues on a connection of
+   * their own, and `confirm` waiting for that connection's writes. Absent where the store cannot (MemoryStore,
+   * Redis Cluster).
+   */
+  durableWrites?(): DurableWrites;
+}
+
+/** See `LimiterStore.durableWrites`. */
+export interface DurableWrites {
+  admit(input: AdmitInput): Promise<Decision>;
+  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** How many replicas acknowledged every write made so far through this object, waiting at most `timeoutMs`. */
+  confirm(replicas: number, timeoutMs: number): Promise<number>;
+  close(): Promise<void>;
 }
 
 /** A place to keep limiter state: `RedisStore` or `MemoryStore`. */

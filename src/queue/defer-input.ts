@@ -4,6 +4,7 @@
  */
 import { ConfigError, InputError, describeValue } from '../errors';
 import type { DeferInput } from '../types';
+import { resolveDurability, type DurabilityOptions, type ResolvedDurability } from './durability';
 
 /** Limiter options for deferred work (accepted by `createLimiter` next to the admission options). */
 export interface DeferLimiterOptions {
@@ -19,9 +20,14 @@ export interface DeferLimiterOptions {
    * `groupConcurrency` overrides it for that job. @defaultValue unlimited
    */
   readonly groupConcurrency?: number;
+  /**
+   * Confirm a job's write on this many replicas (Redis WAIT) before answering: unconfirmed, a deferral is a
+   * 503 and `enqueue` rejects. Needs a RedisStore on a Redis (or Sentinel) client. @defaultValue none
+   */
+  readonly durability?: DurabilityOptions;
 }
 
-export const DEFER_OPTION_NAMES: readonly string[] = Object.freeze(['maxBacklog', 'maxDeferMs', 'maxPayloadBytes', 'groupConcurrency']);
+export const DEFER_OPTION_NAMES: readonly string[] = Object.freeze(['maxBacklog', 'maxDeferMs', 'maxPayloadBytes', 'groupConcurrency', 'durability']);
 
 export interface ResolvedDeferOptions {
   readonly maxBacklog: number;
@@ -29,6 +35,7 @@ export interface ResolvedDeferOptions {
   readonly maxPayloadBytes: number;
   /** 0 = unlimited. */
   readonly groupConcurrency: number;
+  readonly durability: ResolvedDurability | undefined;
 }
 
 /** What a caller asks to defer when the request is denied. */
@@ -50,6 +57,7 @@ export function resolveDeferOptions(options: DeferLimiterOptions): ResolvedDefer
     maxDeferMs: positiveInt('maxDeferMs', options.maxDeferMs, 3_600_000),
     maxPayloadBytes: positiveInt('maxPayloadBytes', options.maxPayloadBytes, 65_536),
     groupConcurrency: options.groupConcurrency === undefined ? 0 : positiveInt('groupConcurrency', options.groupConcurrency, 0),
+    durability: resolveDurability(options.durability),
   });
 }
 

@@ -7,7 +7,7 @@
 import { toDecision, type AdmitReply } from '../core/decision';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
-import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
+import type { AdmitInput, Clock, Decision, DurableWrites, LimiterSpec, LimiterStore, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
@@ -34,6 +34,15 @@ export interface RedisStoreOptions {
 }
 
 const DEFAULT_MAX_BATCH = 64;
+
+/** What durable writes need of an ioredis Redis client (structural: the declarations import no ioredis). */
+interface Duplicable {
+  duplicate(): RedisClient & {
+    on(event: 'error', listener: (error: unknown) => void): unknown;
+    call(command: string, ...args: Array<string | number>): Promise<unknown>;
+    disconnect(): void;
+  };
+}
 const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
@@ -119,6 +128,25 @@ export class RedisStore implements Store {
         await this.client.del(...allKeys(keys));
       },
       close: () => queue.close(),
+      // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals
+      // get a connection of their own, so live checks never queue behind a WAIT.
+      ...((this.client as { isCluster?: boolean }).isCluster ? {} : {
+        durableWrites: (): DurableWrites => {
+          const connection = (this.client as unknown as Duplicable).duplicate();
+          connection.on('error', () => undefined); // its failures reach the caller as rejected writes
+          const client: RedisClient = connection;
+          const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
+            admitDeferCommand(client, block, config), admitDeferManyCommand(client, block, config), this.maxBatch);
+          const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
+          return {
+            admit: (input) => writes.submit(this.nowUs(), input as DeferringInput)
+              .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed),
+            enqueue: (input) => writeQueue.enqueue(input),
+            confirm: async (replicas, timeoutMs) => Number(await connection.call('WAIT', replicas, timeoutMs)),
+            close: async () => { connection.disconnect(); },
+          };
+        },
+      }),
     };
   }
 }

@@ -1,0 +1,83 @@
+/**
+ * A 202 is a promise: with `durability: { replicas: 1 }` a deferral and an enqueue are confirmed on a real
+ * replica (Redis WAIT) before they are answered. The test starts a master and a replica, kills the replica
+ * by pid and restarts it: while it is down a deferral is answered 503 (no job promised) and an enqueue
+ * rejects; the client's retry with the same idempotency key afterwards finds the same job, confirmed.
+ */
+import express from 'express';
+import type Redis from 'ioredis';
+import request from 'supertest';
+import { createLimiter, type Limiter } from '../../src/limiter';
+import { bulkLimiter } from '../../src/middleware/express';
+import { MemoryStore } from '../../src/store/memory-store';
+import { limiterKeys } from '../../src/store/keys';
+import { RedisStore } from '../../src/store/redis-store';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
+import { until } from '../queue/fixtures/queues';
+
+let master: RedisServer;
+let replica: RedisServer;
+let client: Redis;
+let replicaClient: Redis;
+const linked = async () => /slave0:.*state=online/.test(await client.info('replication'));
+
+beforeAll(async () => {
+  // No 5 s wait before the first full sync (Redis 7's diskless default), so the replica is online at once.
+  master = await startRedis(['--repl-diskless-sync-delay', '0']);
+  replica = await startRedis(['--replicaof', '127.0.0.1', String(master.port)]);
+  client = master.client();
+  replicaClient = replica.client({ maxRetriesPerRequest: null });
+  replicaClient.on('error', () => undefined);
+  await until('the replica is linked', linked, 10_000);
+});
+afterAll(async () => {
+  await replica.stop();
+  await master.stop();
+});
+
+const defer = (idempotencyKey: string) => ({ defer: { type: 'report', payload: { n: 1 }, idempotencyKey } });
+
+test('deferrals and enqueues are confirmed on the replica; unconfirmed ones promise nothing and a retry finds the same job', async () => {
+  const name = `durable-${process.pid}`;
+  const limiter: Limiter = createLimiter({
+    store: new RedisStore({ client }), name, limit: 1, burst: 1, windowMs: 60_000, durability: { replicas: 1, timeoutMs: 300 },
+  });
+  const jobsKey = limiterKeys('bl', name).jobs;
+  try {
+    expect((await limiter.check('acme')).allowed).toBe(true);
+    const confirmed = await limiter.check('acme', defer('k1'));
+    expect(confirmed.job).toBeDefined();
+    // Confirmed means written on the replica already.
+    expect(await replicaClient.hexists(jobsKey, confirmed.job!.id)).toBe(1);
+
+    await replica.kill();
+    const unconfirmed = await limiter.check('acme', defer('k2'));
+    expect(unconfirmed).toMatchObject({ allowed: false, reason: 'store-error' });
+    expect(unconfirmed.job).toBeUndefined();
+    expect(unconfirmed.retryAfterMs).toBeGreaterThanOrEqual(1000);
+    await expect(limiter.enqueue('acme', { type: 'report', idempotencyKey: 'k3' })).rejects.toMatchObject({ code: 'ERR_BL_NOT_DURABLE' });
+    // Through the middleware: 503 + Retry-After, never a 202.
+    const app = express();
+    app.get('/r', bulkLimiter({ limiter, group: () => 'acme', defer: { type: 'report', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) => { res.send('ran'); });
+    const res = await request(app).get('/r').set('Idempotency-Key', 'k4');
+    expect(res.status).toBe(503);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+
+    await replica.restart();
+    await until('the replica is linked again', linked, 15_000);
+    // The client retries with the same key: the job written while unconfirmed is found, and now confirmed.
+    const retried = await limiter.check('acme', defer('k2'));
+    expect(retried.job).toMatchObject({ duplicate: true });
+    await until('the replica has it', async () => (await replicaClient.hexists(jobsKey, retried.job!.id)) === 1, 10_000);
+    const enqueued = await limiter.enqueue('acme', { type: 'report', idempotencyKey: 'k3' });
+    expect(enqueued.duplicate).toBe(true);
+  } finally {
+    await limiter.destroy();
+    await limiter.close();
+  }
+}, 60_000);
+
+test('durability needs a store that can confirm writes on replicas', () => {
+  expect(() => createLimiter({ store: new MemoryStore(), limit: 10, durability: { replicas: 1 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
+  expect(() => createLimiter({ store: new RedisStore({ client }), limit: 10, durability: { replicas: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
+});
