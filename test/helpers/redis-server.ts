@@ -1,9 +1,9 @@
 /**
  * Starts real redis-server processes for tests: one on a free port with its own temp dir (or the server
- * at REDIS_URL when set), or a Cluster of masters. Each is stopped by pid. No Redis mocks anywhere.
+ * at REDIS_URL when set), a Cluster of masters, or a Sentinel setup. Each is stopped by pid. No Redis mocks anywhere.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,6 +173,64 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
     stop: async () => {
       clients.splice(0).forEach((c) => c.disconnect());
       await Promise.all(children.map((c) => killChild(c, 'SIGKILL')));
+      dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+    },
+  };
+}
+
+export interface SentinelSetup {
+  /** The servers by role at start: [0] the master, [1] its replica (the roles swap in a failover). */
+  readonly servers: RedisServer[];
+  readonly sentinelPorts: number[];
+  readonly masterName: string;
+  /** An ioredis client through the sentinels (failoverDetector on, as the README says). */
+  client(options?: RedisOptions): Redis;
+  /** The port of the current master, as the sentinels say. */
+  masterPort(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as the README advises)
+ * and three sentinels (quorum 2, down after 1 s), each a process started here and stopped by pid.
+ */
+export async function startSentinel(): Promise<SentinelSetup> {
+  const masterName = 'bl-master';
+  const durable = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
+    '--repl-diskless-sync-delay', '0'];
+  const master = await startRedis(durable);
+  const replica = await startRedis([...durable, '--replicaof', '127.0.0.1', String(master.port)]);
+  const sentinels: ChildProcess[] = [];
+  const sentinelPorts: number[] = [];
+  const dirs: string[] = [];
+  const clients: Redis[] = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'bl-sentinel-'));
+    const conf = join(dir, 'sentinel.conf');
+    writeFileSync(conf, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 2`,
+      `sentinel down-after-milliseconds ${masterName} 1000`, `sentinel failover-timeout ${masterName} 5000`, `sentinel parallel-syncs ${masterName} 1`, ''].join('\n'));
+    sentinels.push(spawn(redisBinary(), [conf, '--sentinel'], { stdio: 'ignore' }));
+    sentinelPorts.push(port);
+    dirs.push(dir);
+  }
+  await Promise.all(sentinelPorts.map((p) => waitForPing(p)));
+  const ask = (port: number): string => spawnSync('redis-cli', ['-p', String(port), 'sentinel', 'get-master-addr-by-name', masterName], { encoding: 'utf8' }).stdout;
+  return {
+    servers: [master, replica],
+    sentinelPorts,
+    masterName,
+    client: (options) => {
+      const c = new Redis({ sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })), name: masterName, failoverDetector: true, ...options });
+      clients.push(c);
+      return c;
+    },
+    masterPort: async () => Number(ask(sentinelPorts[0]!).trim().split('\n')[1]),
+    stop: async () => {
+      clients.splice(0).forEach((c) => c.disconnect());
+      await Promise.all(sentinels.map((c) => killChild(c, 'SIGKILL')));
+      await replica.stop();
+      await master.stop();
       dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
     },
   };

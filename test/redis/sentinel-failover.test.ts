@@ -1,0 +1,61 @@
+/**
+ * A 202 is a promise, through a Sentinel failover: one master, one replica and three sentinels, set up as the
+ * README advises (AOF, min-replicas-to-write 1, ioredis failoverDetector), a limiter with durability
+ * { replicas: 1 }. Requests are deferred while the master is SIGKILLed mid-stream; the sentinels promote the
+ * replica and the old master comes back as its replica. Every job a request was promised (a decision carrying
+ * a job) is on the new master afterwards: none lost. The others were answered 503 and promised nothing.
+ */
+import { createLimiter } from '../../src/limiter';
+import { RedisStore } from '../../src/store/redis-store';
+import { startSentinel, type SentinelSetup } from '../helpers/redis-server';
+import { until } from '../queue/fixtures/queues';
+
+let setup: SentinelSetup;
+beforeAll(async () => {
+  setup = await startSentinel();
+  const master = setup.servers[0]!.client();
+  await until('the replica is online', async () => /slave0:.*state=online/.test(await master.info('replication')), 15_000);
+}, 30_000);
+afterAll(async () => setup.stop());
+
+test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => {
+  const client = setup.client({ maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined);
+  const silent = { warn: () => undefined, error: () => undefined };
+  // A budget of one request per 36 ms: nearly every request of the stream is deferred.
+  const limiter = createLimiter({
+    store: new RedisStore({ client }), name: `failover-${process.pid}`, limit: 100_000, burst: 1, windowMs: 3_600_000, maxBacklog: 100_000,
+    onStoreError: 'deny', timeoutMs: 1000, durability: { replicas: 1, timeoutMs: 500 }, logger: silent,
+  });
+  const promised: string[] = [];
+  let refused = 0; // answered without a job: allowed now, or 503 while the job could not be confirmed
+  let sent = 0;
+  let running = true;
+  const stream = (async () => {
+    while (running) {
+      const d = await limiter.check('tenant', { defer: { type: 'work', payload: { n: sent }, idempotencyKey: `req-${sent++}` } }).catch(() => undefined);
+      if (d?.job) promised.push(d.job.id);
+      else refused += 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  try {
+    await until('some jobs promised', () => promised.length >= 50, 15_000);
+    const oldMasterPort = setup.servers[0]!.port;
+    await setup.servers[0]!.kill();
+    await until('the sentinels promoted the replica', async () => (await setup.masterPort()) !== oldMasterPort, 30_000);
+    // The old master returns (as the new master's replica): min-replicas-to-write lets the new master take writes again.
+    await setup.servers[0]!.restart();
+    const before = promised.length;
+    await until('jobs are promised again after the failover', () => promised.length >= before + 50, 30_000);
+  } finally {
+    running = false;
+    await stream;
+  }
+  expect(refused).toBeGreaterThan(0);
+  const missing: string[] = [];
+  for (const id of promised) if ((await limiter.getJob(id)) === null) missing.push(id);
+  console.log(`sentinel failover: ${sent} requests, ${promised.length} jobs promised, ${refused} refused (503), ${missing.length} promised jobs missing`);
+  expect(missing).toEqual([]);
+  await limiter.close();
+}, 120_000);
