@@ -123,6 +123,7 @@ describe('what the code returns', () => {
       if (res.status === 202) body = res.body as Record<string, unknown>;
     }
     expect(sorted(braceAfter('- **Deferred request:**'))).toEqual(sorted(Object.keys(body ?? {})));
+    expect(body).toMatchObject({ state: 'delayed', duplicate: false, runAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
   });
 
   it('getJob and job status fields, of a completed and a dead job', async () => {
@@ -151,6 +152,7 @@ describe('what the code returns', () => {
     const jobKeys = new Set<string>();
     for (const id of [ok.id, bad.id]) Object.keys((await limiter.getJob(id)) ?? {}).forEach((k) => jobKeys.add(k));
     expect(sorted(braceAfter('- **Job API:** `limiter.getJob(id)`'))).toEqual(sorted(jobKeys));
+    expect(typeof (await limiter.getJob(ok.id))?.createdAt).toBe('number');   // ms on the store clock
 
     const app = express();
     app.get('/jobs/:id', onExpress.jobStatus({ limiter, group: (req) => req.get('x-tenant') }));
@@ -159,6 +161,7 @@ describe('what the code returns', () => {
       const res = await request(app).get(`/jobs/${id}`).set('x-tenant', 't1');
       expect(res.status).toBe(200);
       Object.keys(res.body as object).forEach((k) => statusKeys.add(k));
+      expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);   // ISO 8601
     }
     expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with'))).toEqual(sorted(statusKeys));
   });
@@ -224,4 +227,15 @@ test('the first example\'s numbers are the defaults for limit 1000 per 1000 ms, 
   expect(inSecond(1_001_000)).toBeLessThanOrEqual(rate + 1);
   expect(Math.max(...allowedAt.map((t) => inSecond(t)))).toBeLessThanOrEqual(1000);
   await limiter.close();
+});
+
+test('the per-route section\'s maxCost numbers are the defaults', () => {
+  const maxCost = (options: { limit: number; burst?: number }) => resolveLimiterOptions({ windowMs: 60_000, ...options }).maxCost;
+  expect(readme).toContain('1 for `limit: 5`, 4 for `limit: 50`');
+  expect([maxCost({ limit: 5 }), maxCost({ limit: 50 })]).toEqual([1, 4]);
+  expect(readme).toContain('the default burst of 2 (maxCost 1)');
+  expect(resolveLimiterOptions({ limit: 10 }).spec.burst).toBe(2);
+  expect(maxCost({ limit: 10 })).toBe(1);
+  expect(readme).toContain('burst: 4 });   // maxCost 3');
+  expect(maxCost({ limit: 10, burst: 4 })).toBe(3);
 });
