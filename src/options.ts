@@ -80,7 +80,8 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
-const code = (name: string): string => `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+/** A nested option (`denyCache.maxGroups`) has its parent's code: `ERR_BL_DENY_CACHE`. */
+const code = (name: string): string => `ERR_BL_${(name.split('.')[0] ?? name).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
 
 function int(name: string, value: unknown, fallback: number | undefined, min: number): number {
   const v = value === undefined ? fallback : value;

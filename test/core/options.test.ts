@@ -47,6 +47,10 @@ test.each([
   [{ limit: 10, logger: {} }, 'ERR_BL_LOGGER'],
   [{ limit: 10, store: {} }, 'ERR_BL_STORE'],
   [{ limit: 10, windowMS: 1000 }, 'ERR_BL_UNKNOWN_OPTION'],
+  // Every denyCache mistake has the option's code (a nested name's dot once leaked into it: ERR_BL_DENY_CACHE.MAX_GROUPS).
+  [{ limit: 10, denyCache: { maxGroups: 0 } }, 'ERR_BL_DENY_CACHE'],
+  [{ limit: 10, denyCache: { sampleRate: 2 } }, 'ERR_BL_DENY_CACHE'],
+  [{ limit: 10, denyCache: { hold: 'forever' } }, 'ERR_BL_DENY_CACHE'],
 ])('%j → %s', (options, code) => {
   expect(codeOf(options)).toBe(code);
 });

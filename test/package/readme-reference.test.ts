@@ -1,0 +1,241 @@
+/**
+ * The README's reference tables against what the code accepts and returns: the option tables (names as the
+ * entry points know them), the Decision fields, the 202 body, getJob and job status fields, the events, the one
+ * list of error and warning codes (against every code in src/ and lua/), and the first example's numbers.
+ */
+import express from 'express';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import request from 'supertest';
+import { ConfigError } from '../../src/errors';
+import { createLimiter, type Limiter } from '../../src/limiter';
+import * as onExpress from '../../src/middleware/express';
+import { QUEUE_OPTION_NAMES } from '../../src/option-names';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions } from '../../src/options';
+import { DEFER_OPTION_NAMES } from '../../src/queue/defer-input';
+import { Dispatcher } from '../../src/queue/dispatcher';
+import { PermanentError } from '../../src/queue/permanent-error';
+import { Worker } from '../../src/queue/worker';
+import { MemoryStore } from '../../src/store/memory-store';
+import type { Decision } from '../../src/types';
+import { README_PATH } from './readme-blocks';
+
+const root = join(__dirname, '..', '..');
+const readme = readFileSync(README_PATH, 'utf8');
+const sorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
+const snake = (name: string): string => name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+
+/** The first column of the first table after the line that contains `marker`. */
+function tableAfter(marker: string): string[] {
+  const lines = readme.split('\n');
+  let i = lines.findIndex((l) => l.includes(marker));
+  if (i < 0) throw new Error(`README has no line with ${marker}`);
+  while (i < lines.length && !lines[i]!.startsWith('|')) i++;
+  const names: string[] = [];
+  for (i += 2; i < lines.length && lines[i]!.startsWith('|'); i++) names.push(/^\| `([^`]+)`/.exec(lines[i]!)?.[1] ?? lines[i]!);
+  return names;
+}
+
+/** The names in the first `{ a, b?, c }` on the line that contains `marker` (after it). */
+function braceAfter(marker: string): string[] {
+  const line = readme.split('\n').find((l) => l.includes(marker));
+  const rest = line?.slice(line.indexOf(marker) + marker.length) ?? '';
+  const inner = /`\{ ([^}]+) \}`/.exec(rest)?.[1];
+  if (inner === undefined) throw new Error(`README has no { … } after ${marker}`);
+  return inner.split(',').map((s) => s.trim().replace(/\?$/, ''));
+}
+
+/** The option names an entry point knows, from the message of its unknown-option error. */
+function knownOptions(call: () => unknown): string[] {
+  try {
+    call();
+  } catch (error) {
+    if (error instanceof ConfigError && error.code === 'ERR_BL_UNKNOWN_OPTION') return error.message.split('Known options: ')[1]!.split(', ');
+    throw error;
+  }
+  throw new Error('no unknown-option error');
+}
+
+describe('option tables', () => {
+  const middlewareKnown = knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never));
+  it('limiter and deferral options', () => {
+    expect(sorted(tableAfter('`createLimiter(options)`, or the same options inline'))).toEqual(sorted(LIMITER_OPTION_NAMES));
+    expect(sorted(tableAfter('Deferral options (on the limiter)'))).toEqual(sorted(DEFER_OPTION_NAMES));
+  });
+  it('middleware and its defer options', () => {
+    const ownNames = middlewareKnown.filter((n) => !LIMITER_OPTION_NAMES.includes(n) && !DEFER_OPTION_NAMES.includes(n));
+    expect(sorted(tableAfter('Middleware-only options'))).toEqual(sorted(ownNames));
+    const deferKnown = knownOptions(() => onExpress.bulkLimiter({ limit: 10, defer: { type: 't', statusUrl: String, bogus: 1 } } as never));
+    expect(sorted(tableAfter('Middleware `defer` options'))).toEqual(sorted(deferKnown));
+  });
+  it('jobStatus, Dispatcher and Worker', () => {
+    const limiter = createLimiter({ limit: 10 });
+    expect(sorted(tableAfter('`jobStatus({ limiter, group })` answers'))).toEqual(sorted(knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never))));
+    expect(sorted(tableAfter('`new Dispatcher({ limiter, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.dispatcher));
+    expect(sorted(tableAfter('`new Worker({ limiter, handlers, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.worker));
+  });
+});
+
+describe('events', () => {
+  /** The keys of `export interface <name> {…}` in a source file: the typed listener map users see. */
+  const eventsOf = (file: string, name: string): string[] => {
+    const text = readFileSync(join(root, 'src', file), 'utf8');
+    const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1] ?? '';
+    return [...body.matchAll(/^ {2}(\w+):/gm)].map((m) => m[1]!);
+  };
+  const quotedOnLine = (prefix: string): string[] => {
+    const line = readme.split('\n').find((l) => l.startsWith(prefix)) ?? '';
+    return [...line.matchAll(/`'(\w+)'`/g)].map((m) => m[1]!);
+  };
+  it.each([
+    ['Dispatcher events:', 'queue/dispatcher.ts', 'DispatcherEvents'],
+    ['Worker events:', 'queue/worker.ts', 'WorkerEvents'],
+  ])('%s as in %s', (prefix, file, name) => {
+    expect(sorted(quotedOnLine(prefix))).toEqual(sorted(eventsOf(file, name)));
+  });
+  it('the limiter\'s', () => {
+    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(sorted(eventsOf('limiter.ts', 'LimiterEvents')));
+  });
+});
+
+describe('what the code returns', () => {
+  let limiter: Limiter;
+  beforeEach(() => {
+    limiter = createLimiter({ store: new MemoryStore(), name: 'reference', limit: 2, windowMs: 60_000 });
+  });
+  afterEach(() => limiter.close());
+
+  it('Decision fields: allowed, denied and deferred', async () => {
+    const keys = new Set<string>();
+    const decisions: Decision[] = [];
+    for (let i = 0; i < 6; i++) decisions.push(await limiter.check('a', i < 4 ? {} : { defer: { type: 't' } }));
+    decisions.forEach((d) => Object.keys(d).forEach((k) => keys.add(k)));
+    expect(decisions.some((d) => d.allowed) && decisions.some((d) => d.reason === 'limit') && decisions.some((d) => d.job)).toBe(true);
+    expect(sorted(tableAfter('`check()` returns a `Decision`'))).toEqual(sorted(keys));
+  });
+
+  it('the 202 body', async () => {
+    const app = express();
+    app.post('/imports', onExpress.bulkLimiter({ limiter, defer: { type: 'import', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) => res.sendStatus(201));
+    let body: Record<string, unknown> | undefined;
+    for (let i = 0; i < 5 && body === undefined; i++) {
+      const res = await request(app).post('/imports');
+      if (res.status === 202) body = res.body as Record<string, unknown>;
+    }
+    expect(sorted(braceAfter('- **Deferred request:**'))).toEqual(sorted(Object.keys(body ?? {})));
+    expect(body).toMatchObject({ state: 'delayed', duplicate: false, runAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
+  });
+
+  it('getJob and job status fields, of a completed and a dead job', async () => {
+    const ok = await limiter.enqueue('t1', { type: 'report', payload: { n: 1 } });
+    const bad = await limiter.enqueue('t1', { type: 'report', payload: { n: -1 } });
+    const dispatcher = new Dispatcher({ limiter, pollMs: 20 }).start();
+    const worker = new Worker({
+      limiter,
+      handlers: { report: async (job) => { if ((job.payload as { n: number }).n < 0) throw new PermanentError('no'); return { rows: 1 }; } },
+    }).start();
+    const finished = async (id: string) => {
+      for (let i = 0; i < 500; i++) {
+        const state = (await limiter.getJob(id))?.state;
+        if (state === 'completed' || state === 'dead') return;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error(`job ${id} did not finish`);
+    };
+    try {
+      await finished(ok.id);
+      await finished(bad.id);
+    } finally {
+      await worker.close();
+      await dispatcher.stop();
+    }
+    const jobKeys = new Set<string>();
+    for (const id of [ok.id, bad.id]) Object.keys((await limiter.getJob(id)) ?? {}).forEach((k) => jobKeys.add(k));
+    expect(sorted(braceAfter('- **Job API:** `limiter.getJob(id)`'))).toEqual(sorted(jobKeys));
+    expect(typeof (await limiter.getJob(ok.id))?.createdAt).toBe('number');   // ms on the store clock
+
+    const app = express();
+    app.get('/jobs/:id', onExpress.jobStatus({ limiter, group: (req) => req.get('x-tenant') }));
+    const statusKeys = new Set<string>();
+    for (const id of [ok.id, bad.id]) {
+      const res = await request(app).get(`/jobs/${id}`).set('x-tenant', 't1');
+      expect(res.status).toBe(200);
+      Object.keys(res.body as object).forEach((k) => statusKeys.add(k));
+      expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);   // ISO 8601
+    }
+    expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with'))).toEqual(sorted(statusKeys));
+  });
+});
+
+describe('the one list of error and warning codes', () => {
+  const section = readme.slice(readme.indexOf('## Errors and warnings\n'), readme.indexOf('\n## ', readme.indexOf('## Errors and warnings\n') + 1));
+  const listed = new Set([...section.matchAll(/`((?:ERR|WRN)_BL_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => {
+    const path = join(dir, f);
+    return statSync(path).isDirectory() ? files(path) : [path];
+  });
+  // Codes as written in the source; a name that ends in `_` is the start of a code built from an option name.
+  const sources = [...files(join(root, 'src')).filter((f) => !f.endsWith('.generated.ts')), ...files(join(root, 'lua'))];
+  const used = new Set(sources.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:ERR|WRN)_BL_[A-Z0-9_]+/g)].map((m) => m[0]).filter((c) => !c.endsWith('_'))));
+
+  it('lists every code the source uses', () => {
+    expect(used.size).toBeGreaterThan(50);
+    expect([...used].filter((c) => !listed.has(c)).sort()).toEqual([]);
+  });
+
+  it('lists only codes the package can give: written in the source, or built from an option name', () => {
+    const limiter = createLimiter({ limit: 10 });
+    const optionNames = [
+      ...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES, ...QUEUE_OPTION_NAMES.dispatcher, ...QUEUE_OPTION_NAMES.worker,
+      ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
+      ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),
+    ];
+    const deferNames = knownOptions(() => onExpress.bulkLimiter({ limit: 10, defer: { type: 't', statusUrl: String, bogus: 1 } } as never));
+    // check() and enqueue() options give InputError ERR_BL_BAD_<NAME>.
+    const callNames = ['cost', 'weight', 'groupConcurrency', 'delayMs', 'maxAttempts'];
+    const built = new Set([
+      ...optionNames.map((n) => `ERR_BL_${snake(n)}`), ...deferNames.map((n) => `ERR_BL_DEFER_${snake(n)}`), ...callNames.map((n) => `ERR_BL_BAD_${snake(n)}`),
+    ]);
+    expect([...listed].filter((c) => !used.has(c) && !built.has(c)).sort()).toEqual([]);
+  });
+
+  it('no other section keeps its own list of codes', () => {
+    expect(readme).not.toMatch(/^Codes: /m);
+  });
+});
+
+test('the first example\'s numbers are the defaults for limit 1000 per 1000 ms, and the limiter keeps them', async () => {
+  const { spec } = resolveLimiterOptions({ limit: 1000, windowMs: 1000 });
+  const rate = spec.limit - spec.burst + 1;
+  expect(readme).toContain(`gets **${spec.burst} at once**`);
+  expect(readme).toContain(`the sustained rate of **${rate} per second**`);
+  // A lone client sending 3 a millisecond: the burst at once, then the sustained rate, and never over 1000 in 1 s.
+  let now = 1_000_000;
+  const limiter = createLimiter({ store: new MemoryStore({ clock: () => now }), limit: 1000, windowMs: 1000 });
+  const allowedAt: number[] = [];
+  const send = async (n: number) => {
+    for (let i = 0; i < n; i++) if ((await limiter.check('lone')).allowed) allowedAt.push(now);
+  };
+  await send(100);
+  expect(allowedAt.length).toBe(spec.burst);
+  for (let ms = 1; ms <= 2000; ms++) {
+    now += 1;
+    await send(3);
+  }
+  const inSecond = (from: number) => allowedAt.filter((t) => t >= from && t < from + 1000).length;
+  expect(inSecond(1_001_000)).toBeGreaterThanOrEqual(rate - 1);
+  expect(inSecond(1_001_000)).toBeLessThanOrEqual(rate + 1);
+  expect(Math.max(...allowedAt.map((t) => inSecond(t)))).toBeLessThanOrEqual(1000);
+  await limiter.close();
+});
+
+test('the per-route section\'s maxCost numbers are the defaults', () => {
+  const maxCost = (options: { limit: number; burst?: number }) => resolveLimiterOptions({ windowMs: 60_000, ...options }).maxCost;
+  expect(readme).toContain('1 for `limit: 5`, 4 for `limit: 50`');
+  expect([maxCost({ limit: 5 }), maxCost({ limit: 50 })]).toEqual([1, 4]);
+  expect(readme).toContain('the default burst of 2 (maxCost 1)');
+  expect(resolveLimiterOptions({ limit: 10 }).spec.burst).toBe(2);
+  expect(maxCost({ limit: 10 })).toBe(1);
+  expect(readme).toContain('burst: 4 });   // maxCost 3');
+  expect(maxCost({ limit: 10, burst: 4 })).toBe(3);
+});
