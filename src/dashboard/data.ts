@@ -28,7 +28,12 @@ export interface LimiterView {
   readonly name: string;
   readonly limit: number;
   readonly windowMs: number;
-  /** Requests per second the limit sustains: limit × 1000 / windowMs. */
+  readonly burst: number;
+  readonly sustained: boolean;
+  /**
+   * Requests (of cost 1) per second the limit admits under steady demand: (limit − burst + 1) × 1000 / windowMs
+   * when strict (no window ever holds more than `limit`), limit × 1000 / windowMs with `sustained: true`.
+   */
   readonly capacityPerSecond: number;
   /** The breaker is open: the store is skipped and `onStoreError` answers. */
   readonly degraded: boolean;
@@ -86,7 +91,8 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
     .map(({ busy: _busy, ...view }) => view);
   const { spec } = limiter;
   return {
-    name: limiter.name, limit: spec.limit, windowMs: spec.windowMs, capacityPerSecond: (spec.limit * 1000) / spec.windowMs,
+    name: limiter.name, limit: spec.limit, windowMs: spec.windowMs, burst: spec.burst, sustained: spec.sustained,
+    capacityPerSecond: ((spec.sustained ? spec.limit : spec.limit - spec.burst + 1) * 1000) / spec.windowMs,
     degraded: traffic.degraded, traffic: all, other, groups: shown, jobs,
     dead: dead === null ? null : dead.map((j) => ({
       id: j.id, type: j.type, group: j.group, attempts: j.attempts,

@@ -34,6 +34,7 @@ export const PAGE_SCRIPT = `
   }
   function fmt(n) {
     if (n === null || n === undefined) return '–';
+    if (n > 0 && n < 1) return String(Number(n.toPrecision(2)));
     var r = Math.round(n * 10) / 10;
     return r.toLocaleString('en-US', { maximumFractionDigits: 1 });
   }
@@ -55,7 +56,8 @@ export const PAGE_SCRIPT = `
     var n = series[keys[0]].length;
     var max = opts.limit || 0;
     keys.forEach(function (k) { series[k].forEach(function (v) { if (v > max) max = v; }); });
-    max = max > 0 ? max * 1.12 : 1;
+    // Headroom above the limit line for its label.
+    max = max > 0 ? max * (opts.limit ? 1.3 : 1.12) : 1;
     var x = function (i) { return (i / Math.max(1, n - 1)) * width; };
     var y = function (v) { return height - 2 - (v / max) * (height - 6); };
     svg.appendChild(s('line', { class: 'base', x1: 0, x2: width, y1: height - 1.5, y2: height - 1.5 }));
@@ -67,7 +69,7 @@ export const PAGE_SCRIPT = `
     }
     if (opts.limit) {
       svg.appendChild(s('line', { class: 'limit-line', x1: 0, x2: width, y1: y(opts.limit), y2: y(opts.limit) }));
-      var label = s('text', { class: 'limit-text', x: 4, y: Math.max(10, y(opts.limit) - 3) });
+      var label = s('text', { class: 'limit-text', x: width - 4, y: y(opts.limit) - 4, 'text-anchor': 'end' });
       label.textContent = opts.limitLabel;
       svg.appendChild(label);
     }
@@ -90,12 +92,14 @@ export const PAGE_SCRIPT = `
     var admittedRecent = total(t.allowed.slice(-1 - seconds, -1)) / seconds;
     var util = l.capacityPerSecond > 0 ? admittedRecent / l.capacityPerSecond : 0;
     var perWindow = l.windowMs === 1000 ? l.limit + '/s' : l.limit + ' per ' + fmt(l.windowMs / 1000) + ' s';
+    var capacity = fmt(l.capacityPerSecond) + '/s';
     var head = h('h2', {}, ['limiter ', h('span', { class: 'c-limiter' }, [l.name]),
-      h('span', { class: 'meta' }, ['limit ' + perWindow + ' · ' + l.groups.length + ' busy tenant' + (l.groups.length === 1 ? '' : 's')]),
+      h('span', { class: 'meta' }, ['limit ' + perWindow + ' · burst ' + l.burst + ' · ' + (l.sustained ? 'sustained' : 'strict') + ' capacity ' + capacity +
+        ' · ' + l.groups.length + ' busy tenant' + (l.groups.length === 1 ? '' : 's')]),
       l.degraded ? h('span', { class: 'badge bad' }, ['store down: the outage policy answers']) : null]);
-    var limitLabel = l.windowMs === 1000 ? 'limit ' + fmt(l.capacityPerSecond) + '/s' : 'sustained ' + fmt(l.capacityPerSecond) + '/s';
+    var limitLabel = 'capacity ' + capacity;
     var cards = h('div', { class: 'cards' }, [
-      card('c-util', 'Utilisation', pct(util), fmt(admittedRecent) + ' admitted/s of ' + fmt(l.capacityPerSecond) + '/s' + (seconds > 1 ? ' (last ' + seconds + ' s)' : ''),
+      card('c-util', 'Utilisation', pct(util), fmt(admittedRecent) + ' admitted/s of ' + capacity + (seconds > 1 ? ' (last ' + seconds + ' s)' : ''),
         chart(t, ['allowed'], 260, 64, { area: true, limit: l.capacityPerSecond, limitLabel: limitLabel })),
       card('allowed', 'Admitted /s', fmt(lastSecond(t.allowed)), fmt(total(t.allowed)) + ' in the last minute', chart(t, ['allowed'], 260, 40)),
       card('denied', 'Denied /s', fmt(lastSecond(t.denied)), fmt(total(t.denied)) + ' in the last minute', chart(t, ['denied'], 260, 40)),
@@ -112,9 +116,9 @@ export const PAGE_SCRIPT = `
     var allowedRecent = total(l.traffic.allowed.slice(-SHARE_SECONDS));
     var head = h('tr', {}, [h('th', {}, ['tenant']), h('th', {}, ['plan']),
       h('th', { class: 'num' }, ['admitted/s']), h('th', { class: 'num' }, ['denied/s']), h('th', { class: 'num' }, ['deferred/s']),
-      h('th', { class: 'num' }, ['last minute: admitted · denied · deferred']),
-      h('th', {}, ['share of admitted (last ' + SHARE_SECONDS + ' s) vs fair share']),
-      h('th', { class: 'num' }, ['jobs waiting · running']), h('th', {}, ['last minute'])]);
+      h('th', { class: 'num', title: 'admitted · denied · deferred in the last 60 s' }, ['last 60 s']),
+      h('th', { title: 'share of all admissions in the last ' + SHARE_SECONDS + ' s; the mark is the fair share the store guarantees (weight / Σ weights of active tenants)' }, ['share (' + SHARE_SECONDS + ' s) vs fair share']),
+      h('th', { class: 'num', title: 'jobs waiting · running' }, ['jobs']), h('th', {}, ['last 60 s'])]);
     var rows = l.groups.map(function (g) {
       var t = g.traffic;
       var share = allowedRecent > 0 ? total(t.allowed.slice(-SHARE_SECONDS)) / allowedRecent : 0;
@@ -127,9 +131,10 @@ export const PAGE_SCRIPT = `
         mark.style.left = 'calc(' + (fair * 100).toFixed(1) + '% - 1px)';
         bar.appendChild(mark);
       }
-      var shareText = pct(share) + (fair === null ? '' : ' · fair ' + pct(fair) + ' (' + g.guaranteed + ' per window)');
+      var shareText = pct(share) + (fair === null ? '' : ' · fair ' + pct(fair));
+      var shareTitle = fair === null ? 'no store decision yet' : 'the store guarantees ' + g.guaranteed + ' of ' + l.limit + ' per window';
       return h('tr', { 'data-group': g.group }, [
-        h('td', { class: 'c-group' }, [g.group]),
+        h('td', { class: 'c-group', title: g.group }, [g.group]),
         h('td', { class: 'c-plan muted' }, [g.plan === undefined ? '–' : g.plan]),
         h('td', { class: 'num allowed c-rate-allowed' }, [fmt(lastSecond(t.allowed))]),
         h('td', { class: 'num denied c-rate-denied' }, [fmt(lastSecond(t.denied))]),
@@ -137,7 +142,7 @@ export const PAGE_SCRIPT = `
         h('td', { class: 'num' }, [h('span', { class: 'allowed c-total-allowed' }, [fmt(total(t.allowed))]), ' · ',
           h('span', { class: 'denied c-total-denied' }, [fmt(total(t.denied))]), ' · ',
           h('span', { class: 'deferred c-total-deferred' }, [fmt(total(t.deferred))])]),
-        h('td', { class: 'c-share' }, [h('div', { class: 'share' }, [bar, h('span', { class: 'txt' }, [shareText])])]),
+        h('td', { class: 'c-share', title: shareTitle }, [h('div', { class: 'share' }, [bar, h('span', { class: 'txt' }, [shareText])])]),
         h('td', { class: 'num c-jobs' }, [g.jobs === null ? '–' : g.jobs.waiting + ' · ' + g.jobs.active]),
         h('td', { class: 'c-spark' }, [chart(t, OUTCOMES, 160, 28)]),
       ]);
@@ -151,7 +156,7 @@ export const PAGE_SCRIPT = `
         h('td', { class: 'num' }, [fmt(total(o.allowed)) + ' · ' + fmt(total(o.denied)) + ' · ' + fmt(total(o.deferred))]),
         h('td', {}, []), h('td', {}, []), h('td', { class: 'c-spark' }, [chart(o, OUTCOMES, 160, 28)])]));
     }
-    return h('table', { class: 'tenants' }, [h('thead', {}, [head]), h('tbody', {}, rows)]);
+    return h('div', { class: 'scroll' }, [h('table', { class: 'tenants' }, [h('thead', {}, [head]), h('tbody', {}, rows)])]);
   }
 
   function queueStates(l) {
@@ -171,11 +176,11 @@ export const PAGE_SCRIPT = `
       var actions = canAct ? h('td', {}, [
         button('Retry', '', function () { act('retry', l.name, j.id); }),
         ' ', button('Remove', 'danger', function () { act('remove', l.name, j.id); })]) : null;
-      return h('tr', { 'data-job': j.id }, [h('td', { class: 'c-id' }, [j.id]), h('td', { class: 'c-group' }, [j.group]), h('td', {}, [j.type]),
+      return h('tr', { 'data-job': j.id }, [h('td', { class: 'c-id' }, [j.id]), h('td', { class: 'c-group', title: j.group }, [j.group]), h('td', {}, [j.type]),
         h('td', { class: 'num' }, [j.attempts]), h('td', { class: 'c-reason' }, [j.error === undefined ? '–' : j.error]),
         h('td', { class: 'muted' }, [j.diedAt === undefined ? '–' : ago(data.now - j.diedAt)]), actions]);
     });
-    return h('table', { class: 'dead' }, [h('thead', {}, [head]), h('tbody', {}, rows)]);
+    return h('div', { class: 'scroll' }, [h('table', { class: 'dead' }, [h('thead', {}, [head]), h('tbody', {}, rows)])]);
   }
 
   function button(label, cls, onClick) {

@@ -25,7 +25,7 @@ section.limiter { margin-bottom: 32px; }
 .card .big { font-size: 28px; font-weight: 650; font-variant-numeric: tabular-nums; margin: 2px 0; }
 .card .sub { color: var(--muted); font-size: 12px; }
 .allowed { color: var(--allowed); } .denied { color: var(--denied); } .deferred { color: var(--deferred); }
-svg { display: block; width: 100%; }
+svg { display: block; width: 100%; overflow: visible; }
 svg .l-allowed { stroke: var(--allowed); } svg .l-denied { stroke: var(--denied); } svg .l-deferred { stroke: var(--deferred); }
 svg polyline { fill: none; stroke-width: 1.6; stroke-linejoin: round; }
 svg .a-allowed { fill: var(--allowed); opacity: .14; stroke: none; }
@@ -36,11 +36,14 @@ table { width: 100%; border-collapse: collapse; background: var(--card); border:
 th, td { padding: 7px 10px; text-align: left; border-bottom: 1px solid var(--line); vertical-align: middle; }
 th { font-size: 12px; color: var(--muted); font-weight: 600; background: var(--bg); }
 tr:last-child td { border-bottom: none; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.c-group, td.c-id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; max-width: 260px; overflow-wrap: anywhere; }
-td.c-spark { width: 170px; }
-.share { display: flex; align-items: center; gap: 8px; min-width: 180px; }
-.bar { position: relative; flex: 1; height: 8px; background: var(--line); border-radius: 4px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { white-space: nowrap; }
+td.c-group, td.c-id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; max-width: 220px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+td.c-plan { white-space: nowrap; }
+td.c-spark { width: 170px; min-width: 130px; }
+.scroll { overflow-x: auto; border-radius: 10px; }
+.share { display: flex; align-items: center; gap: 8px; min-width: 220px; }
+.bar { position: relative; flex: 1; min-width: 90px; height: 8px; background: var(--line); border-radius: 4px; }
 .bar .fill { position: absolute; left: 0; top: 0; bottom: 0; background: var(--allowed); border-radius: 4px; }
 .bar .fair { position: absolute; top: -3px; bottom: -3px; width: 2px; background: var(--fg); }
 .share .txt { font-variant-numeric: tabular-nums; font-size: 12px; white-space: nowrap; }

@@ -58,7 +58,8 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     const data = res.body as DashboardData;
     expect(data.actions).toBe('none');
     const [view] = data.limiters;
-    expect(view).toMatchObject({ name: limiter.name, limit: 6, windowMs: 60_000, capacityPerSecond: 0.1, degraded: false });
+    // Strict: (limit − burst + 1) per window.
+    expect(view).toMatchObject({ name: limiter.name, limit: 6, windowMs: 60_000, burst: 6, sustained: false, capacityPerSecond: 1 / 60, degraded: false });
     const byGroup = Object.fromEntries(view!.groups.map((g) => [g.group, g]));
     expect(Object.keys(byGroup).sort()).toEqual(['acme', 'bulkbot', 'importer']);
     for (const tenant of ['acme', 'bulkbot', 'importer'] as const) {
