@@ -3,6 +3,7 @@
  * a known sequence of requests, dead-letter actions only when authorize allows (checked by the POST itself),
  * option errors at construction, and a bounded count of groups however many ids arrive.
  */
+import Koa from 'koa';
 import request from 'supertest';
 import { ConfigError } from '../../src/errors';
 import { createLimiter, type Limiter } from '../../src/limiter';
@@ -136,6 +137,12 @@ describe('dashboard options', () => {
       expect(() => make(options as never)).toThrow(ConfigError);
       expect(() => make(options as never)).toThrow(expect.objectContaining({ code }));
     }
+  });
+  test("Koa's path defaults to /dashboard", async () => {
+    const app = new Koa();
+    app.use(onKoa.dashboard({ limiters: [limiter] }));
+    expect((await request(app.callback()).get('/dashboard')).status).toBe(200);
+    expect((await request(app.callback()).get('/')).status).toBe(404);
   });
   test("Koa's path must start with '/'; Express refuses a path (its mount is the path)", () => {
     expect(() => onKoa.dashboard({ limiters: [limiter], path: 'dashboard' })).toThrow(expect.objectContaining({ code: 'ERR_BL_PATH' }));

@@ -71,14 +71,14 @@ describe('the dashboard page in headless Chromium', () => {
     tally(tenant, res.status);
   };
 
-  /** Every 100 ms: acme 2 requests, bulkbot 6 (it floods), importer 1 import every other tick, the hostile id now and then. */
+  /** Every 100 ms: acme 2 requests, bulkbot 6 (it floods), importer a burst of 12 imports each second, the hostile id now and then. */
   async function load(ms: number): Promise<void> {
     const end = Date.now() + ms;
     for (let tick = 0; Date.now() < end; tick++) {
       const next = Date.now() + 100;
       const batch: Array<Promise<void>> = [send('acme', '/api/export'), send('acme', '/api/export')];
       for (let i = 0; i < 6; i++) batch.push(send('bulkbot', '/api/export'));
-      if (tick % 2 === 0) batch.push(send('importer', '/api/imports'));
+      if (tick % 10 === 0) for (let i = 0; i < 12; i++) batch.push(send('importer', '/api/imports'));
       if (tick % 5 === 0) batch.push(send(HOSTILE, '/api/export'));
       await Promise.all(batch);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
@@ -143,6 +143,12 @@ describe('the dashboard page in headless Chromium', () => {
     const shot = join(mkdtempSync(join(tmpdir(), 'bulk-limiter-dashboard-')), 'dashboard.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(10_000);
+    // Light or dark, as the system asks.
+    const background = () => page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
+    await page.emulateMedia({ colorScheme: 'light' });
+    const light = await background();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await background()).not.toBe(light);
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
