@@ -53,8 +53,10 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     expect(seen.bulkbot[1]! + seen.importer[1]!).toBeGreaterThan(0);
     expect(seen.importer[2]).toBeGreaterThan(0);
 
+    const listDead = jest.spyOn(limiter, 'listDead');
     const res = await request(app).get('/dashboard/data');
     expect(res.status).toBe(200);
+    expect(listDead).toHaveBeenCalledWith(0, 20); // the 20 newest dead letters
     expect(res.headers['cache-control']).toBe('no-store');
     const data = res.body as DashboardData;
     expect(data.actions).toBe('none');
@@ -126,6 +128,7 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
 describe('dashboard options', () => {
   const limiter = newLimiter();
   test.each([
+    ['options that are not an object', null, 'ERR_BL_OPTIONS'],
     ['an unknown option', { limiters: [limiter], authorise: () => true }, 'ERR_BL_UNKNOWN_OPTION'],
     ['no limiters', { limiters: [] }, 'ERR_BL_LIMITERS'],
     ['a limiter twice', { limiters: [limiter, limiter] }, 'ERR_BL_LIMITERS'],
