@@ -13,7 +13,7 @@ import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
 export type { DashboardOptions } from '../dashboard/handler';
-export type { DashboardData } from '../dashboard/data';
+export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';
 
 export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandler {
   const runner = createRunner<Request>(options, { clientIp: (req) => req.ip, header: (req, name) => req.get(name) });

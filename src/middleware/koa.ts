@@ -14,7 +14,7 @@ import { ConfigError, describeValue } from '../errors';
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
 export type { DashboardOptions } from '../dashboard/handler';
-export type { DashboardData } from '../dashboard/data';
+export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';
 
 /** Koa has no mount paths: the dashboard answers under `path`. */
 export interface KoaDashboardOptions extends DashboardOptions<Context> {
