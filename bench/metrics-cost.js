@@ -1,7 +1,8 @@
 'use strict';
 /**
  * What counting costs on the hot path: `limiter.check()` on the MemoryStore (the cheapest check there is, so
- * any added cost shows most) with nobody observing, and with `registerMetrics` counting every decision.
+ * any added cost shows most) with nobody observing, with `registerMetrics` counting every decision, and with
+ * the dashboard (`dashboard({ limiters })`) counting them per second.
  * `BENCH_BASELINE=/path/to/dist/index.js` adds a build without the observation hook, for comparison.
  * Sequential awaits, 200 000 checks per round over 1 000 groups, interleaved rounds, best round kept.
  * `--redis`: the same on a RedisStore (256 checks in flight, as in the admission section), fewer checks.
@@ -13,6 +14,7 @@ const { Registry } = require('prom-client');
 
 const core = require(path.join(__dirname, '..', 'dist', 'index.js'));
 const { registerMetrics } = require(path.join(__dirname, '..', 'dist', 'prometheus.js'));
+const { dashboard } = require(path.join(__dirname, '..', 'dist', 'middleware', 'express.js'));
 const { startRedis } = require('./lib/redis');
 
 const onRedis = process.argv.includes('--redis');
@@ -25,7 +27,8 @@ let redis;
 function subject(lib, label, withMetrics) {
   const store = redis ? new lib.RedisStore({ client: redis.client(), prefix: `cost${label.length}${withMetrics}` }) : new lib.MemoryStore();
   const limiter = lib.createLimiter({ store, name: 'cost', limit: 1_000_000_000, windowMs: 600_000, maxGroups: 10_000 });
-  if (withMetrics) registerMetrics({ registry: new Registry(), limiters: [limiter] });
+  if (withMetrics === 'dashboard') dashboard({ limiters: [limiter] });
+  else if (withMetrics) registerMetrics({ registry: new Registry(), limiters: [limiter] });
   return { label, limiter };
 }
 
@@ -42,7 +45,10 @@ async function round(limiter) {
 
 async function main() {
   if (onRedis) redis = await startRedis();
-  const subjects = [subject(core, 'check(), nobody observing', false), subject(core, 'check(), registerMetrics counting', true)];
+  const subjects = [
+    subject(core, 'check(), nobody observing', false), subject(core, 'check(), registerMetrics counting', true),
+    subject(core, 'check(), dashboard counting', 'dashboard'),
+  ];
   if (process.env.BENCH_BASELINE) subjects.push(subject(require(process.env.BENCH_BASELINE), 'check(), build without the hook (baseline)', false));
   const best = subjects.map(() => Infinity);
   for (const s of subjects) await round(s.limiter); // warm-up

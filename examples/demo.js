@@ -33,6 +33,7 @@ async function main(argv) {
     baseline: new Recorder({ tenants, startMs }),
   };
   const { systems, storeKind, close } = await startSystems({ limit: options.limit, windowMs: WINDOW_MS, recorders });
+  for (const s of systems) if (s.dashboardUrl) console.log(`${s.title} dashboard (live while the demo runs): ${s.dashboardUrl}`);
   const plan = buildPlan({ tenants, durationMs, seed: options.seed, startEpochMs: startMs });
   const view = new LiveView({ systems, tenants, durationMs, limit: options.limit, storeKind, tty: Boolean(process.stdout.isTTY) && !options.plain });
 

@@ -1,9 +1,10 @@
 'use strict';
 /**
  * What both example apps mount for operations: Prometheus metrics (`bulk-limiter/prometheus` on a prom-client
- * Registry; prom-client is an optional peer dependency, so without it /metrics answers 501) and a health
- * answer from `limiter.health()` (503 when the store is down).
+ * Registry; prom-client is an optional peer dependency, so without it /metrics answers 501), a health
+ * answer from `limiter.health()` (503 when the store is down) and the options of the live dashboard.
  */
+const { timingSafeEqual } = require('node:crypto');
 function loadPrometheus() {
   try {
     return { Registry: require('prom-client').Registry, registerMetrics: require('bulk-limiter/prometheus').registerMetrics };
@@ -36,6 +37,24 @@ async function healthAnswer(limiter) {
   return { status: health.status === 'down' ? 503 : 200, body: health };
 }
 
+/**
+ * The dashboard's options: tenants shown with their plan; dead-letter retry / remove only for a request that
+ * carries `Authorization: Bearer $DASHBOARD_TOKEN` (the page asks for the token); read-only when the variable is
+ * unset. `header(ctx, name)` reads a request header (Express `req.get`, Koa `ctx.get`). Null for a limiter that
+ * is not bulk-limiter's (the demo's baseline).
+ */
+function dashboardOptions(limiter, plans, header, token = process.env.DASHBOARD_TOKEN) {
+  if (typeof limiter.observe !== 'function') return null;
+  const plan = (tenant) => (plans[tenant] === undefined ? undefined : `weight ${plans[tenant]}`);
+  if (!token) return { limiters: [limiter], plan };
+  const expected = Buffer.from(`Bearer ${token}`);
+  const authorize = (ctx) => {
+    const given = Buffer.from(header(ctx, 'authorization') || '');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  return { limiters: [limiter], plan, authorize };
+}
+
 const NO_METRICS = { status: 501, type: 'text/plain', body: 'metrics need prom-client: npm install prom-client\n' };
 
-module.exports = { createMetrics, healthAnswer, NO_METRICS };
+module.exports = { createMetrics, healthAnswer, dashboardOptions, NO_METRICS };

@@ -9,12 +9,11 @@ import type { Metric, Registry } from 'prom-client';
 import { ConfigError, describeValue } from './errors';
 import type { Limiter } from './limiter';
 import { Collector, HistogramCounts, type Sample } from './metrics/collector';
-import { TopGroups, type OutcomeIndex } from './metrics/top-groups';
+import { TopGroups, outcomeOf } from './metrics/top-groups';
 import { withTimeout } from './outage';
 import type { Dispatcher } from './queue/dispatcher';
 import type { JobCounts } from './queue/types';
 import type { Worker, WorkerJob } from './queue/worker';
-import type { Decision } from './types';
 
 export { OTHER_GROUP } from './metrics/top-groups';
 
@@ -65,8 +64,6 @@ interface JobTotals {
   lastMoveAt: number;
   hasDispatcher: boolean;
 }
-
-const outcomeOf = (d: Decision): OutcomeIndex => (d.allowed ? 0 : d.job === undefined ? 1 : 2);
 
 export function registerMetrics(options: MetricsOptions): Metrics {
   const { registry, limiters, workers = [], dispatchers = [], topGroups } = validate(options);

@@ -8,12 +8,13 @@
  *   GET  /jobs/:id          status of a deferred import
  *   GET  /metrics           Prometheus metrics (../operations.js)
  *   GET  /health            the limiter's store: up, degraded or down
+ *   GET  /dashboard         the live dashboard (read-only; retry / remove dead jobs with DASHBOARD_TOKEN set)
  * The same app, in Koa: ../koa/app.js.
  */
 const express = require('express');
 const bulk = require('bulk-limiter');
 const bulkExpress = require('bulk-limiter/express');
-const { createMetrics, healthAnswer, NO_METRICS } = require('../operations');
+const { createMetrics, healthAnswer, dashboardOptions, NO_METRICS } = require('../operations');
 
 /** Weight per tenant: a paying tenant gets three times the share of everyone else. */
 const PLANS = { acme: 3 };
@@ -88,7 +89,10 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
     const { status, body } = await healthAnswer(limiter);
     res.status(status).json(body);
   });
+  const dashboard = typeof bulkExpress.dashboard === 'function' ? dashboardOptions(limiter, plans, (req, name) => req.get(name)) : null;
+  if (dashboard) app.use('/dashboard', bulkExpress.dashboard(dashboard));
   app.locals.limiter = limiter;
+  app.locals.hasDashboard = dashboard !== null;
   app.locals.metrics = metrics;
   return app;
 }

@@ -7,13 +7,14 @@
  *   GET  /jobs/:id          status of a deferred import
  *   GET  /metrics           Prometheus metrics (../operations.js)
  *   GET  /health            the limiter's store: up, degraded or down
+ *   GET  /dashboard         the live dashboard (read-only; retry / remove dead jobs with DASHBOARD_TOKEN set)
  */
 const Koa = require('koa');
 const Router = require('@koa/router');
 const bulk = require('bulk-limiter');
 const bulkKoa = require('bulk-limiter/koa');
 const { createJobHandlers, PLANS } = require('../express/app');
-const { createMetrics, healthAnswer, NO_METRICS } = require('../operations');
+const { createMetrics, healthAnswer, dashboardOptions, NO_METRICS } = require('../operations');
 
 const WORK_MS = 5;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,6 +83,8 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
   });
 
   const app = new Koa();
+  const dashboard = typeof bulkKoa.dashboard === 'function' ? dashboardOptions(limiter, plans, (ctx, name) => ctx.get(name)) : null;
+  if (dashboard) app.use(bulkKoa.dashboard({ ...dashboard, path: '/dashboard' }));
   app.use(router.routes()).use(router.allowedMethods());
   app.context.limiter = limiter;
   app.context.metrics = metrics;

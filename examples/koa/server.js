@@ -13,6 +13,7 @@ const workers = process.env.INLINE_WORKER === '0' ? null : startWorkers({ limite
 const server = app.listen(port, () => {
   console.log(`bulk-limiter Koa example on http://localhost:${port} (${kind} store${workers ? ', in-process worker' : ''})`);
   console.log(`try: curl -i -H 'X-Tenant: acme' http://localhost:${port}/api/reports/1`);
+  console.log(`dashboard: http://localhost:${port}/dashboard${process.env.DASHBOARD_TOKEN ? ' (dead-letter actions unlocked by DASHBOARD_TOKEN)' : ' (read-only; set DASHBOARD_TOKEN for dead-letter actions)'}`);
 });
 
 const shutdown = async () => {

@@ -8,9 +8,12 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
+import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
+export type { DashboardOptions } from '../dashboard/handler';
+export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';
 
 export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandler {
   const runner = createRunner<Request>(options, { clientIp: (req) => req.ip, header: (req, name) => req.get(name) });
@@ -51,6 +54,28 @@ export function jobStatus(options: JobStatusOptions<Request>): RequestHandler {
       const answer = await read(req);
       if (answer.status === 200) res.json(answer.body);
       else res.status(answer.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE).end(JSON.stringify(answer.problem));
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/**
+ * The live dashboard page and its JSON, on a mount path: `app.use('/dashboard', dashboard({ limiters }))`.
+ * Dead-letter actions answer 403 unless `authorize(req)` resolves to true.
+ */
+export function dashboard(options: DashboardOptions<Request>): RequestHandler {
+  const handle = createDashboard<Request>(options);
+  return async function dashboardHandler(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const query = req.originalUrl.indexOf('?');
+      const answer = await handle(req, {
+        method: req.method, path: req.path, search: query < 0 ? '' : req.originalUrl.slice(query + 1), header: (name) => req.get(name),
+      });
+      if (answer === undefined) return next();
+      res.status(answer.status);
+      setHeaders(res, answer.headers);
+      res.end(req.method === 'HEAD' ? undefined : answer.body);
     } catch (error) {
       next(error);
     }

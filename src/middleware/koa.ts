@@ -8,9 +8,19 @@
 import type { Context, Middleware, Next } from 'koa';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
+import { createDashboard, type DashboardOptions } from '../dashboard/handler';
+import { ConfigError, describeValue } from '../errors';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
+export type { DashboardOptions } from '../dashboard/handler';
+export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';
+
+/** Koa has no mount paths: the dashboard answers under `path`. */
+export interface KoaDashboardOptions extends DashboardOptions<Context> {
+  /** Where the page lives; everything else passes through. @defaultValue `'/dashboard'` */
+  readonly path?: string;
+}
 
 export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
   const runner = createRunner<Context>(options, { clientIp: (ctx) => ctx.ip, header: (ctx, name) => ctx.get(name) || undefined });
@@ -61,6 +71,27 @@ export function jobStatus(options: JobStatusOptions<Context>): Middleware {
       ctx.type = PROBLEM_CONTENT_TYPE;
       ctx.body = JSON.stringify(answer.problem);
     }
+  };
+}
+
+/**
+ * The live dashboard page and its JSON under `path`: `app.use(dashboard({ limiters, path: '/dashboard' }))`.
+ * Dead-letter actions answer 403 unless `authorize(ctx)` resolves to true.
+ */
+export function dashboard(options: KoaDashboardOptions): Middleware {
+  const { path: mount = '/dashboard', ...rest } = options ?? ({} as KoaDashboardOptions);
+  if (typeof mount !== 'string' || !mount.startsWith('/')) {
+    throw new ConfigError('ERR_BL_PATH', `Expected \`path\` to be a path starting with '/', got ${describeValue(mount)}`);
+  }
+  const prefix = mount.replace(/\/+$/, '');
+  const handle = createDashboard<Context>(options === null || typeof options !== 'object' ? options : rest, ['path']);
+  return async function dashboardMiddleware(ctx: Context, next: Next): Promise<void> {
+    const path = ctx.path === prefix ? '/' : ctx.path.startsWith(`${prefix}/`) ? ctx.path.slice(prefix.length) : undefined;
+    const answer = path === undefined ? undefined : await handle(ctx, { method: ctx.method, path, search: ctx.querystring, header: (name) => ctx.get(name) || undefined });
+    if (answer === undefined) return next();
+    ctx.status = answer.status;
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
   };
 }
 

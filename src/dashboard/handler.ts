@@ -1,0 +1,117 @@
+/**
+ * `dashboard({ limiters, authorize })`, shared by both adapters, which only translate a request in and an
+ * answer out. Routes under the mount:
+ *   GET  /                    the page (./page.ts): one self-contained HTML string
+ *   GET  /data                the JSON it polls (./data.ts)
+ *   POST /dead/retry?limiter=<name>&id=<id>   and   POST /dead/remove?…   dead-letter actions
+ * The actions are checked here, on every call, against `authorize` (403 without it or when it says no) and
+ * need an `X-Requested-With` header, which a cross-site form cannot send. Anything else is the app's (next()).
+ */
+import { ConfigError, describeValue } from '../errors';
+import type { Limiter } from '../limiter';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
+import { readLimiter, type ActionsState, type DashboardData } from './data';
+import { PAGE_HEADERS, PAGE_HTML } from './page';
+import { LimiterTraffic } from './traffic';
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface DashboardOptions<Ctx> {
+  /** The limiters to show (names must differ). */
+  readonly limiters: readonly Limiter[];
+  /**
+   * Whether this request may retry and remove dead letters (`true` only). Without it the page is read-only.
+   * Reading the page is not checked: put your own access control in front of the mount.
+   */
+  readonly authorize?: (ctx: Ctx) => MaybePromise<boolean>;
+  /** A group's plan or tier, shown next to it (e.g. `(g) => plans[g]`); its weight is what the store is told. */
+  readonly plan?: (group: string) => string | number | undefined | null;
+  /** Busiest groups shown per limiter, 1 … 100 (the rest are counted together). @defaultValue `10` */
+  readonly topGroups?: number;
+}
+
+/** A request as the adapters see it; `path` is relative to the mount ('/' for the page). */
+export interface DashboardRequest {
+  readonly method: string;
+  readonly path: string;
+  /** The query string, without '?'. */
+  readonly search: string;
+  header(name: string): string | undefined;
+}
+
+export interface DashboardAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export type DashboardHandler<Ctx> = (ctx: Ctx, req: DashboardRequest) => Promise<DashboardAnswer | undefined>;
+
+const OPTIONS: OptionNames<DashboardOptions<unknown>> = { limiters: true, authorize: true, plan: true, topGroups: true };
+export const DASHBOARD_OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
+const MAX_PLAN_LENGTH = 40;
+
+export function createDashboard<Ctx>(options: DashboardOptions<Ctx>, extraNames: readonly string[] = []): DashboardHandler<Ctx> {
+  const { limiters, authorize, plan, topGroups } = validate(options, extraNames);
+  const traffic = limiters.map((limiter) => new LimiterTraffic(limiter, topGroups));
+  const planOf = plan === undefined ? undefined : (group: string): string | undefined => {
+    const label = plan(group);
+    return label === undefined || label === null ? undefined : String(label).slice(0, MAX_PLAN_LENGTH);
+  };
+  const actionsFor = async (ctx: Ctx): Promise<ActionsState> => {
+    if (authorize === undefined) return 'none';
+    return (await authorize(ctx)) === true ? 'allowed' : 'locked';
+  };
+
+  return async (ctx, req) => {
+    const path = req.path === '' ? '/' : req.path;
+    const method = req.method.toUpperCase();
+    if ((method === 'GET' || method === 'HEAD') && path === '/') return { status: 200, headers: PAGE_HEADERS, body: PAGE_HTML };
+    if ((method === 'GET' || method === 'HEAD') && path === '/data') {
+      const data: DashboardData = {
+        now: Date.now(), actions: await actionsFor(ctx), limiters: await Promise.all(traffic.map((t) => readLimiter(t, planOf))),
+      };
+      return json(200, data);
+    }
+    if (path !== '/dead/retry' && path !== '/dead/remove') return undefined;
+    if (method !== 'POST') return { ...json(405, { error: 'Use POST' }), headers: { ...JSON_HEADERS, Allow: 'POST' } };
+    if ((await actionsFor(ctx)) !== 'allowed') return json(403, { error: 'Not authorized to change dead letters' });
+    if (req.header('x-requested-with') === undefined) return json(403, { error: 'Missing the X-Requested-With header' });
+    const query = new URLSearchParams(req.search);
+    const limiter = limiters.find((l) => l.name === query.get('limiter'));
+    if (limiter === undefined) return json(404, { error: 'No such limiter' });
+    const id = query.get('id');
+    if (id === null || id === '') return json(400, { error: 'Missing the job id (?id=)' });
+    const done = path === '/dead/retry' ? await limiter.retryDead(id) : await limiter.removeDead(id);
+    return done ? json(200, { ok: true }) : json(404, { error: 'No such dead job' });
+  };
+}
+
+function json(status: number, body: unknown): DashboardAnswer {
+  return { status, headers: JSON_HEADERS, body: JSON.stringify(body) };
+}
+
+function validate<Ctx>(options: DashboardOptions<Ctx>, extraNames: readonly string[]) {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
+  }
+  refuseUnknownOptions(options, [...DASHBOARD_OPTION_NAMES, ...extraNames], 'dashboard()');
+  const { limiters, authorize, plan, topGroups = 10 } = options;
+  const isLimiter = (l: unknown): l is Limiter => typeof (l as Limiter | undefined)?.observe === 'function';
+  if (!Array.isArray(limiters) || limiters.length === 0 || !limiters.every(isLimiter)) {
+    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to be a non-empty array of limiters from createLimiter, got ${describeValue(limiters)}`);
+  }
+  const names = limiters.map((l) => l.name);
+  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  if (repeated !== undefined) throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names, got "${repeated}" twice`);
+  for (const [name, value] of [['authorize', authorize], ['plan', plan]] as const) {
+    if (value !== undefined && typeof value !== 'function') {
+      throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
+    }
+  }
+  if (!Number.isInteger(topGroups) || topGroups < 1 || topGroups > 100) {
+    throw new ConfigError('ERR_BL_TOP_GROUPS', `Expected \`topGroups\` to be an integer from 1 to 100, got ${describeValue(topGroups)}`);
+  }
+  return { limiters, authorize, plan, topGroups };
+}

@@ -1,0 +1,186 @@
+/**
+ * dashboard({ limiters, authorize }) through Express, Koa and Koa + @koa/router: the page and its JSON after
+ * a known sequence of requests, dead-letter actions only when authorize allows (checked by the POST itself),
+ * option errors at construction, and a bounded count of groups however many ids arrive.
+ */
+import Koa from 'koa';
+import request from 'supertest';
+import { ConfigError } from '../../src/errors';
+import { createLimiter, type Limiter } from '../../src/limiter';
+import { LimiterTraffic } from '../../src/dashboard/traffic';
+import type { DashboardData, GroupView } from '../../src/dashboard/data';
+import * as onExpress from '../../src/middleware/express';
+import * as onKoa from '../../src/middleware/koa';
+import { MemoryStore } from '../../src/store/memory-store';
+import type { LimiterObserver } from '../../src/limiter';
+import { deadJob, mounts } from './fixtures';
+
+let seq = 0;
+const newLimiter = (over: object = {}): Limiter =>
+  createLimiter({ store: new MemoryStore(), name: `dash-${++seq}`, limit: 6, burst: 6, reserve: 1, windowMs: 60_000, ...over });
+const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
+const totals = (g: Pick<GroupView, 'traffic'>) => ({ allowed: sum(g.traffic.allowed), denied: sum(g.traffic.denied), deferred: sum(g.traffic.deferred) });
+const TOKEN = 'Bearer let-me-in';
+
+describe.each(mounts)('dashboard through %s', (_name, mount) => {
+  test('serves the self-contained page at the mount (with and without a trailing slash) and leaves other paths to the app', async () => {
+    const app = mount({ limiters: [newLimiter()] });
+    for (const path of ['/dashboard', '/dashboard/']) {
+      const page = await request(app).get(path);
+      expect(page.status).toBe(200);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.headers['content-security-policy']).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-/);
+      expect(page.text).toContain('<title>bulk-limiter dashboard</title>');
+      // Nothing is loaded from elsewhere: no src, no URL but the SVG namespace.
+      expect(page.text.replaceAll("'http://www.w3.org/2000/svg'", '')).not.toMatch(/\ssrc=|https?:\/\//);
+    }
+    expect((await request(app).get('/other')).text).toBe('other');
+    expect((await request(app).get('/dashboard/nope')).status).toBe(404);
+  });
+
+  test('the JSON: per tenant the decisions of a known sequence, their fair share, plan and jobs; the queue by state', async () => {
+    const limiter = newLimiter();
+    const app = mount({ limiters: [limiter], plan: (g: string) => (g === 'acme' ? 'gold' : undefined) });
+    const seen = { acme: [0, 0, 0], bulkbot: [0, 0, 0], importer: [0, 0, 0] };
+    const count = (tenant: keyof typeof seen, d: { allowed: boolean; job?: unknown }) => { seen[tenant][d.allowed ? 0 : d.job ? 2 : 1]! += 1; };
+    for (let i = 0; i < 2; i++) count('acme', await limiter.check('acme', { weight: 3 }));
+    for (let i = 0; i < 6; i++) count('bulkbot', await limiter.check('bulkbot'));
+    for (let i = 0; i < 3; i++) count('importer', await limiter.check('importer', { defer: { type: 'import', payload: { i } } }));
+    // The fair share shown is the one of the group's latest decision: acme's, now that three groups are active.
+    count('acme', await limiter.check('acme', { weight: 3 }));
+    // The sequence reached every outcome.
+    expect(seen).toEqual({ acme: [expect.any(Number), expect.any(Number), 0], bulkbot: [expect.any(Number), expect.any(Number), 0], importer: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(seen.bulkbot[1]! + seen.importer[1]!).toBeGreaterThan(0);
+    expect(seen.importer[2]).toBeGreaterThan(0);
+
+    const listDead = jest.spyOn(limiter, 'listDead');
+    const res = await request(app).get('/dashboard/data');
+    expect(res.status).toBe(200);
+    expect(listDead).toHaveBeenCalledWith(0, 20); // the 20 newest dead letters
+    expect(res.headers['cache-control']).toBe('no-store');
+    const data = res.body as DashboardData;
+    expect(data.actions).toBe('none');
+    const [view] = data.limiters;
+    // Strict: (limit − burst + 1) per window.
+    expect(view).toMatchObject({ name: limiter.name, limit: 6, windowMs: 60_000, burst: 6, sustained: false, capacityPerSecond: 1 / 60, degraded: false });
+    const byGroup = Object.fromEntries(view!.groups.map((g) => [g.group, g]));
+    expect(Object.keys(byGroup).sort()).toEqual(['acme', 'bulkbot', 'importer']);
+    for (const tenant of ['acme', 'bulkbot', 'importer'] as const) {
+      const [allowed, denied, deferred] = seen[tenant];
+      expect({ tenant, ...totals(byGroup[tenant]!) }).toEqual({ tenant, allowed, denied, deferred });
+      expect(byGroup[tenant]!.traffic.allowed).toHaveLength(60);
+    }
+    const all = (i: number) => seen.acme[i]! + seen.bulkbot[i]! + seen.importer[i]!;
+    expect(totals({ traffic: view!.traffic })).toEqual({ allowed: all(0), denied: all(1), deferred: all(2) });
+    expect(sum(view!.other.allowed) + sum(view!.other.denied) + sum(view!.other.deferred)).toBe(0);
+    expect(byGroup.acme!.plan).toBe('gold');
+    expect(byGroup.bulkbot!.plan).toBeUndefined();
+    // The store's guaranteed share (weight 3 of Σw 5 → ⌊3 · 6 / 5⌋ = 3 units per window).
+    expect(byGroup.acme!.guaranteed).toBe(3);
+    expect(byGroup.importer!.jobs).toEqual({ waiting: seen.importer[2], active: 0 });
+    expect(view!.jobs).toEqual(await limiter.counts());
+    expect(view!.dead).toEqual([]);
+  });
+
+  test('retry and remove answer 403 without authorize, and when it says no; with it they act on a real dead job', async () => {
+    const limiter = newLimiter({ limit: 100, burst: 100, windowMs: 1000 });
+    const first = await deadJob(limiter, 'acme', 'bad account');
+    const second = await deadJob(limiter, '<b>evil</b>');
+
+    const readOnly = mount({ limiters: [limiter] });
+    const post = (app: ReturnType<typeof mount>, action: string, id: string, token?: string) => {
+      const r = request(app).post(`/dashboard/dead/${action}?limiter=${encodeURIComponent(limiter.name)}&id=${encodeURIComponent(id)}`).set('X-Requested-With', 'test');
+      return token === undefined ? r : r.set('Authorization', token);
+    };
+    expect((await post(readOnly, 'retry', first, TOKEN)).status).toBe(403);
+    expect((await post(readOnly, 'remove', first, TOKEN)).status).toBe(403);
+
+    const calls: string[] = [];
+    const authorize = (ctx: { get(name: string): string }) => { calls.push('authorize'); return ctx.get('authorization') === TOKEN; };
+    const app = mount({ limiters: [limiter], authorize });
+    const locked = await request(app).get('/dashboard/data');
+    expect(locked.body.actions).toBe('locked');
+    const dead = (locked.body as DashboardData).limiters[0]!.dead!;
+    expect(dead.map((j) => [j.id, j.group, j.error])).toEqual([[second, '<b>evil</b>', 'the payload names no account'], [first, 'acme', 'bad account']]);
+    expect((await request(app).get('/dashboard/data').set('Authorization', TOKEN)).body.actions).toBe('allowed');
+
+    expect((await post(app, 'retry', first)).status).toBe(403);
+    expect((await post(app, 'retry', first, 'Bearer wrong')).status).toBe(403);
+    // Authorized, but not from a page's script: a cross-site form cannot add X-Requested-With.
+    expect((await request(app).post(`/dashboard/dead/retry?limiter=${limiter.name}&id=${first}`).set('Authorization', TOKEN)).status).toBe(403);
+    expect((await request(app).get(`/dashboard/dead/retry?limiter=${limiter.name}&id=${first}`).set('Authorization', TOKEN)).status).toBe(405);
+    expect((await limiter.getJob(first))?.state).toBe('dead');
+
+    const retried = await post(app, 'retry', first, TOKEN);
+    expect([retried.status, retried.body]).toEqual([200, { ok: true }]);
+    expect((await limiter.getJob(first))?.state).not.toBe('dead');
+    expect((await post(app, 'retry', first, TOKEN)).status).toBe(404); // no longer dead
+    const removed = await post(app, 'remove', second, TOKEN);
+    expect([removed.status, removed.body]).toEqual([200, { ok: true }]);
+    expect(await limiter.getJob(second)).toBeNull();
+    expect((await request(app).post('/dashboard/dead/remove?limiter=nope&id=1').set('X-Requested-With', 't').set('Authorization', TOKEN)).status).toBe(404);
+    expect((await request(app).post(`/dashboard/dead/remove?limiter=${limiter.name}`).set('X-Requested-With', 't').set('Authorization', TOKEN)).status).toBe(400);
+    expect(calls.length).toBeGreaterThan(0);
+    expect((await limiter.counts()).dead).toBe(0);
+  });
+});
+
+describe('dashboard options', () => {
+  const limiter = newLimiter();
+  test.each([
+    ['options that are not an object', null, 'ERR_BL_OPTIONS'],
+    ['an unknown option', { limiters: [limiter], authorise: () => true }, 'ERR_BL_UNKNOWN_OPTION'],
+    ['no limiters', { limiters: [] }, 'ERR_BL_LIMITERS'],
+    ['a limiter twice', { limiters: [limiter, limiter] }, 'ERR_BL_LIMITERS'],
+    ['authorize not a function', { limiters: [limiter], authorize: true }, 'ERR_BL_AUTHORIZE'],
+    ['plan not a function', { limiters: [limiter], plan: { acme: 'gold' } }, 'ERR_BL_PLAN'],
+    ['topGroups 0', { limiters: [limiter], topGroups: 0 }, 'ERR_BL_TOP_GROUPS'],
+  ])('%s is refused at construction, in both adapters', (_what, options, code) => {
+    for (const make of [onExpress.dashboard, onKoa.dashboard]) {
+      expect(() => make(options as never)).toThrow(ConfigError);
+      expect(() => make(options as never)).toThrow(expect.objectContaining({ code }));
+    }
+  });
+  test("Koa's path defaults to /dashboard", async () => {
+    const app = new Koa();
+    app.use(onKoa.dashboard({ limiters: [limiter] }));
+    expect((await request(app.callback()).get('/dashboard')).status).toBe(200);
+    expect((await request(app.callback()).get('/')).status).toBe(404);
+  });
+  test("Koa's path must start with '/'; Express refuses a path (its mount is the path)", () => {
+    expect(() => onKoa.dashboard({ limiters: [limiter], path: 'dashboard' })).toThrow(expect.objectContaining({ code: 'ERR_BL_PATH' }));
+    expect(() => onExpress.dashboard({ limiters: [limiter], path: '/dashboard' } as never)).toThrow(expect.objectContaining({ code: 'ERR_BL_UNKNOWN_OPTION' }));
+  });
+});
+
+describe('bounded by the busiest groups', () => {
+  test('100,000 distinct group ids keep at most topGroups groups and 4 × topGroups summary entries', () => {
+    let observer: LimiterObserver | undefined;
+    const stub = { observe: (o: LimiterObserver) => { observer = o; return () => undefined; }, on: () => stub } as unknown as Limiter;
+    const traffic = new LimiterTraffic(stub, 10, () => 1_800_000_000_000);
+    const decide = (group: string, allowed: boolean) => observer!.decision!({ allowed, group, guaranteed: 1 } as never, undefined);
+    for (let i = 0; i < 100_000; i++) {
+      decide(`tenant-${i}`, i % 2 === 0);
+      // One heavy tenant among them.
+      decide('heavy', true);
+    }
+    expect(traffic.size.labelled).toBe(10);
+    expect(traffic.size.candidates).toBeLessThanOrEqual(40);
+    const view = traffic.read();
+    expect(view.groups).toHaveLength(10);
+    expect(view.groups.map((g) => g.group)).toContain('heavy');
+    expect(sum(view.all.allowed) + sum(view.all.denied)).toBe(200_000);
+    // Everyone not labelled is counted together, so nothing is lost.
+    const labelled = view.groups.reduce((n, g) => n + sum(g.series.allowed) + sum(g.series.denied), 0);
+    expect(labelled + sum(view.other.allowed) + sum(view.other.denied)).toBe(200_000);
+  });
+
+  test('the JSON lists at most topGroups tenants after 2,000 distinct ones', async () => {
+    const limiter = newLimiter({ limit: 100_000, burst: 100_000, windowMs: 1000 });
+    const app = mounts[0]![1]({ limiters: [limiter], topGroups: 3 });
+    for (let i = 0; i < 2000; i++) await limiter.check(`t${i}`);
+    const view = ((await request(app).get('/dashboard/data')).body as DashboardData).limiters[0]!;
+    expect(view.groups.length).toBeLessThanOrEqual(3);
+    expect(sum(view.traffic.allowed)).toBe(2000);
+  });
+});

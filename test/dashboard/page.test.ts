@@ -1,0 +1,155 @@
+/**
+ * The dashboard page in headless Chromium, served by Express with a real limiter: after a known sequence of
+ * requests from three tenants (and one whose id is markup), the page shows each tenant that sent traffic with
+ * the counts the responses showed, renders the hostile id as text, logs no console error, and offers the
+ * dead-letter actions only once a token unlocks them; Retry then really retries the job.
+ * UPDATE_SCREENSHOT=1 runs a longer load and writes docs/dashboard.png (the README's picture).
+ */
+import express from 'express';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createLimiter } from '../../src/limiter';
+import { bulkLimiter, dashboard } from '../../src/middleware/express';
+import { MemoryStore } from '../../src/store/memory-store';
+import { deadJob } from './fixtures';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const SCREENSHOT = process.env.UPDATE_SCREENSHOT === '1';
+const LOAD_MS = SCREENSHOT ? 14_000 : 2_000;
+const HOSTILE = `<img src=x onerror="document.title='pwned'"><script>window.pwned=1</script>`;
+const TOKEN = 'let-me-in';
+const PLANS: Record<string, number> = { acme: 3 };
+
+type Outcome = 'allowed' | 'denied' | 'deferred';
+interface Row { group: string; allowed: string; denied: string; deferred: string }
+
+describe('the dashboard page in headless Chromium', () => {
+  let browser: Browser;
+  let server: Server;
+  let base: string;
+  const limiter = createLimiter({ store: new MemoryStore(), name: 'api', limit: 40, windowMs: 1000, maxDeferMs: 600_000, maxBacklog: 10_000 });
+  const tenantOf = (req: express.Request) => req.get('x-tenant') ?? 'anonymous';
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium or set CHROMIUM_PATH.`);
+    const app = express();
+    const shared = { limiter, group: tenantOf, weight: (g: string) => PLANS[g] ?? 1 };
+    app.get('/api/export', bulkLimiter(shared), (_req, res) => { res.json({ rows: [] }); });
+    app.post('/api/imports', bulkLimiter({ ...shared, defer: { type: 'import', payload: () => ({ rows: 1 }), statusUrl: (id: string) => `/jobs/${id}` } }), (_req, res) => { res.status(201).end(); });
+    app.use('/dashboard', dashboard({
+      limiters: [limiter],
+      plan: (g) => (PLANS[g] === undefined ? undefined : `gold (weight ${PLANS[g]})`),
+      authorize: (req) => req.get('authorization') === `Bearer ${TOKEN}`,
+    }));
+    server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+    const address = server.address();
+    base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  /** What each tenant's responses said, by outcome. */
+  const seen = new Map<string, Record<Outcome, number>>();
+  const tally = (tenant: string, status: number) => {
+    const outcome: Outcome | undefined = status === 202 ? 'deferred' : status === 429 ? 'denied' : status < 300 ? 'allowed' : undefined;
+    if (outcome === undefined) throw new Error(`${tenant}: unexpected status ${status}`);
+    const counts = seen.get(tenant) ?? { allowed: 0, denied: 0, deferred: 0 };
+    counts[outcome] += 1;
+    seen.set(tenant, counts);
+  };
+  const send = async (tenant: string, path: '/api/export' | '/api/imports') => {
+    const res = await fetch(`${base}${path}`, { method: path === '/api/imports' ? 'POST' : 'GET', headers: { 'x-tenant': tenant } });
+    await res.arrayBuffer();
+    tally(tenant, res.status);
+  };
+
+  /** Every 100 ms: acme 2 requests, bulkbot 6 (it floods), importer a burst of 12 imports each second, the hostile id now and then. */
+  async function load(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    for (let tick = 0; Date.now() < end; tick++) {
+      const next = Date.now() + 100;
+      const batch: Array<Promise<void>> = [send('acme', '/api/export'), send('acme', '/api/export')];
+      for (let i = 0; i < 6; i++) batch.push(send('bulkbot', '/api/export'));
+      if (tick % 10 === 0) for (let i = 0; i < 12; i++) batch.push(send('importer', '/api/imports'));
+      if (tick % 5 === 0) batch.push(send(HOSTILE, '/api/export'));
+      await Promise.all(batch);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now())));
+    }
+  }
+
+  const rows = (page: Page): Promise<Row[]> => page.$$eval('table.tenants tbody tr[data-group]', (trs) => trs.map((tr) => ({
+    group: tr.querySelector('.c-group')?.textContent ?? '',
+    allowed: tr.querySelector('.c-total-allowed')?.textContent ?? '',
+    denied: tr.querySelector('.c-total-denied')?.textContent ?? '',
+    deferred: tr.querySelector('.c-total-deferred')?.textContent ?? '',
+  })));
+
+  it('shows each tenant with the counts its responses showed, the hostile id as text, and actions only once unlocked', async () => {
+    const dead = await deadJob(limiter, 'importer', 'upstream rejected the import: account closed');
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${base}/dashboard`);
+    await page.waitForSelector('body[data-ready="1"]');
+    // Read-only until unlocked: the dead letter is listed, with no buttons.
+    await expect(page.locator('table.dead tbody tr').count()).resolves.toBe(1);
+    await expect(page.locator('table.dead button').count()).resolves.toBe(0);
+    await expect(page.locator('#unlock').isVisible()).resolves.toBe(true);
+    await page.fill('#token', TOKEN);
+    await page.click('#unlock button');
+    await page.waitForSelector('table.dead button');
+    await expect(page.locator('#unlock').isVisible()).resolves.toBe(false);
+
+    const loading = load(LOAD_MS);
+    if (SCREENSHOT) {
+      await new Promise((resolve) => setTimeout(resolve, LOAD_MS - 1500));
+      await page.screenshot({ path: 'docs/dashboard.png', fullPage: true });
+    }
+    await loading;
+    // Two polls after the last request.
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+
+    const shown = await rows(page);
+    const fmt = (n: number) => n.toLocaleString('en-US');
+    const expected = [...seen].map(([group, c]) => ({ group, allowed: fmt(c.allowed), denied: fmt(c.denied), deferred: fmt(c.deferred) }));
+    expect(shown.sort((a, b) => a.group.localeCompare(b.group))).toEqual(expected.sort((a, b) => a.group.localeCompare(b.group)));
+    // The flood was denied, the imports deferred: every outcome is on the page.
+    expect(seen.get('bulkbot')!.denied).toBeGreaterThan(0);
+    expect(seen.get('importer')!.deferred).toBeGreaterThan(0);
+    await expect(page.locator('tr[data-group="acme"] .c-plan').textContent()).resolves.toBe('gold (weight 3)');
+
+    // The hostile id is text: no element it would have made, no script it would have run.
+    await expect(page.locator('main img').count()).resolves.toBe(0);
+    await expect(page.locator('main script').count()).resolves.toBe(0);
+    await expect(page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).resolves.toBeUndefined();
+    await expect(page.title()).resolves.toBe('bulk-limiter dashboard');
+
+    // Each state of the queue is shown; Retry sends the dead job back.
+    await expect(page.locator('.states .state').count()).resolves.toBe(6);
+    await expect(page.locator('table.dead .c-reason').textContent()).resolves.toBe('upstream rejected the import: account closed');
+    await page.click('table.dead button:has-text("Retry")');
+    await page.waitForSelector('text=No dead letters.');
+    expect((await limiter.getJob(dead))?.state).not.toBe('dead');
+
+    const shot = join(mkdtempSync(join(tmpdir(), 'bulk-limiter-dashboard-')), 'dashboard.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+    // Light or dark, as the system asks.
+    const background = () => page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
+    await page.emulateMedia({ colorScheme: 'light' });
+    const light = await background();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await background()).not.toBe(light);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
