@@ -59,15 +59,15 @@ h1 { margin: 0 0 4px; font-size: 22px; } h2 { font-size: 17px; margin: 0 0 8px; 
 .swatch { display: inline-block; width: 14px; height: 4px; vertical-align: middle; margin-right: 4px; }
 .role { color: #777; font-size: 12.5px; }
 .systems { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 20px; }
-.system { background: #fff; border: 1px solid #e4e4e4; border-radius: 8px; padding: 14px; }
+.system { background: #fff; border: 1px solid #e4e4e4; border-radius: 8px; padding: 14px; overflow-x: auto; }
 .system.ours h2 { color: #1a7f37; } .system.baseline h2 { color: #b42318; }
 .chart { width: 100%; height: auto; display: block; margin-bottom: 6px; }
 .chart-title { font-size: 12.5px; fill: #333; font-weight: 600; }
 .tick { font-size: 10.5px; fill: #777; } .grid { stroke: #eee; } .axis { stroke: #999; }
 .guide { stroke: #b42318; stroke-dasharray: 5 4; stroke-width: 1.2; } .guide-label { font-size: 10.5px; fill: #b42318; }
 .mark { stroke: #999; stroke-dasharray: 3 3; } .mark-label { font-size: 10.5px; fill: #888; }
-.tenants { border-collapse: collapse; width: 100%; font-size: 12.5px; margin-top: 8px; }
-.tenants th, .tenants td { padding: 3px 5px; text-align: right; border-bottom: 1px solid #eee; white-space: nowrap; }
+.tenants { border-collapse: collapse; width: 100%; font-size: 12px; margin-top: 8px; }
+.tenants th, .tenants td { padding: 3px 4px; text-align: right; border-bottom: 1px solid #eee; white-space: nowrap; }
 .tenants th:first-child, .tenants td:first-child { text-align: left; }
 .tenants tfoot td { font-weight: 600; border-top: 1px solid #ccc; } .tenants td.bad { font-weight: 600; }
 footer { color: #888; font-size: 12px; margin-top: 18px; }

@@ -132,6 +132,12 @@ describe('npm run demo (short mode, MemoryStore)', () => {
         expect(drawn).toBe(tenants.length);
         const box = await page.locator(`#${key}-admitted`).boundingBox();
         expect(box?.width ?? 0).toBeGreaterThan(300);
+        // The tenant table fits in its column (at 1280 px), last column included.
+        const fit = await page.locator(`section.system.${key}`).evaluate((section) => ({
+          table: Math.round(section.querySelector('table.tenants')?.getBoundingClientRect().right ?? Infinity),
+          section: Math.round(section.getBoundingClientRect().right),
+        }));
+        expect(fit.table).toBeLessThanOrEqual(fit.section);
         // Deferred work with the tenant that sent it: one backlog series per tenant that deferred anything.
         const backlog = await page.locator(`#${key}-backlog g.series`).evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-series')));
         expect(backlog).toEqual(run.summary.systems[key].tenants.filter((t) => t.deferred > 0).map((t) => t.name));
