@@ -15,6 +15,7 @@ const { startSystems } = require('./demo/systems');
 const { LiveView } = require('./demo/live-view');
 const { summarize, formatSummary } = require('./demo/summary');
 const { renderReport } = require('./demo/report');
+const { probeDashboard } = require('./demo/dashboard-probe');
 
 const WINDOW_MS = 1000;
 
@@ -35,6 +36,8 @@ async function main(argv) {
   const { systems, storeKind, close } = await startSystems({ limit: options.limit, windowMs: WINDOW_MS, recorders });
   for (const s of systems) if (s.dashboardUrl) console.log(`${s.title} dashboard (live while the demo runs): ${s.dashboardUrl}`);
   const plan = buildPlan({ tenants, durationMs, seed: options.seed, startEpochMs: startMs });
+  const dashboard = await probeDashboard(systems.find((s) => s.key === 'ours').port);
+  if (dashboard) console.log(`Dashboard (bulk-limiter, while the demo runs): ${dashboard}`);
   const view = new LiveView({ systems, tenants, durationMs, limit: options.limit, storeKind, tty: Boolean(process.stdout.isTTY) && !options.plain });
 
   let phase = 'load';
@@ -60,7 +63,8 @@ async function main(argv) {
   view.update(endMs, phase);
   await close();
 
-  const summary = summarize({ systems, tenants, limit: options.limit, windowMs: WINDOW_MS, durationMs, drainedAtMs, storeKind });
+  const spec = systems.find((s) => s.key === 'ours').limiter.spec;
+  const summary = summarize({ systems, tenants, spec, durationMs, drainedAtMs, storeKind });
   console.log(formatSummary(summary));
 
   const out = path.resolve(options.out ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bulk-limiter-demo-')), 'report.html'));

@@ -1,8 +1,8 @@
 'use strict';
 /**
  * What the demo shows while it runs. On a terminal: a progress bar and a table redrawn in place, per tenant
- * admitted / deferred / rejected per second for both systems, backlog and jobs completed. Otherwise (CI, a
- * pipe): one plain line every two seconds.
+ * admitted / deferred / rejected per second for both systems, deferrals and backlog by tenant, jobs completed.
+ * Otherwise (CI, a pipe): one plain line every two seconds with the same rates and the deferrals by tenant.
  */
 
 const BOLD = '\x1b[1m';
@@ -56,7 +56,11 @@ class LiveView {
     const head = `[${(elapsedMs / 1000).toFixed(1).padStart(5)} s ${phase}]`;
     const parts = this.systems.map((s) => {
       const rate = this.rates(s, elapsedMs);
-      return `${s.title}: ${rate.admitted} admitted/s, ${rate.deferred} deferred/s, ${rate.rejected} rejected/s, backend ${rate.work}/s, backlog ${s.recorder.backlog()}, ${s.recorder.total('completed')} jobs done`;
+      const r = s.recorder;
+      return (
+        `${s.title}: ${rate.admitted} admitted/s, ${rate.deferred} deferred/s, ${rate.rejected} rejected/s, backend ${rate.work}/s; ` +
+        `so far deferred ${withTenants(r.total('deferred'), r.byTenant('deferred'))}, backlog ${withTenants(r.backlog(), r.byTenant('backlog'))}, ${r.total('completed')} jobs done`
+      );
     });
     return `${head} ${parts.join(' | ')}`;
   }
@@ -91,7 +95,8 @@ class LiveView {
         }),
       ),
     );
-    lines.push(row('backlog / jobs done', this.systems.map((s) => `${num(s.recorder.backlog(), 6)}   / ${s.recorder.total('completed')}`)));
+    lines.push(row('deferred so far', this.systems.map((s) => withTenants(s.recorder.total('deferred'), s.recorder.byTenant('deferred')))));
+    lines.push(row('backlog / jobs done', this.systems.map((s) => `${withTenants(s.recorder.backlog(), s.recorder.byTenant('backlog'))} / ${s.recorder.total('completed')}`)));
     const moveUp = this.drawnLines > 0 ? `\x1b[${this.drawnLines}F\x1b[J` : '';
     this.out.write(moveUp + lines.join('\n') + '\n');
     this.drawnLines = lines.length;
@@ -99,6 +104,12 @@ class LiveView {
 }
 
 const num = (n, width) => String(n).padStart(width);
+/** "16 (importer 12, acme 4)": a count with the tenants it belongs to (the first three). */
+function withTenants(total, byTenant) {
+  if (byTenant.length === 0) return String(total);
+  const named = byTenant.slice(0, 3).map((t) => `${t.name} ${t.count}`);
+  return `${total} (${named.join(', ')}${byTenant.length > 3 ? ', …' : ''})`;
+}
 /** Pads to a visible width, not counting colour codes. */
 function pad(text, width) {
   const visible = text.replace(/\x1b\[[0-9;]*m/g, '').length;

@@ -24,6 +24,7 @@ class Recorder {
     }
     this.errorStatuses = {}; // HTTP status (0 = no answer) → count, for the summary
     this.workTimes = []; // ms from start of every unit of backend work: the sliding-window check uses them
+    this.lastCompletedMs = {}; // tenant → ms from start of its last deferred job's completion (its drain)
   }
 
   count(outcome, tenant, atMs) {
@@ -51,6 +52,7 @@ class Recorder {
   /** A deferred job finished. */
   jobDone({ tenant, at }) {
     this.count('completed', tenant, at);
+    if (tenant in this.totals.completed) this.lastCompletedMs[tenant] = Math.max(this.lastCompletedMs[tenant] ?? 0, at - this.startMs);
   }
 
   total(outcome, tenant) {
@@ -71,9 +73,17 @@ class Recorder {
     return sum;
   }
 
-  /** Deferred and not yet completed. */
-  backlog() {
-    return this.total('deferred') - this.total('completed');
+  /** Deferred and not yet completed, for one tenant or all. */
+  backlog(tenant) {
+    return this.total('deferred', tenant) - this.total('completed', tenant);
+  }
+
+  /** `{ name, count }` of every tenant with a non-zero `outcome` total (or backlog, for 'backlog'), largest first. */
+  byTenant(outcome) {
+    return this.tenantNames
+      .map((name) => ({ name, count: outcome === 'backlog' ? this.backlog(name) : this.total(outcome, name) }))
+      .filter((t) => t.count > 0)
+      .sort((a, b) => b.count - a.count);
   }
 }
 

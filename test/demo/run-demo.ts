@@ -15,8 +15,12 @@ export interface TenantRow {
   rejected: number;
   errors: number;
   completed: number;
-  share: number;
-  fairShare: number;
+  servedPerS: number;
+  fairPerS: number;
+  /** served / fair, null when not judged (fair share 0, or too few requests). */
+  vsFair: number | null;
+  /** When the tenant's last deferred job finished, ms after the load; null when it deferred nothing. */
+  jobsDrainedMs: number | null;
 }
 
 export interface SystemSummary {
@@ -24,8 +28,9 @@ export interface SystemSummary {
   title: string;
   deferring: boolean;
   tenants: TenantRow[];
-  totals: Omit<TenantRow, 'name' | 'weight' | 'share' | 'fairShare'>;
+  totals: Pick<TenantRow, 'sent' | 'admitted' | 'deferred' | 'rejected' | 'errors' | 'completed'>;
   maxInWindow: number;
+  maxIn100Ms: number;
   utilisation: number;
   drainMs: number | null;
 }
@@ -33,6 +38,9 @@ export interface SystemSummary {
 export interface DemoSummary {
   limit: number;
   windowMs: number;
+  burst: number;
+  /** What the strict limit admits per second: (limit − burst + 1) per window. */
+  capacityPerS: number;
   durationMs: number;
   storeKind: string;
   tenants: { name: string; weight: number }[];
