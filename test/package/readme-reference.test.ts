@@ -10,6 +10,7 @@ import request from 'supertest';
 import { ConfigError } from '../../src/errors';
 import { createLimiter, type Limiter } from '../../src/limiter';
 import * as onExpress from '../../src/middleware/express';
+import * as onKoa from '../../src/middleware/koa';
 import { QUEUE_OPTION_NAMES } from '../../src/option-names';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions } from '../../src/options';
 import { DEFER_OPTION_NAMES } from '../../src/queue/defer-input';
@@ -189,6 +190,7 @@ describe('the one list of error and warning codes', () => {
       ...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES, ...QUEUE_OPTION_NAMES.dispatcher, ...QUEUE_OPTION_NAMES.worker,
       ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
       ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),
+      ...knownOptions(() => onKoa.dashboard({ limiters: [limiter], bogus: 1 } as never)),
     ];
     const deferNames = knownOptions(() => onExpress.bulkLimiter({ limit: 10, defer: { type: 't', statusUrl: String, bogus: 1 } } as never));
     // check() and enqueue() options give InputError ERR_BL_BAD_<NAME>.
