@@ -34,7 +34,6 @@ async function main(argv) {
     baseline: new Recorder({ tenants, startMs }),
   };
   const { systems, storeKind, close } = await startSystems({ limit: options.limit, windowMs: WINDOW_MS, recorders });
-  for (const s of systems) if (s.dashboardUrl) console.log(`${s.title} dashboard (live while the demo runs): ${s.dashboardUrl}`);
   const plan = buildPlan({ tenants, durationMs, seed: options.seed, startEpochMs: startMs });
   const dashboard = await probeDashboard(systems.find((s) => s.key === 'ours').port);
   if (dashboard) console.log(`Dashboard (bulk-limiter, while the demo runs): ${dashboard}`);

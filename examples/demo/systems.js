@@ -32,7 +32,6 @@ async function startSystem({ key, title, limiter, recorder, startWorkers: start 
     limiter,
     recorder,
     port: server.address().port,
-    dashboardUrl: app.locals.hasDashboard ? `http://127.0.0.1:${server.address().port}/dashboard` : null,
     deferring: workers !== null,
     async close() {
       await workers?.close(2000);

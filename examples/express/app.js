@@ -92,7 +92,6 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
   const dashboard = typeof bulkExpress.dashboard === 'function' ? dashboardOptions(limiter, plans, (req, name) => req.get(name)) : null;
   if (dashboard) app.use('/dashboard', bulkExpress.dashboard(dashboard));
   app.locals.limiter = limiter;
-  app.locals.hasDashboard = dashboard !== null;
   app.locals.metrics = metrics;
   return app;
 }
