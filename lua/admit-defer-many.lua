@@ -31,5 +31,5 @@ for i = 3, #ARGV - 8, 9 do
   n = n + 15
 end
 fs_close(fs)
-if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms) end
+if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return out

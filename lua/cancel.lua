@@ -19,5 +19,5 @@ end
 job_forget(K, r)
 job_backlog_done(K, r.group)
 local now = job_now_ms(ARGV[1])
-job_keep(K, now, now)
+job_keep(K, now, now, job_written_by_flight(K))
 return 1

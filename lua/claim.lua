@@ -12,5 +12,5 @@ if redis.call('LLEN', K.ready) == 0 then return { {}, -1 } end
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), tonumber(ARGV[1]) * 1000)
 local claimed, wake = job_claim(K, fs, tonumber(ARGV[3]), tonumber(ARGV[4]))
 fs_close(fs)
-job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms)
+job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_flight(K, K.active, K.counters))
 return { claimed, wake }

@@ -27,5 +27,5 @@ for i = 3, #ARGV - 7, 8 do
   end
 end
 if fs then fs_close(fs) end
-job_keep(K, now, now + keep)
+job_keep(K, now, now + keep, job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))
 return out

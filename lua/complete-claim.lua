@@ -18,5 +18,5 @@ if redis.call('LLEN', K.ready) > 0 then
   claimed, wake = job_claim(K, fs, tonumber(ARGV[9]), tonumber(ARGV[10]))
   fs_close(fs)
 end
-job_keep(K, now, now + tonumber(ARGV[7]))
+job_keep(K, now, now + tonumber(ARGV[7]), job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))
 return { completed, claimed, wake }

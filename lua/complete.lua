@@ -8,5 +8,5 @@
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
 local completed = job_complete(K, now, ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]))
-job_keep(K, now, now + tonumber(ARGV[6]))
+job_keep(K, now, now + tonumber(ARGV[6]), job_written_by_flight(K, K.completed, K.jobs))
 return completed

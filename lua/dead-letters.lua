@@ -33,5 +33,5 @@ r.error = nil; r.finishedAt = nil; r.runAt = now
 job_put(K, r)
 redis.call('ZADD', K.delayed, now, job_member(r))
 job_backlog_add(K, r.group)
-job_keep(K, now, now)
+job_keep(K, now, now, { K.delayed, K.backlog, K.jobs })
 return 1

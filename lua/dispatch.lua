@@ -86,7 +86,7 @@ end
 job_call_chunked('HSET', K.inflight, counts)
 fs_close(fs)
 job_wake(K, moved)
-job_keep(K, now, now + cfg.ttl_ms)
+job_keep(K, now, now + cfg.ttl_ms, job_written_by_flight(K, K.held, K.counters))
 
 -- (3) when to call again: never spin, never requeue.
 local ready_full = redis.call('LLEN', K.ready) >= ready_max

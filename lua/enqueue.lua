@@ -11,5 +11,5 @@ local now = job_now_ms(ARGV[1])
 local status, id, run_at = job_defer(K, now, ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6],
   ARGV[7], tonumber(ARGV[8]), now + tonumber(ARGV[9]), tonumber(ARGV[10]), nil, nil, tonumber(ARGV[11]),
   tonumber(ARGV[12]))
-if status == 1 then job_keep(K, now, math.max(now, run_at)) end
+if status == 1 then job_keep(K, now, math.max(now, run_at), job_written_by_defer(K)) end
 return { status, id, run_at }

@@ -21,7 +21,7 @@ if ARGV[4] == 'snooze' then
   r.snoozes = r.snoozes + 1
   if r.snoozes > cap then
     job_kill(K, r, now, 'snoozed more than ' .. string.format('%d', cap) .. ' times', max_dead)
-    job_keep(K, now, now)
+    job_keep(K, now, now, job_written_by_flight(K, K.dead, K.jobs))
     return 'dead'
   end
   outcome = 'snoozed'
@@ -32,7 +32,7 @@ else
   if r.ma and cap > 0 then cap = r.ma end
   if r.attempts >= cap then
     job_kill(K, r, now, ARGV[5], max_dead)
-    job_keep(K, now, now)
+    job_keep(K, now, now, job_written_by_flight(K, K.dead, K.jobs))
     return 'dead'
   end
   outcome = 'retrying'
@@ -41,5 +41,5 @@ r.state = 'waiting'; r.token = nil
 r.runAt = now + tonumber(ARGV[6])
 job_put(K, r)
 redis.call('ZADD', K.delayed, r.runAt, job_member(r))
-job_keep(K, now, r.runAt)
+job_keep(K, now, r.runAt, job_written_by_flight(K, K.delayed, K.jobs))
 return outcome

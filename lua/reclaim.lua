@@ -31,5 +31,5 @@ for _, m in ipairs(ids) do
   end
 end
 job_trim_completed(K, now, tonumber(ARGV[5]))
-if requeued + dead > 0 then job_keep(K, now, now) end
+if requeued + dead > 0 then job_keep(K, now, now, job_written_by_flight(K, K.dead, K.jobs)) end
 return { requeued, dead }

@@ -180,18 +180,29 @@ local JOB_KEEP_GRACE_MS = 3600000
 -- Every queue key expires once the limiter is abandoned: JOB_KEEP_GRACE_MS after the latest time anything in
 -- them is needed (`needed_until`: a job's due time, a completed record's keep time, now plus the admission idle
 -- time), kept in the counters field 'ku' (it only moves forward). Called once at the end of every script that
--- writes, it re-expires every key: a key emptied and created again (ready, wake, active…) has no TTL until
--- then, and one left unwritten for long (dead, idempotency) must not expire while the limiter is in use.
--- The expiry is relative to the script's clock (a test clock may stand anywhere), not an absolute Redis time.
-local function job_keep(K, now, needed_until)
+-- writes. When ku moves (at most every quarter grace while busy) every key is re-expired, so keys left
+-- unwritten for long (dead, idempotency) never expire while the limiter is in use; otherwise only the keys this
+-- script may have created (`written`): a key emptied and created again (ready, wake, active…) has no TTL until
+-- then. The expiry is relative to the script's clock (a test clock may stand anywhere), not Redis time.
+local function job_keep(K, now, needed_until, written)
   local ku = tonumber(redis.call('HGET', K.counters, 'ku') or '0')
+  local keys = written
   if needed_until > ku then
-    -- ahead by a quarter of the grace, so 'ku' is rewritten at most that often while busy
     ku = needed_until + JOB_KEEP_GRACE_MS / 4
     redis.call('HSET', K.counters, 'ku', string.format('%d', ku))
+    keys = job_kept_keys(K)
   end
   local ttl = ku + JOB_KEEP_GRACE_MS - now
-  for _, key in ipairs(job_kept_keys(K)) do redis.call('PEXPIRE', key, ttl) end
+  for _, key in ipairs(keys) do redis.call('PEXPIRE', key, ttl) end
+end
+
+-- The keys job_defer may create, and those job_flight_done may create (for `written` above).
+local function job_written_by_defer(K)
+  return { K.jobs, K.delayed, K.backlog, K.idempotency, K.counters }
+end
+
+local function job_written_by_flight(K, ...)
+  return { K.ready, K.pending, K.inflight, K.wake, ... }
 end
 
 -- Drops up to `page` completed records whose keep time is over.

@@ -1,8 +1,8 @@
 /**
- * Job status and dead letters on in-memory structures: lua/get-job.lua and lua/dead-letters.lua step for
- * step, over the MemoryQueue's sets (like ./memory-dispatch.ts for the dispatcher move).
+ * Job records on in-memory structures, step for step with the Lua: the write (job_defer in includes/job.lua),
+ * job status (get-job.lua) and dead letters (dead-letters.lua), over the MemoryQueue's sets.
  */
-import { heldMember, jobMember, toJobInfo, type JobRecord } from './job-record';
+import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';
 import type { JobInfo } from './types';
 import { deadPage } from './validate';
@@ -56,4 +56,44 @@ export function retryDeadInMemory(q: JobParts, id: string, now: number): boolean
   q.delayed.add(jobMember(r), now);
   q.backlog.set(r.group, (q.backlog.get(r.group) ?? 0) + 1);
   return true;
+}
+
+export interface WriteParts {
+  readonly delayed: SortedSet;
+  readonly jobs: Map<string, JobRecord>;
+  readonly idempotency: Map<string, string>;
+  readonly backlog: Map<string, number>;
+}
+
+/**
+ * job_defer in includes/job.lua: a new waiting job, or the live one its idempotency key names. runAt is
+ * recorded and checked against the horizon; dueAt enters delayed. `nextSeq` gives the id's sequence part.
+ */
+export function writeJobInMemory(q: WriteParts, now: number, input: Omit<EnqueueInput, 'delayMs'>, runAt: number, dueAt: number, nextSeq: () => number): EnqueueResult {
+  const idem = input.idempotencyKey ?? '';
+  if (idem !== '') {
+    const existing = q.idempotency.get(idem);
+    if (existing !== undefined) {
+      const r = q.jobs.get(existing);
+      if (r) return { status: 'duplicate', id: r.id, runAt: r.runAt };
+      q.idempotency.delete(idem);
+    }
+  }
+  if (runAt - now > input.maxDeferMs) return { status: 'defer-horizon' };
+  if ((q.backlog.get(input.group) ?? 0) >= input.maxBacklog) return { status: 'backlog-full' };
+  let id: string;
+  do id = `${now}-${String(nextSeq()).padStart(6, '0')}`;
+  while (q.jobs.has(id));
+  const r: JobRecord = {
+    id, type: input.type, group: input.group, weight: input.weight, cost: input.cost, payload: input.payload,
+    state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
+    ...(idem !== '' ? { idem } : {}),
+    ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
+    ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
+  };
+  if (idem !== '') q.idempotency.set(idem, id);
+  q.jobs.set(id, r);
+  q.delayed.add(jobMember(r), dueAt);
+  q.backlog.set(input.group, (q.backlog.get(input.group) ?? 0) + 1);
+  return { status: 'written', id, runAt };
 }

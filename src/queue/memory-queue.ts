@@ -10,8 +10,9 @@ import {
 import { ConfigError, describeValue } from '../errors';
 import type { Clock } from '../types';
 import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
-import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory } from './memory-jobs';
+import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
 import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { GroupFlight } from './memory-flight';
 import { SortedSet } from './sorted-set';
 import type {
   ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
@@ -45,10 +46,7 @@ export class MemoryQueue implements QueueStore {
   readonly completed = new SortedSet();
   readonly idempotency = new Map<string, string>();
   readonly backlog = new Map<string, number>();
-  readonly inflight = new Map<string, number>();
-  readonly held = new SortedSet();
-  /** The readyMax of the last dispatch (the counters field 'rmax'): where a released held job may go. */
-  private lastReadyMax = 1000;
+  private readonly flight = new GroupFlight();
   private jobSeq = 0;
   private tokenSeq = 0;
   /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
@@ -85,25 +83,18 @@ export class MemoryQueue implements QueueStore {
     else this.backlog.set(group, n);
   }
 
+  /** Group concurrency's counts and held jobs (./memory-flight.ts), read by the dispatch and job status steps. */
+  get inflight(): Map<string, number> {
+    return this.flight.inflight;
+  }
+
+  get held(): SortedSet {
+    return this.flight.held;
+  }
+
   /** job_flight_done: a capped job left flight; the group's oldest held job takes its place. */
   private flightDone(group: string, cap: number | undefined): void {
-    if (!cap || cap <= 0) return;
-    const n = (this.inflight.get(group) ?? 0) - 1;
-    if (n <= 0) this.inflight.delete(group);
-    else this.inflight.set(group, n);
-    if (this.held.size === 0) return;
-    const prefix = heldPrefix(group);
-    const first = this.held.firstWithPrefix(0, prefix);
-    if (first === undefined) return;
-    this.held.remove(first);
-    const member = first.slice(prefix.length);
-    if (this.ready.length < this.lastReadyMax) {
-      this.ready.push(member);
-      this.inflight.set(group, (this.inflight.get(group) ?? 0) + 1);
-      this.wake();
-    } else {
-      this.pending.add(member, this.pending.first()?.score ?? 0);
-    }
+    if (this.flight.leave(group, cap, this.ready, this.pending)) this.wake();
   }
 
   /** Wakes every blocked waitForReady (one process: a signal, no token list needed). */
@@ -160,10 +151,9 @@ export class MemoryQueue implements QueueStore {
   /**
    * The deferral step of MemoryStore's admit (admit-defer.lua): the job of a denied request is due at once;
    * runAt estimates its latest start: one guaranteed interval (c·Tg) per job of the group waiting, this one
-   * included. Call right after the admission decision, on the same state. (`_slotAt`, the group's retry
-   * slot, is no longer the due time.)
+   * included. Call right after the admission decision, on the same state.
    */
-  defer(now: number, input: Omit<EnqueueInput, 'delayMs'>, _slotAt?: number): EnqueueResult {
+  defer(now: number, input: Omit<EnqueueInput, 'delayMs'>): EnqueueResult {
     const state = this.fairShareState();
     const ws = state.meta?.ws ?? input.weight;
     const w = state.groups.has(input.group) ? input.weight : 1; // else the overflow group
@@ -172,36 +162,12 @@ export class MemoryQueue implements QueueStore {
     return this.write(now, input, now + Math.ceil(((waiting + 1) * input.cost * unitUs) / 1000), now);
   }
 
-  /** job_defer in includes/job.lua: runAt is recorded and checked against the horizon; dueAt enters delayed. */
+  /** job_defer in includes/job.lua (./memory-jobs.ts). */
   private write(now: number, input: Omit<EnqueueInput, 'delayMs'>, runAt: number, dueAt: number): EnqueueResult {
-    const idem = input.idempotencyKey ?? '';
-    if (idem !== '') {
-      const existing = this.idempotency.get(idem);
-      if (existing !== undefined) {
-        const r = this.jobs.get(existing);
-        if (r) return { status: 'duplicate', id: r.id, runAt: r.runAt };
-        this.idempotency.delete(idem);
-      }
-    }
-    if (runAt - now > input.maxDeferMs) return { status: 'defer-horizon' };
-    if ((this.backlog.get(input.group) ?? 0) >= input.maxBacklog) return { status: 'backlog-full' };
-    let id: string;
-    do {
+    return writeJobInMemory(this, now, input, runAt, dueAt, () => {
       this.jobSeq = (this.jobSeq + 1) % 1_000_000;
-      id = `${now}-${String(this.jobSeq).padStart(6, '0')}`;
-    } while (this.jobs.has(id));
-    const r: JobRecord = {
-      id, type: input.type, group: input.group, weight: input.weight, cost: input.cost, payload: input.payload,
-      state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
-      ...(idem !== '' ? { idem } : {}),
-      ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
-      ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
-    };
-    if (idem !== '') this.idempotency.set(idem, id);
-    this.jobs.set(id, r);
-    this.delayed.add(jobMember(r), dueAt);
-    this.backlog.set(input.group, (this.backlog.get(input.group) ?? 0) + 1);
-    return { status: 'written', id, runAt };
+      return this.jobSeq;
+    });
   }
 
   /** cancel.lua: a job that has not started goes, with its record, idempotency key and backlog count. */
@@ -231,7 +197,7 @@ export class MemoryQueue implements QueueStore {
   /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
     const fs = openFairShare(this.fairShareState(), this.fairShareConfig, Math.floor(this.clock() * 1000));
-    this.lastReadyMax = options.readyMax;
+    this.flight.readyMax = options.readyMax;
     const result = dispatchInMemory(this, fs, options);
     if (result.moved > 0) this.wake();
     return result;

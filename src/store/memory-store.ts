@@ -69,8 +69,7 @@ export class MemoryStore implements Store {
         closeFairShare(fs);
         const reply = toAdmitReply(r, fs.nowMs);
         if (r.allowed || !defer) return toDecision(reply);
-        const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost },
-          fs.nowMs + reply.retryMs);
+        const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
         return withDeferral(toDecision(reply), outcome);
       },
       destroy: async (): Promise<void> => {

@@ -4,52 +4,39 @@
  * and finishes. Every job completes at least once; the only duplicates are the jobs whose lease died
  * with the killed process.
  */
-import type Redis from 'ioredis';
 import { RedisQueue } from '../../src/queue/redis-queue';
-import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { enqueue, looseSpec, until } from './fixtures/queues';
-import { WorkerProcesses } from './fixtures/worker-processes';
+import { redisWithWorkerProcesses } from './fixtures/worker-processes';
 
 const JOBS = 40;
 const CONCURRENCY = 4;
 
-let server: RedisServer;
-let client: Redis;
-const processes = new WorkerProcesses();
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = server.client();
-});
-afterAll(async () => {
-  processes.killAll();
-  await server.stop();
-});
+const redis = redisWithWorkerProcesses();
 
 test('SIGKILL mid-job: every job completes at least once, duplicates only from the killed leases', async () => {
   const spec = looseSpec('crash');
-  const queue = new RedisQueue({ client, spec });
+  const queue = new RedisQueue({ client: redis.client, spec });
   const ids: string[] = [];
   for (let i = 0; i < JOBS; i++) ids.push(await enqueue(queue, { type: 'work', group: `tenant ${i % 3}` }));
-  const args = { port: server.port, spec, effectsKey: `effects:${spec.name}`, concurrency: CONCURRENCY, leaseMs: 1000, workMs: 300 };
+  const args = { port: redis.server.port, spec, effectsKey: `effects:${spec.name}`, concurrency: CONCURRENCY, leaseMs: 1000, workMs: 300 };
 
   // 1. The first process runs jobs until it is killed in the middle of some of them.
   let started = 0;
   let killNow: () => void = () => undefined;
   const enoughStarted = new Promise<void>((resolve) => (killNow = resolve));
-  const first = await processes.start(args, () => ++started >= 12 && killNow());
+  const first = await redis.processes.start(args, () => ++started >= 12 && killNow());
   await enoughStarted;
-  await processes.kill(first);
+  await redis.processes.kill(first);
   const atKill = await queue.counts();
   expect(atKill.active).toBeGreaterThan(0);
   expect(atKill.active).toBeLessThanOrEqual(CONCURRENCY);
 
   // 2. A restarted process: its dispatcher waits out the dead one's lease, reclaims, and the worker finishes.
-  const second = await processes.start(args, () => undefined);
+  const second = await redis.processes.start(args, () => undefined);
   await until('all jobs completed', async () => (await queue.counts()).completed === JOBS, 30_000);
-  await processes.kill(second);
+  await redis.processes.kill(second);
 
-  const effects = await client.lrange(args.effectsKey, 0, -1);
+  const effects = await redis.client.lrange(args.effectsKey, 0, -1);
   const runs = new Map<string, number>();
   for (const id of effects) runs.set(id, (runs.get(id) ?? 0) + 1);
   const duplicated = [...runs].filter(([, n]) => n > 1).map(([id]) => id);

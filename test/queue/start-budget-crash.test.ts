@@ -4,40 +4,27 @@
  * Jobs whose lease died with the killed processes run again and are charged again, so job starts plus live
  * admissions stay ≤ limit in every window (store times: a claim's leaseUntil − leaseMs, a decision's `at`).
  */
-import type Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';
 import { resolveLimiterOptions } from '../../src/options';
 import { RedisQueue } from '../../src/queue/redis-queue';
 import { RedisStore } from '../../src/store/redis-store';
-import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { maxInWindow } from './drain-harness';
 import { enqueue, until } from './fixtures/queues';
-import { WorkerProcesses } from './fixtures/worker-processes';
+import { redisWithWorkerProcesses } from './fixtures/worker-processes';
 
 const LIMIT = 20;
 const WINDOW_MS = 1000;
-let server: RedisServer;
-let client: Redis;
-const processes = new WorkerProcesses();
-
-beforeAll(async () => {
-  server = await startRedis();
-  client = server.client();
-});
-afterAll(async () => {
-  processes.killAll();
-  await server.stop();
-});
+const redis = redisWithWorkerProcesses();
 
 test('workers and dispatchers SIGKILLed mid-drain: starts (re-runs charged again) + live ≤ limit in every window', async () => {
   const name = `start-budget-crash-${process.pid}`;
   const { spec } = resolveLimiterOptions({ name, limit: LIMIT, windowMs: WINDOW_MS });
-  const queue = new RedisQueue({ client, spec });
+  const queue = new RedisQueue({ client: redis.client, spec });
   const JOBS = 60;
   for (let i = 0; i < JOBS; i++) await enqueue(queue, { type: 'work', group: `tenant ${i % 3}` });
   const starts: number[] = [];
   const live: number[] = [];
-  const limiter = createLimiter({ store: new RedisStore({ client }), name, limit: LIMIT, windowMs: WINDOW_MS });
+  const limiter = createLimiter({ store: new RedisStore({ client: redis.client }), name, limit: LIMIT, windowMs: WINDOW_MS });
   let running = true;
   const traffic = (async () => {
     while (running) {
@@ -46,13 +33,13 @@ test('workers and dispatchers SIGKILLed mid-drain: starts (re-runs charged again
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
-  const args = { port: server.port, spec, effectsKey: `effects:${name}`, concurrency: 5, leaseMs: 600, workMs: 200 };
+  const args = { port: redis.server.port, spec, effectsKey: `effects:${name}`, concurrency: 5, leaseMs: 600, workMs: 200 };
   const record = (ms: number) => void starts.push(ms);
   try {
-    const first = await Promise.all([processes.start(args, undefined, record), processes.start(args, undefined, record)]);
+    const first = await Promise.all([redis.processes.start(args, undefined, record), redis.processes.start(args, undefined, record)]);
     await until('a third of the jobs started', () => starts.length >= JOBS / 3, 20_000);
-    await Promise.all(first.map((child) => processes.kill(child)));
-    await Promise.all([processes.start(args, undefined, record), processes.start(args, undefined, record)]);
+    await Promise.all(first.map((child) => redis.processes.kill(child)));
+    await Promise.all([redis.processes.start(args, undefined, record), redis.processes.start(args, undefined, record)]);
     await until('every job completed', async () => (await queue.counts()).completed === JOBS, 60_000);
   } finally {
     running = false;

@@ -40,7 +40,9 @@ const defer = (idempotencyKey: string) => ({ defer: { type: 'report', payload: {
 test('deferrals and enqueues are confirmed on the replica; unconfirmed ones promise nothing and a retry finds the same job', async () => {
   const name = `durable-${process.pid}`;
   const limiter: Limiter = createLimiter({
-    store: new RedisStore({ client }), name, limit: 1, burst: 1, windowMs: 60_000, durability: { replicas: 1, timeoutMs: 300 },
+    store: new RedisStore({ client }), name, limit: 1, burst: 1, windowMs: 60_000,
+    // Generous: under a loaded test run the replica's acknowledgement can take longer than a few hundred ms.
+    durability: { replicas: 1, timeoutMs: 1500 },
   });
   const jobsKey = limiterKeys('bl', name).jobs;
   try {
