@@ -5,6 +5,7 @@
  */
 import { toStoreError, withTimeout, type OutageGuard } from './outage';
 import { RedisStore } from './store/redis-store';
+import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './store/reopen';
 import type { LimiterStore, Logger, Store } from './types';
 
 export type HealthStatus = 'up' | 'degraded' | 'down';
@@ -34,7 +35,7 @@ export interface Health {
 }
 
 /** What health reads of an ioredis Redis or Cluster (structural: the declarations need no ioredis types). */
-interface Client {
+interface Client extends Reopenable {
   readonly status: string;
   once(event: 'ready', listener: () => void): unknown;
   info(): Promise<string>;
@@ -47,11 +48,16 @@ function clientOf(store: Store): Client | undefined {
 }
 
 /** The breaker's probe: EXISTS on one of the limiter's keys (routed to its slot on a Cluster), or `counts()`. */
-export function storeProbe(store: Store, bound: LimiterStore, name: string): () => Promise<unknown> {
+export function storeProbe(store: Store, bound: LimiterStore, name: string, closed: () => boolean = () => false): () => Promise<unknown> {
   const client = clientOf(store);
   if (store instanceof RedisStore && client) {
     const key = store.keys(name).groups;
-    return () => client.exists(key);
+    // A client ioredis ended unasked (a failover race) is reopened here; see store/reopen.ts.
+    watchForUnaskedEnd(client);
+    return () => {
+      if (!closed()) reopenIfEndedUnasked(client);
+      return client.exists(key);
+    };
   }
   return () => bound.counts();
 }

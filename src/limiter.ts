@@ -144,7 +144,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       try { listener(...args); } catch (error) { resolved.logger.warn(`bulk-limiter: a '${event}' listener threw: ${String(error)}`); }
     }
   };
-  const probe = storeProbe(resolved.store, store, spec.name);
+  let closed = false;
+  const probe = storeProbe(resolved.store, store, spec.name, () => closed);
   const connecting = firstConnection(resolved.store);
   const durable = deferOptions.durability && createDurability(store, deferOptions.durability);
   const guard: OutageGuard = createOutageGuard(durable?.store ?? store, {
@@ -235,6 +236,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     on(event, listener) { listeners[event].add(listener); return limiter; },
     off(event, listener) { listeners[event].delete(listener); return limiter; },
     close: async () => {
+      closed = true;
       guard.close();
       await store.close?.();
       await durable?.close();

@@ -167,6 +167,8 @@ export class RedisQueue implements QueueStore {
   /** One shared BLPOP: a token, null on its timeout, false when the connection failed (caller returns). */
   private blockingRead(timeoutMs: number): Promise<string | null | false> {
     if (this.blockingWait) return this.blockingWait;
+    // An ended connection never comes back by itself (see store/reopen.ts): a new one replaces it.
+    if (this.blocking?.status === 'end') this.blocking = undefined;
     if (!this.blocking) {
       this.blocking = (this.client as Redis).duplicate();
       // Its own connection: without a listener ioredis reports every reconnect failure as unhandled.

@@ -14,6 +14,7 @@ import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
 import { ScriptBatcher } from './admit-batch';
+import { reopenIfEnded } from './reopen';
 import {
   admitCommand, admitDeferCommand, admitDeferManyCommand, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig,
   type AdmitDeferReply, type DeferringInput, type DeferReply, type RedisClient } from './scripts';
@@ -41,6 +42,8 @@ interface Duplicable {
     on(event: 'error', listener: (error: unknown) => void): unknown;
     call(command: string, ...args: Array<string | number>): Promise<unknown>;
     disconnect(): void;
+    readonly status: string;
+    connect(): Promise<void>;
   };
 }
 const MAX_BATCH_LIMIT = 1000;
@@ -134,16 +137,18 @@ export class RedisStore implements Store {
         durableWrites: (): DurableWrites => {
           const connection = (this.client as unknown as Duplicable).duplicate();
           connection.on('error', () => undefined); // its failures reach the caller as rejected writes
+          let closed = false;
+          const reopen = (): void => reopenIfEnded(connection, () => closed);
           const client: RedisClient = connection;
           const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
             admitDeferCommand(client, block, config), admitDeferManyCommand(client, block, config), this.maxBatch);
           const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
           return {
-            admit: (input) => writes.submit(this.nowUs(), input as DeferringInput)
-              .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed),
-            enqueue: (input) => writeQueue.enqueue(input),
+            admit: (input) => (reopen(), writes.submit(this.nowUs(), input as DeferringInput)
+              .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed)),
+            enqueue: (input) => (reopen(), writeQueue.enqueue(input)),
             confirm: async (replicas, timeoutMs) => Number(await connection.call('WAIT', replicas, timeoutMs)),
-            close: async () => { connection.disconnect(); },
+            close: async () => { closed = true; connection.disconnect(); },
           };
         },
       }),
