@@ -7,6 +7,7 @@
  */
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, describeValue, type StoreError } from './errors';
+import { OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
@@ -255,18 +256,30 @@ function scopedKey(group: string, key: string): string {
   return `${Buffer.byteLength(group, 'utf8')}:${group}:${key}`;
 }
 
-/** A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters). */
+/**
+ * A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters but a lone surrogate, which
+ * UTF-8 would turn into U+FFFD: '\ud800' and '\udbff' would share one quota), and never the overflow group's name.
+ */
 export function checkGroup(group: unknown, maxBytes: number): asserts group is string {
   if (typeof group !== 'string') {
     throw new InputError('ERR_BL_BAD_GROUP', `Expected the group id to be a string, got ${describeValue(group)}`);
   }
   if (group.length === 0) throw new InputError('ERR_BL_GROUP_EMPTY', 'Expected a non-empty group id, got ""');
+  if (!(group as unknown as WellFormed).isWellFormed()) {
+    throw new InputError('ERR_BL_GROUP_MALFORMED', `Expected the group id to be well-formed UTF-16 (no lone surrogate), got ${JSON.stringify(group.slice(0, 64))}`);
+  }
+  if (group === OVERFLOW_GROUP) {
+    throw new InputError('ERR_BL_GROUP_RESERVED', `The group id ${JSON.stringify(OVERFLOW_GROUP)} is the shared group of ids over maxGroups; a request cannot name it`);
+  }
   // One UTF-16 unit is at most 3 UTF-8 bytes: short ids skip the byte count.
   if (group.length * 3 > maxBytes && Buffer.byteLength(group, 'utf8') > maxBytes) {
     throw new InputError('ERR_BL_GROUP_TOO_LONG',
       `Expected the group id to be at most ${maxBytes} bytes (UTF-8), got ${Buffer.byteLength(group, 'utf8')} bytes`);
   }
 }
+
+/** String.prototype.isWellFormed (Node 20; not in the ES2022 lib the package compiles against). */
+interface WellFormed { isWellFormed(): boolean }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {

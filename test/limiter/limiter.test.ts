@@ -33,6 +33,11 @@ describe('createLimiter', () => {
     ['129 ASCII bytes', 'ERR_BL_GROUP_TOO_LONG', 'x'.repeat(129)],
     ['43 × 3-byte characters (129 bytes)', 'ERR_BL_GROUP_TOO_LONG', '한'.repeat(43)],
     ['10 KB', 'ERR_BL_GROUP_TOO_LONG', 'y'.repeat(10_240)],
+    // UTF-8 turns each lone surrogate into U+FFFD: these ids would share one quota.
+    ['a lone high surrogate', 'ERR_BL_GROUP_MALFORMED', '\ud800'],
+    ['a lone low surrogate inside', 'ERR_BL_GROUP_MALFORMED', 'a\udc00b'],
+    ['a reversed pair', 'ERR_BL_GROUP_MALFORMED', '\ude00\ud83d'],
+    ['the overflow group\'s name', 'ERR_BL_GROUP_RESERVED', '*overflow*'],
   ])('group %s → InputError %s, store not called', async (_label, code, group) => {
     const { store, limiter } = make();
     await expect(limiter.check(group as string)).rejects.toMatchObject({ code, constructor: InputError });
@@ -41,7 +46,7 @@ describe('createLimiter', () => {
 
   test('group limits count UTF-8 bytes: 128 bytes pass, any characters', async () => {
     const { limiter } = make();
-    for (const g of ['x'.repeat(128), '한'.repeat(42), '{', '}', ':', '{bl:x}:meta', '\u0000', '😀'.repeat(32)]) {
+    for (const g of ['x'.repeat(128), '한'.repeat(42), '{', '}', ':', '{bl:x}:meta', '\u0000', '😀'.repeat(32), '\ud83d\ude00', '*overflow', 'overflow*']) {
       await expect(limiter.check(g)).resolves.toMatchObject({ group: g });
     }
   });
