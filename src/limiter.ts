@@ -131,8 +131,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
   refuseUnknownOptions(options, ALL_OPTION_NAMES, 'createLimiter()');
-  const admission: Record<string, unknown> = { ...options };
-  for (const name of DEFER_OPTION_NAMES) delete admission[name];
+  const admission = Object.fromEntries(Object.entries(options).filter(([name]) => !DEFER_OPTION_NAMES.includes(name)));
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
   const deferOptions = resolveDeferOptions(options);
   const { spec, maxGroupLength, maxCost, maxWeight } = resolved;

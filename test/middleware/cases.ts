@@ -139,7 +139,6 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
   },
 ];
 
-const fromIp = (app: RequestListener, ip: string): Promise<Response> => request(app).get('/').set('X-Forwarded-For', ip);
 
 /** The groups a MemoryStore has seen for one limiter, after the requests from `ips` (through X-Forwarded-For). */
 async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], extra: Partial<Options> = {}): Promise<string[]> {

@@ -12,7 +12,6 @@ export const CJSON_NULL = Object.freeze({ cjsonNull: true });
 const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 function encodeString(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return `"${s.replace(/["\\/\u0000-\u001f]/g, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 

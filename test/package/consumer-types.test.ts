@@ -4,7 +4,7 @@
  * and @types/node: the root entry's declarations must need nothing else (no ioredis, express or koa types).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -13,7 +13,7 @@ const { pack } = require('../../scripts/pack') as { pack: (dir: string) => { tar
 
 const root = join(__dirname, '..', '..');
 /** The versions this repository tests with, so npm finds them in its cache. */
-const version = (name: string): string => (require(join(root, 'node_modules', name, 'package.json')) as { version: string }).version;
+const version = (name: string): string => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 const CORE = `
 import { ConfigError, Dispatcher, MemoryStore, Worker, createLimiter, type Decision, type JobInfo, type RedisStoreOptions } from 'bulk-limiter';
