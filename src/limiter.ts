@@ -6,7 +6,7 @@
  * Dispatcher and Worker) read the same store.
  */
 import { DenyCache } from './deny-cache';
-import { ConfigError, InputError, describeValue, type StoreError } from './errors';
+import { ConfigError, InputError, codeOf, describeValue, type StoreError } from './errors';
 import { OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
@@ -282,7 +282,7 @@ interface WellFormed { isWellFormed(): boolean }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InputError(`ERR_BL_BAD_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`, `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
+    throw new InputError(codeOf(name, 'BAD_'), `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
   }
   return value;
 }

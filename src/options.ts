@@ -4,7 +4,7 @@
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
-import { ConfigError, describeValue } from './errors';
+import { ConfigError, codeOf, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { NAME_PATTERN } from './store/keys';
@@ -81,7 +81,7 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
 /** A nested option (`denyCache.maxGroups`) has its parent's code: `ERR_BL_DENY_CACHE`. */
-const code = (name: string): string => `ERR_BL_${(name.split('.')[0] ?? name).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+const code = (name: string): string => codeOf(name.split('.')[0] ?? name);
 
 function int(name: string, value: unknown, fallback: number | undefined, min: number): number {
   const v = value === undefined ? fallback : value;

@@ -3,7 +3,7 @@
  * request that the limiter wrote as a job (202 Accepted + Location + `{ jobId, state, runAt }`).
  * Delivery of deferred jobs is at-least-once (see Worker): handlers should be idempotent.
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, codeOf, describeValue } from '../errors';
 import type { HeaderMap } from '../headers';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { Limiter } from '../limiter';
@@ -66,7 +66,7 @@ export function validateDefer(defer: unknown): void {
   }
   for (const name of ['payload', 'idempotencyKey'] as const) {
     if (d[name] !== undefined && typeof d[name] !== 'function') {
-      throw new ConfigError('ERR_BL_DEFER_' + name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase(), `Expected \`defer.${name}\` to be a function of the request, got ${describeValue(d[name])}`);
+      throw new ConfigError(codeOf(name, 'DEFER_'), `Expected \`defer.${name}\` to be a function of the request, got ${describeValue(d[name])}`);
     }
   }
   if (typeof d.statusUrl !== 'function') {

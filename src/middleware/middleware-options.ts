@@ -2,7 +2,7 @@
  * The middleware's own options: names (unknown ones refused), types and values, checked once at
  * construction, and the limiter options given inline, picked out for createLimiter.
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, codeOf, describeValue } from '../errors';
 import type { LimiterOptions } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
@@ -68,7 +68,7 @@ function intOrFn(name: string, value: unknown): void {
 
 function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
   if (value !== undefined && !allowed.includes(value)) {
-    const code = `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+    const code = codeOf(name);
     throw new ConfigError(code, `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`);
   }
 }

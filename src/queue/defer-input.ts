@@ -2,7 +2,7 @@
  * Deferral on the limiter: its options (backlog cap, horizon, payload size) and the check of one
  * request's `defer` input (untrusted: InputError, answered 400) into the store's DeferInput.
  */
-import { ConfigError, InputError, describeValue } from '../errors';
+import { ConfigError, InputError, codeOf, describeValue } from '../errors';
 import type { DeferInput } from '../types';
 import { resolveDurability, type DurabilityOptions, type ResolvedDurability } from './durability';
 
@@ -64,7 +64,7 @@ export function resolveDeferOptions(options: DeferLimiterOptions): ResolvedDefer
 function positiveInt(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    const code = `ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+    const code = codeOf(name);
     throw new ConfigError(code, `Expected \`${name}\` to be a positive integer, got ${describeValue(value)}`);
   }
   return value;

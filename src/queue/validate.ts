@@ -1,7 +1,7 @@
 /**
  * What the Dispatcher and Worker need from a limiter, and their shared option checks.
  */
-import { ConfigError, describeValue, InputError } from '../errors';
+import { ConfigError, codeOf, describeValue, InputError } from '../errors';
 import type { Logger } from '../types';
 import { CLAIM_MAX, type QueueStore } from './types';
 
@@ -22,7 +22,7 @@ export function requireQueue(holder: unknown): QueueStore {
 export function intOption(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min) {
-    throw new ConfigError(`ERR_BL_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`, `Expected \`${name}\` to be an integer ≥ ${min}, got ${describeValue(value)}`);
+    throw new ConfigError(codeOf(name), `Expected \`${name}\` to be an integer ≥ ${min}, got ${describeValue(value)}`);
   }
   return value;
 }
