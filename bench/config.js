@@ -6,6 +6,7 @@ const FULL = {
   http: { connections: 100, durationS: 6, rounds: 3, tenants: 50 },
   queue: { jobs: 50_000, concurrency: 50, enqueueInFlight: 256, pause: { limit: 20, readyMax: 100, jobs: 400, pauseMs: 8000 } },
   fairness: { processes: 2, durationMs: 16_000, warmupMs: 1000, limit: 1000, windowMs: 1000, burst: 50, reserve: 10 },
+  sybil: { warmupMs: 3000, floodMs: 20_000, floodRate: 5000, floodIds: 100_000 },
 };
 
 const SMOKE = {
@@ -13,6 +14,7 @@ const SMOKE = {
   http: { connections: 20, durationS: 1, rounds: 1, tenants: 50 },
   queue: { jobs: 500, concurrency: 50, enqueueInFlight: 64, pause: { limit: 20, readyMax: 20, jobs: 30, pauseMs: 300 } },
   fairness: { processes: 2, durationMs: 2000, warmupMs: 500, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, scenarios: ['s1', 'retry'] },
+  sybil: { warmupMs: 500, floodMs: 1000, floodRate: 2000, floodIds: 2000 },
 };
 
 function configFor(section, smoke) {
