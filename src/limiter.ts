@@ -7,7 +7,7 @@
  */
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, codeOf, describeValue, type StoreError } from './errors';
-import { OVERFLOW_GROUP } from './core/fair-share';
+import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
@@ -257,7 +257,7 @@ function scopedKey(group: string, key: string): string {
 
 /**
  * A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters but a lone surrogate, which
- * UTF-8 would turn into U+FFFD: '\ud800' and '\udbff' would share one quota), and never the overflow group's name.
+ * UTF-8 would turn into U+FFFD: '\ud800' and '\udbff' would share one quota), and never the name of a group the limiter shares between ids.
  */
 export function checkGroup(group: unknown, maxBytes: number): asserts group is string {
   if (typeof group !== 'string') {
@@ -267,8 +267,8 @@ export function checkGroup(group: unknown, maxBytes: number): asserts group is s
   if (!(group as unknown as WellFormed).isWellFormed()) {
     throw new InputError('ERR_BL_GROUP_MALFORMED', `Expected the group id to be well-formed UTF-16 (no lone surrogate), got ${JSON.stringify(group.slice(0, 64))}`);
   }
-  if (group === OVERFLOW_GROUP) {
-    throw new InputError('ERR_BL_GROUP_RESERVED', `The group id ${JSON.stringify(OVERFLOW_GROUP)} is the shared group of ids over maxGroups; a request cannot name it`);
+  if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) {
+    throw new InputError('ERR_BL_GROUP_RESERVED', `The group id ${JSON.stringify(group)} names a group the limiter shares between ids (over maxGroups, or on probation); a request cannot name it`);
   }
   // One UTF-16 unit is at most 3 UTF-8 bytes: short ids skip the byte count.
   if (group.length * 3 > maxBytes && Buffer.byteLength(group, 'utf8') > maxBytes) {

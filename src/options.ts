@@ -33,6 +33,13 @@ export interface LimiterOptions {
   readonly sustained?: boolean;
   /** Most groups tracked at once; new groups beyond it share one overflow group. @defaultValue `10_000` */
   readonly maxGroups?: number;
+  /**
+   * A group id the limiter has not registered yet shares one group (`'*new*'`, weight 1) with every other new id
+   * until it comes back at least this long after it was first seen, so a flood of new ids (rotating client IPs)
+   * cannot take the established groups' shares. `0`: a group is registered on its first request.
+   * @defaultValue `min(epochMs, 1000)`
+   */
+  readonly probationMs?: number;
   /** Longest group id in UTF-8 bytes. @defaultValue `128` */
   readonly maxGroupLength?: number;
   /** Largest cost one request may ask for; at most `burst` (a request must fit the global bucket; a green request of cost > 1 reserves the tokens it waits for). @defaultValue `burst − reserve` */
@@ -75,7 +82,7 @@ export interface ResolvedLimiterOptions {
 /** Every option name, so typos are caught and the list stays exhaustive. */
 const OPTION_NAMES: OptionNames<LimiterOptions> = {
   store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
-  sustained: true, maxGroups: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
+  sustained: true, maxGroups: true, probationMs: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
   timeoutMs: true, instances: true, logger: true, denyCache: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
@@ -140,6 +147,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_SUSTAINED', `Expected \`sustained\` to be a boolean, got ${describeValue(o.sustained)}`);
   }
   const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
+  const probationMs = int('probationMs', o.probationMs, Math.min(epochMs, 1000), 0);
   const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
   const maxCost = int('maxCost', o.maxCost, burst - reserve, 1);
   if (maxCost > burst) {
@@ -162,7 +170,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
   const denyCache = resolveDenyCache(o.denyCache);
-  const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups });
+  const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups, probationMs });
   return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
 }
 

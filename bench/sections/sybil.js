@@ -5,7 +5,8 @@
  * 500/s with the default options, 3 established tenants at 50/s each (they send for `warmupMs` before the
  * flood), then `floodIds` new ids at `floodRate`/s (one request each) for `floodMs`, all through one RedisStore
  * on a fresh redis-server. Measured during the flood: each established tenant's admitted / demand, the most
- * admitted in any sliding 1 s window (the limit must hold), and Redis memory after the flood.
+ * admitted in any sliding 1 s window (the limit must hold), and Redis memory after the flood. Rows: the
+ * defaults (new ids on probation share one group), maxGroups raised, and probation off (the alternative).
  */
 const { startRedis } = require('../lib/redis');
 const { maxInSlidingWindow } = require('../lib/stats');
@@ -96,6 +97,8 @@ async function runSybil(cfg) {
   const variants = [
     { id: 'default', label: 'default options', options: {} },
     { id: 'max-groups', label: 'maxGroups 200000', options: { maxGroups: 200_000 } },
+    // The alternative: every new id registered on its first request (per-identity max-min, Sybil-prone).
+    { id: 'no-probation', label: 'probationMs 0 (no probation)', options: { probationMs: 0 } },
   ];
   const rows = [];
   for (const variant of variants) {

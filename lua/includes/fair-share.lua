@@ -7,8 +7,9 @@
   R·clamp(s·w, γ, 1) set by the water level s, red denied. Yellow needs c + reserve global tokens.
 
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
-    fs_config(text)           -> cfg     parses the config block, one ARGV of 8 comma-separated numbers:
-                                         limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups
+    fs_config(text)           -> cfg     parses the config block, one ARGV of 9 comma-separated numbers:
+                                         limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
+                                         probationMs (0 = no probation)
                                          (one argument, not eight: each argument costs the client ~0.3 µs)
     fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
@@ -36,6 +37,13 @@
   groups HASH: group -> struct.pack('dddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise)
   seen ZSET: group -> last-seen ms (refreshed lazily, when stale by more than idleMs/8)
   When `seen` holds maxGroups groups, a new group is admitted as the shared group '*overflow*' (weight 1).
+  Probation (identities are free: a flood of new ids must not dilute the tenants already there): a group id
+  not yet registered is decided as the shared group '*new*' (weight 1) until it comes back at least
+  probationMs after it was first seen (the limiter's default: min(epochMs, 1000)); then it is registered as
+  itself. Its first
+  sighting lives in `seen` under the score first ms − 2^52, below the registered groups' last-seen ms (≥ 0,
+  the range fs_trim reads); at most maxGroups such sightings are kept, the oldest dropped first, so a flood
+  churns its own sightings away and never registers. '*new*' and '*overflow*' take none of the maxGroups places.
   Times are µs as Lua numbers (exact below 2^53); nothing here turns a timestamp into a string.
 ]]
 
@@ -45,17 +53,20 @@ local FS_TRIM_PAGE = 100
 -- (with 1 token they turned yellow and lost the token race to a flood). Same as FS_GREEN_MIN in TypeScript.
 local FS_GREEN_MIN = 4
 local FS_OVERFLOW = '*overflow*'
+local FS_NEWCOMERS = '*new*'
+-- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms
+local FS_PROBATION_BASE = 4503599627370496
 local FS_PACK = 'dddddddd'
 local FS_META = ''
 local FS_META_PACK = 'ddddddddddd'
 local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
 
-local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$'
+local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$'
 
 local function fs_config(text)
-  local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups = string.match(text, FS_CONFIG_PATTERN)
-  if not limit then error('ERR_BL_CONFIG: expected 8 comma-separated numbers, got ' .. tostring(text)) end
+  local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms = string.match(text, FS_CONFIG_PATTERN)
+  if not limit then error('ERR_BL_CONFIG: expected 9 comma-separated numbers, got ' .. tostring(text)) end
   limit, burst, idle_ms = tonumber(limit), tonumber(burst), tonumber(idle_ms)
   local window_us, epoch_us = tonumber(window_ms) * 1000, tonumber(epoch_ms) * 1000
   -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
@@ -72,6 +83,7 @@ local function fs_config(text)
     max_groups = tonumber(max_groups),
     T = T,
     ttl_ms = idle_ms + math.floor((window_us + epoch_us) / 1000),
+    probation_ms = tonumber(probation_ms),
   }
 end
 
@@ -98,7 +110,7 @@ end
 local function fs_trim(fs)
   local cfg = fs.cfg
   if fs.now_ms - fs.meta.tr < cfg.idle_ms / 8 then return end
-  local old = redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
+  local old = redis.call('ZRANGEBYSCORE', fs.seen_key, 0, fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
   if #old > 0 then
     local packed = redis.call('HMGET', fs.groups_key, unpack(old))
     for i = 1, #old do
@@ -179,15 +191,29 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group)
   return fs
 end
 
--- Active groups other than the overflow group (which does not take one of the maxGroups places).
+-- Active groups other than the shared ones (which take none of the maxGroups places).
 local function fs_real_groups(fs)
-  if fs.groups[FS_OVERFLOW] or redis.call('HEXISTS', fs.groups_key, FS_OVERFLOW) == 1 then
-    return fs.meta.gn - 1
-  end
-  return fs.meta.gn
+  local n = fs.meta.gn
+  if fs.groups[FS_OVERFLOW] or redis.call('HEXISTS', fs.groups_key, FS_OVERFLOW) == 1 then n = n - 1 end
+  if fs.groups[FS_NEWCOMERS] or redis.call('HEXISTS', fs.groups_key, FS_NEWCOMERS) == 1 then n = n - 1 end
+  return n
 end
 
--- (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
+-- Probation (see the header): true when `group` was first seen at least probation_ms ago; else its first
+-- sighting is recorded (making room by dropping the oldest) and it stays on probation.
+local function fs_graduates(fs, group)
+  local cfg = fs.cfg
+  local s = redis.call('ZSCORE', fs.seen_key, group)
+  if s then return fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) >= cfg.probation_ms end
+  if redis.call('ZCOUNT', fs.seen_key, '-inf', '(0') >= cfg.max_groups then
+    redis.call('ZREM', fs.seen_key, redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', '(0', 'LIMIT', 0, 1)[1])
+  end
+  redis.call('ZADD', fs.seen_key, fs.now_ms - FS_PROBATION_BASE, group)
+  fs.expire = true
+  return false
+end
+
+-- (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active, probation.
 local function fs_group(fs, group, weight)
   local st = fs.groups[group]
   if not st then
@@ -197,9 +223,14 @@ local function fs_group(fs, group, weight)
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
       st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
-    elseif group ~= FS_OVERFLOW and fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
-      return fs_group(fs, FS_OVERFLOW, 1)
     else
+      -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
+      if group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
+        if fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
+          return fs_group(fs, FS_OVERFLOW, 1)
+        end
+        if fs.cfg.probation_ms > 0 and not fs_graduates(fs, group) then return fs_group(fs, FS_NEWCOMERS, 1) end
+      end
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
       st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
@@ -210,7 +241,7 @@ local function fs_group(fs, group, weight)
     end
     fs.groups[group] = st
   end
-  if group == FS_OVERFLOW then weight = 1 end
+  if group == FS_OVERFLOW or group == FS_NEWCOMERS then weight = 1 end
   if st.w ~= weight then
     fs.meta.ws = fs.meta.ws + weight - st.w
     st.w = weight

@@ -16,11 +16,17 @@ export const FS_TRIM_PAGE = 100;
 export const FS_GREEN_MIN = 4;
 /** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
 export const OVERFLOW_GROUP = '*overflow*';
+/**
+ * The shared group of group ids on probation (weight 1): a new id is decided as this group until it comes back
+ * `probationMs` after it was first seen, so a flood of new ids (free identities) cannot dilute the groups
+ * already there. Decisions still name the caller's group.
+ */
+export const NEWCOMERS_GROUP = '*new*';
 /** Used when a spec carries no `maxGroups`. */
 export const DEFAULT_MAX_GROUPS = 10_000;
 
-/** A LimiterSpec that may carry maxGroups (src/options.ts puts it there). */
-export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number };
+/** A LimiterSpec that may carry maxGroups and probationMs (src/options.ts puts them there; absent: none). */
+export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number };
 
 export interface FairShareConfig {
   readonly limit: number;
@@ -34,6 +40,8 @@ export interface FairShareConfig {
   readonly T: number;
   /** Keys (state) live this long after the last refresh. */
   readonly ttlMs: number;
+  /** A new group id is on probation until it comes back this long after it was first seen (0: no probation). */
+  readonly probationMs: number;
 }
 
 export interface MetaState {
@@ -54,6 +62,11 @@ export interface FairShareState {
   groups: Map<string, GroupState>;
   /** group → last-seen ms. Insertion order is score order because time never steps back. */
   seen: Map<string, number>;
+  /**
+   * Group ids on probation → first-seen ms, at most maxGroups (in Redis: `seen` members scored ms − 2^52).
+   * Insertion order is first-seen order.
+   */
+  probation: Map<string, number>;
   /**
    * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
@@ -90,7 +103,7 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), expiresAtMs: 0 };
+  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), expiresAtMs: 0 };
 }
 
 /** The same numbers fs_config derives from the config block. */
@@ -102,6 +115,7 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
     limit: spec.limit, windowUs, burst: spec.burst, reserve: spec.reserve, idleMs: spec.idleMs, epochUs,
     maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS, T,
     ttlMs: spec.idleMs + Math.floor((windowUs + epochUs) / 1000),
+    probationMs: spec.probationMs ?? 0,
   };
 }
 
@@ -169,6 +183,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.meta = undefined;
     state.groups.clear();
     state.seen.clear();
+    state.probation.clear();
   }
   let meta = state.meta;
   if (!meta) {
@@ -178,6 +193,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     // meta alone may have gone (eviction, in Redis): groups it no longer counts in Σw must not linger.
     state.groups.clear();
     state.seen.clear();
+    state.probation.clear();
     state.meta = meta;
     expire = true;
   }
@@ -209,6 +225,32 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
 }
 
 /**
+ * Probation: true when `group` was first seen at least probationMs ago; else its first sighting is recorded
+ * (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the
+ * smallest id) and it stays on probation.
+ */
+function fsGraduates(fs: FairShare, group: string): boolean {
+  const { probation } = fs.state;
+  const first = probation.get(group);
+  if (first !== undefined) {
+    if (fs.nowMs - first < fs.cfg.probationMs) return false;
+    probation.delete(group); // its `seen` entry becomes the registered group's
+    return true;
+  }
+  if (probation.size >= fs.cfg.maxGroups) {
+    let oldest: [string, number] | undefined;
+    for (const entry of probation) {
+      if (oldest !== undefined && entry[1] !== oldest[1]) break;
+      if (oldest === undefined || byCodePoints(entry[0], oldest[0]) < 0) oldest = entry;
+    }
+    probation.delete(oldest![0]);
+  }
+  probation.set(group, fs.nowMs);
+  fs.expire = true;
+  return false;
+}
+
+/**
  * (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
  * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
  */
@@ -216,9 +258,13 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
   const { meta, state } = fs;
   let st = state.groups.get(group);
   if (!st) {
-    // The overflow group does not take one of the maxGroups places.
-    const real = state.groups.has(OVERFLOW_GROUP) ? meta.gn - 1 : meta.gn;
-    if (group !== OVERFLOW_GROUP && real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
+    // The shared groups are registered at once (and take none of the maxGroups places); any other new id may
+    // be over maxGroups or on probation.
+    if (group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
+      const real = meta.gn - (state.groups.has(OVERFLOW_GROUP) ? 1 : 0) - (state.groups.has(NEWCOMERS_GROUP) ? 1 : 0);
+      if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
+      if (fs.cfg.probationMs > 0 && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
+    }
     // New: buckets start full (refill caps them at their sizes), weight joins Σw.
     const full = fs.cfg.burst;
     st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
@@ -227,7 +273,7 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     fs.expire = true;
     state.groups.set(group, st);
   }
-  if (group === OVERFLOW_GROUP) weight = 1;
+  if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) weight = 1;
   if (st.w !== weight) {
     meta.ws += weight - st.w;
     st.w = weight;

@@ -156,7 +156,7 @@ export class MemoryQueue implements QueueStore {
   defer(now: number, input: Omit<EnqueueInput, 'delayMs'>): EnqueueResult {
     const state = this.fairShareState();
     const ws = state.meta?.ws ?? input.weight;
-    const w = state.groups.has(input.group) ? input.weight : 1; // else the overflow group
+    const w = state.groups.has(input.group) ? input.weight : 1; // else a shared group (overflow, newcomers)
     const unitUs = (this.fairShareConfig.T * ws) / w;
     const waiting = this.backlog.get(input.group) ?? 0;
     return this.write(now, input, now + Math.ceil(((waiting + 1) * input.cost * unitUs) / 1000), now);

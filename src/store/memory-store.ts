@@ -5,7 +5,7 @@
  * untouched for idleMs + windowMs + epochMs starts afresh.
  */
 import {
-  closeFairShare, createFairShareState, decide, fairShareConfig, openFairShare, type FairShareSpec, type FairShareState,
+  NEWCOMERS_GROUP, closeFairShare, createFairShareState, decide, fairShareConfig, openFairShare, type FairShareSpec, type FairShareState,
 } from '../core/fair-share';
 import { toAdmitReply, toDecision } from '../core/decision';
 import { ConfigError, describeValue } from '../errors';
@@ -67,6 +67,7 @@ export class MemoryStore implements Store {
         }
         const r = decide(fs, input.group, input.weight, input.cost, true);
         closeFairShare(fs);
+        if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
         if (r.allowed || !defer) return toDecision(reply);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });

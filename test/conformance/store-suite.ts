@@ -226,6 +226,50 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       expect((await st!.admit(input('a'))).group).toBe('a');
     });
 
+    test('probation: a new id is decided as one shared group until it comes back probationMs after its first request', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, { ...spec(), probationMs: 500 } as LimiterSpec);
+      const a = await st!.admit(input('a'));
+      expect(a).toMatchObject({ group: 'a', activeGroups: 1, guaranteed: 100 }); // the caller's name; '*new*' decided
+      expect(await st!.admit(input('b', 3))).toMatchObject({ group: 'b', activeGroups: 1, guaranteed: 100 }); // weight 1 there
+      clock.advance(499);
+      expect(await st!.admit(input('a'))).toMatchObject({ activeGroups: 1 });
+      clock.advance(1);
+      expect(await st!.admit(input('a'))).toMatchObject({ group: 'a', activeGroups: 2, guaranteed: 50 }); // registered
+      expect(await st!.admit(input('b', 3))).toMatchObject({ group: 'b', activeGroups: 3, guaranteed: 60 }); // 3 of Σw 5
+    });
+
+    test('probation: a flood of one-request ids never registers; at most maxGroups first sightings are kept, oldest dropped', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, { ...spec({ limit: 1000, burst: 50, reserve: 10 }), maxGroups: 10, probationMs: 100 } as LimiterSpec);
+      await st!.admit(input('tenant'));
+      clock.advance(100);
+      expect(await st!.admit(input('tenant'))).toMatchObject({ activeGroups: 2, guaranteed: 500 });
+      await st!.admit(input('latecomer'));
+      for (let i = 0; i < 200; i++) {
+        await st!.admit(input(`flood-${i}`));
+        clock.advance(1);
+      }
+      // The flood shares '*new*': the tenant keeps half the limit guaranteed, and nobody else was registered.
+      expect(await st!.admit(input('tenant'))).toMatchObject({ activeGroups: 2, guaranteed: 500 });
+      // The latecomer's first sighting was pushed out by the flood's: it starts its probation again…
+      expect(await st!.admit(input('latecomer'))).toMatchObject({ activeGroups: 2 });
+      clock.advance(100);
+      // …and is registered when it comes back after probationMs.
+      expect(await st!.admit(input('latecomer'))).toMatchObject({ activeGroups: 3 });
+    });
+
+    test('probation: the shared groups take none of the maxGroups places', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, { ...spec(), maxGroups: 1, probationMs: 10 } as LimiterSpec);
+      await st!.admit(input('a'));
+      clock.advance(10);
+      expect(await st!.admit(input('a'))).toMatchObject({ group: 'a', activeGroups: 2 }); // '*new*' and 'a'
+      await st!.admit(input('b'));
+      clock.advance(10);
+      expect(await st!.admit(input('b'))).toMatchObject({ group: '*overflow*', activeGroups: 3 });
+    });
+
     test('a tier change applies on the next call', async () => {
       const clock = new ManualClock();
       const [st] = bind(clock, spec());

@@ -17,7 +17,7 @@ import { deadJob, mounts } from './fixtures';
 
 let seq = 0;
 const newLimiter = (over: object = {}): Limiter =>
-  createLimiter({ store: new MemoryStore(), name: `dash-${++seq}`, limit: 6, burst: 6, reserve: 1, windowMs: 60_000, ...over });
+  createLimiter({ store: new MemoryStore(), name: `dash-${++seq}`, limit: 6, burst: 6, reserve: 1, windowMs: 60_000, probationMs: 0, ...over });
 const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
 const totals = (g: Pick<GroupView, 'traffic'>) => ({ allowed: sum(g.traffic.allowed), denied: sum(g.traffic.denied), deferred: sum(g.traffic.deferred) });
 const TOKEN = 'Bearer let-me-in';

@@ -144,7 +144,8 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
 async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], extra: Partial<Options> = {}): Promise<string[]> {
   const store = new MemoryStore({ clock: () => FROZEN_NOW });
   const name = env.name(label);
-  const app = env.h.app({ '/': { store, name, limit: 100, ...extra } }, 'default', { trustProxy: true });
+  // probationMs 0: each group is registered (in `seen`) on its first request.
+  const app = env.h.app({ '/': { store, name, limit: 100, probationMs: 0, ...extra } }, 'default', { trustProxy: true });
   for (const ip of ips) expect((await request(app).get('/').set('X-Forwarded-For', ip)).status).toBe(200);
   return [...(store.stateOf(name)?.seen.keys() ?? [])];
 }

@@ -36,6 +36,8 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc.record({
   burstPct: fc.integer({ min: 0, max: 100 }), reservePct: fc.integer({ min: 0, max: 50 }),
   idleMs: fc.integer({ min: 20, max: 3000 }), epochMs: fc.integer({ min: 10, max: 1000 }),
   maxGroups: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(10_000)), sustained: fc.boolean(),
+  // probation off, or short enough that groups graduate (and sightings are dropped) within a run
+  probationMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
 }).map(({ limit, burstPct, reservePct, ...rest }) => {
   const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
   return { ...rest, name: 'oracle', limit, burst, reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)) };

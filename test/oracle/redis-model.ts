@@ -155,6 +155,13 @@ export class RedisModel {
       case 'ZSCORE': { arity(3); const s = this.zset(key)?.score(rest[0]!); return s === undefined ? null : formatDouble(s); }
       case 'ZRANGE': case 'ZREVRANGE': return this.zrange(key, rest, name === 'ZREVRANGE');
       case 'ZRANGEBYSCORE': return this.zrangeByScore(key, rest);
+      case 'ZCOUNT': {
+        arity(4);
+        const min = bound(rest[0]);
+        const max = bound(rest[1]);
+        return (this.zset(key)?.all() ?? []).filter(({ score }) =>
+          (min.open ? score > min.value : score >= min.value) && (max.open ? score < max.value : score <= max.value)).length;
+      }
       case 'ZRANGEBYLEX': return this.zrangeByLex(key, rest);
       case 'LLEN': arity(2); return this.list(key)?.length ?? 0;
       case 'RPUSH': case 'LPUSH': {

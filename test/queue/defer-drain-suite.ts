@@ -22,9 +22,10 @@ export interface DeferDrainHarness {
 const OPTIONS: DispatchOptions = { readyMax: 1000, moveMax: 100, promoteMax: 1000, scanMax: 200 };
 let seq = 0;
 
+/** probationMs 0: a group is registered on its first request, so the nine one-request groups count in Σw. */
 function defaultSpec(): LimiterSpec {
   seq += 1;
-  return resolveLimiterOptions({ limit: 100, windowMs: 1000, name: `defer-drain-${process.pid}-${seq}` }).spec;
+  return resolveLimiterOptions({ limit: 100, windowMs: 1000, name: `defer-drain-${process.pid}-${seq}`, probationMs: 0 }).spec;
 }
 
 const defer = (maxDeferMs = 3_600_000) => ({ type: 't', payload: '{}', maxBacklog: 10_000, maxDeferMs });
