@@ -1,7 +1,7 @@
--- dispatch.lua: the dispatcher move (research/fairness.md §4.2). Due jobs go delayed → pending with
+-- dispatch.lua: the dispatcher move (docs/algorithm.md §3.3). Due jobs go delayed → pending with
 -- start-time fair-queueing tags (start = max(vt, ftag_g), ftag_g = start + cost/weight); then pending →
 -- ready in tag order, only while ready has room (readyMax), in bounded batches. The budget is not spent
--- here but when a worker starts the job (claim.lua, §4.4). Nothing is re-scored; the reply says exactly
+-- here but when a worker starts the job (claim.lua, docs/algorithm.md §3.4). Nothing is re-scored; the reply says exactly
 -- when to call again.
 -- KEYS: the queue key block (includes/job.lua).
 -- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)

@@ -20,7 +20,7 @@ if state == 'waiting' then
     -- held: waiting for a slot of its group (group concurrency); to the caller it is pending
     state = 'pending'
   else
-    -- ready is bounded (readyMax); LPOS needs Redis 6.0.6, older servers scan the list.
+    -- ready is bounded (readyMax); LPOS arrived in Redis 6.0.6, so earlier 6.0 releases scan the list.
     local pos = redis.pcall('LPOS', K.ready, m)
     if type(pos) == 'table' then
       pos = false

@@ -1,5 +1,5 @@
 /**
- * The local deny cache (research/fairness.md §3.10, Envoy ratelimit's over-limit cache): after the store
+ * The local deny cache (docs/algorithm.md §4, Envoy ratelimit's over-limit cache): after the store
  * denies a group, this process answers that group's checks itself for a while. It never admits, so the
  * global bound is untouched; a sample of the calls still goes to the store so the group's demand keeps being
  * metered (and, with `hold: 'retry'`, so capacity that frees up early is still taken). Local denials are
@@ -107,7 +107,7 @@ export class DenyCache {
     if (this.entries.size >= this.options.maxGroups && !this.entries.has(requested)) {
       // Full: replace the entry recorded longest ago (Map order, O(1)) only once its denial has run out.
       // Evicting live entries made a cache smaller than the denied groups churn on every call (and the
-      // retained decisions cost more in GC than the cache saved): 0.73× rate-limiter-flexible at 100,000 groups.
+      // retained decisions cost more in GC than the cache saved; the 100,000-group rows of bench/results/admission.md).
       const oldest = this.entries.entries().next();
       if (oldest.done || oldest.value[1].until > this.now()) return;
       this.entries.delete(oldest.value[0]);

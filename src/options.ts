@@ -99,10 +99,10 @@ function int(name: string, value: unknown, fallback: number | undefined, min: nu
 }
 
 /**
- * The default burst before the reserve is counted: ceil(L/20) (research/fairness.md §3.9, tuned at L = 1000),
+ * The default burst before the reserve is counted: ceil(L/20) (docs/algorithm.md §2.10),
  * but at least min(8, ceil(L/10)) tokens. A 5-token bucket at L = 100 left a 4-token yellow band in which
- * borrowers raced a flood token by token: 93 % utilisation and light tenants losing 14–31 %; 8 tokens
- * (reserve 2) cost 3 % of strict capacity and gave ~98 % utilisation, so as many admissions, fairly shared.
+ * borrowers raced a flood token by token and light tenants lost part of their share; 8 tokens (reserve 2) cost
+ * a little strict capacity and share the same admissions fairly (test/conformance/small-limit-suite.ts).
  */
 export function defaultBurstBase(limit: number): number {
   return Math.max(Math.ceil(limit / 20), Math.min(8, Math.ceil(limit / 10)));
@@ -121,7 +121,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const limit = int('limit', o.limit, undefined, 1);
   const windowMs = int('windowMs', o.windowMs, 60_000, 1);
 
-  // Defaults from research/fairness.md §3.9: b = max(ρ + 1, ceil(L/20)), ρ = max(1, ceil(b/5)), b ≤ L, ρ < b;
+  // Defaults (docs/algorithm.md §2.10): b = max(ρ + 1, ceil(L/20)), ρ = max(1, ceil(b/5)), b ≤ L, ρ < b;
   // with b ≥ min(8, ceil(L/10)) for small limits (see defaultBurstBase).
   let burst: number;
   let reserve: number;

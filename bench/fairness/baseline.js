@@ -1,6 +1,6 @@
 'use strict';
 /**
- * The original design (research/fairness.md §1), implemented only here as the baseline:
+ * The original design (docs/algorithm.md §1), implemented only here as the baseline:
  * fixed windows; SADD the group to a never-cleaned active set; per-group quota
  * max(1, floor(L / SCARD(active))); INCR the group's window counter, then the global one; DECR back
  * on deny. Written in its most favourable form: one Lua call, window from Redis TIME.

@@ -1,5 +1,5 @@
 'use strict';
-/** Fairness figures of one scenario run (research/fairness.md §5 "Metrics"). */
+/** Fairness figures of one scenario run (docs/algorithm.md §5). */
 const { jain, maxInSlidingWindow, maxInFixedWindow, waterFill } = require('../lib/stats');
 
 /**

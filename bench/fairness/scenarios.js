@@ -1,6 +1,6 @@
 'use strict';
 /**
- * The scenarios of research/fairness.md §5, as functions of the run length. Rates are totals per
+ * The scenarios of docs/algorithm.md §5, as functions of the run length. Rates are totals per
  * second across all client processes. `steady` = the interval the rates are measured over (default:
  * after warm-up); `stepAtMs` marks a demand step (convergence is measured after it).
  */

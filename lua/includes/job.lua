@@ -37,7 +37,8 @@ end
 local function job_now_ms(override)
   local o = tonumber(override)
   if o and o > 0 then return math.floor(o) end
-  -- Redis < 5 must be told to replicate effects before a script that read TIME may write (a no-op since 5).
+  -- Writing after TIME needs effects replication, the default since Redis 5 (the README states the minimum
+  -- version, above that): this call is a no-op there, left over from older servers.
   if redis.replicate_commands then redis.replicate_commands() end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -104,7 +105,7 @@ local function job_forget(K, r)
   end
 end
 
--- A literal (a compiled constant): string.rep here would cost every script call ~1 µs.
+-- A literal (a compiled constant): string.rep here would run on every script call.
 local JOB_BACKLOG_PAD = '----------------------------------------------------------------------------------------------------'
 
 -- The group has one job more waiting. A group new to the backlog (re)adds the pad (a no-op once there).

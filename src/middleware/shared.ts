@@ -75,7 +75,8 @@ export interface ProblemDetails {
 
 /**
  * A rejected request: what `'respond'` sends (status, headers, problem+json body), and the http-error that
- * `'next'` hands on, built only when asked for (an http-error costs ~1.7 µs, a fifth of a denial's CPU).
+ * `'next'` hands on, built only when asked for (an http-error is a sizeable part of a denial's CPU; see the deny rows of
+ * bench/results/http.md).
  */
 export interface Rejection {
   readonly kind: 'reject';
@@ -264,7 +265,7 @@ function limitRejection(decision: Decision, headers: HeaderMap, policies: readon
   return new LazyRejection(headers, problem, quotaBody(seconds), decision);
 }
 
-/** A 429 is an answer, not a bug: its stack trace says nothing and capturing it costs ~20 % of a denial. */
+/** A 429 is an answer, not a bug: its stack trace says nothing and capturing it is a sizeable part of a denial's cost. */
 function withoutStack<T>(make: () => T): T {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;

@@ -1,6 +1,6 @@
 /**
  * The dispatcher move and the claim on in-memory structures: lua/dispatch.lua and lua/includes/claim.lua step
- * for step (research/fairness.md §4.2, §4.4). Due jobs get SFQ start tags (start = max(vt, ftag_g), ftag_g =
+ * for step (docs/algorithm.md §3.3, §3.4). Due jobs get SFQ start tags (start = max(vt, ftag_g), ftag_g =
  * start + cost/weight) and go to ready in tag order while it has room; a claim takes jobs from the head of
  * ready through the same admission core and budget as live requests (decide, no promise).
  */

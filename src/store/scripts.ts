@@ -78,7 +78,7 @@ export function runScript(client: RedisClient, script: LoadedScript, keys: reado
 
 /**
  * The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua): one argument of
- * 9 comma-separated numbers, built once per limiter (each script argument costs the client ~0.3 µs per call).
+ * 9 comma-separated numbers, built once per limiter (each script argument costs the client time on every call).
  */
 export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number }, defaultMaxGroups: number): string {
   return [spec.limit, spec.windowMs, spec.burst, spec.reserve, spec.idleMs, spec.epochMs, spec.sustained ? 1 : 0,

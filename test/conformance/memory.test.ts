@@ -1,6 +1,6 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock } from '../../src/types';
-import { describeReviewCases } from './review-suite';
+import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -18,5 +18,5 @@ const harness = async (): Promise<StoreHarness> => {
 };
 
 describeStore('MemoryStore', harness);
-describeReviewCases('MemoryStore', harness);
+describeAdmissionGuarantees('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);

@@ -1,6 +1,6 @@
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis } from '../helpers/redis-server';
-import { describeReviewCases } from './review-suite';
+import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -14,5 +14,5 @@ const harness = async (): Promise<StoreHarness> => {
 };
 
 describeStore('RedisStore', harness);
-describeReviewCases('RedisStore', harness);
+describeAdmissionGuarantees('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);

@@ -48,7 +48,7 @@ test('an abandoned limiter is dropped once idle + window + epoch have passed, li
   expect(state.groups.size).toBe(0);
 });
 
-test('A3: meta lost alone (as after an eviction): the groups are forgotten with it, shares stay exact', () => {
+test('meta lost alone (as after an eviction): the groups are forgotten with it, shares stay exact', () => {
   const cfg = fairShareConfig(spec);
   const state = createFairShareState();
   let fs = openFairShare(state, cfg, T0);
@@ -63,7 +63,7 @@ test('A3: meta lost alone (as after an eviction): the groups are forgotten with 
   closeFairShare(fs);
 });
 
-test('A4: after a backward clock step the state expires on the clock as read, like a Redis TTL on real time', () => {
+test('after a backward clock step the state expires on the clock as read, like a Redis TTL on real time', () => {
   const cfg = fairShareConfig(spec);
   const state = createFairShareState();
   let fs = openFairShare(state, cfg, T0);

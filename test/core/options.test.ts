@@ -6,7 +6,7 @@ const codeOf = (options: unknown): string | undefined => {
   try { resolveLimiterOptions(options as LimiterOptions); return undefined; } catch (e) { expect(e).toBeInstanceOf(ConfigError); return (e as ConfigError).code; }
 };
 
-test('defaults follow fairness.md §3.9 and the resolved options are frozen', () => {
+test('default burst is 5 % of the limit and the reserve a fifth of it (docs/algorithm.md §2.10); the resolved options are frozen', () => {
   const r = resolveLimiterOptions({ limit: 1000 });
   expect(r.spec).toEqual({ name: 'default', limit: 1000, windowMs: 60_000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 15_000, sustained: false, maxGroups: 10_000, probationMs: 1000 });
   expect(r).toMatchObject({ maxGroups: 10_000, maxGroupLength: 128, maxCost: 40, maxWeight: 1000, onStoreError: 'local', timeoutMs: 500, instances: 1 });

@@ -115,8 +115,8 @@ export function maxInWindow(times: number[], windowMs: number): number {
   return best;
 }
 
-/** Issue 3's case: 20,000 jobs from 5 groups with weights 1,1,2,1,1, next to a live group every 10 ms. */
-export const ISSUE_PLAN: DrainPlan = {
+/** A weighted backlog: 20,000 jobs from 5 groups with weights 1,1,2,1,1, next to a live group every 10 ms. */
+export const WEIGHTED_BACKLOG_PLAN: DrainPlan = {
   groups: [
     { group: 'A', weight: 1, jobs: 4000 }, { group: 'B', weight: 1, jobs: 4000 }, { group: 'C', weight: 2, jobs: 4000 },
     { group: 'D', weight: 1, jobs: 4000 }, { group: 'E', weight: 1, jobs: 4000 },

@@ -5,7 +5,7 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { LimiterSpec } from '../../src/types';
 import { checkDrain } from './drain-checks';
-import { ISSUE_PLAN, admitLiveWith, runDrain, type DrainTarget } from './drain-harness';
+import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, runDrain, type DrainTarget } from './drain-harness';
 
 test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready ≤ readyMax, counts add up', async () => {
   const clock = { now: 1_700_000_000_000 };
@@ -25,7 +25,7 @@ test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready �
     admitLive: admitLiveWith(limiter),
     counts: () => limiter.counts(),
   };
-  const plan = ISSUE_PLAN;
+  const plan = WEIGHTED_BACKLOG_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
   expect(await limiter.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });

@@ -7,7 +7,7 @@ import { RedisQueue } from '../../src/queue/redis-queue';
 import { RedisStore } from '../../src/store/redis-store';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
-import { ISSUE_PLAN, admitLiveWith, maxInWindow, runDrain, type DrainTarget } from './drain-harness';
+import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, maxInWindow, runDrain, type DrainTarget } from './drain-harness';
 import { checkDrain } from './drain-checks';
 
 let server: RedisServer;
@@ -36,7 +36,7 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
     admitLive: admitLiveWith(limiter),
     counts: () => queue.counts(),
   };
-  const plan = ISSUE_PLAN;
+  const plan = WEIGHTED_BACKLOG_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
   expect(await queue.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });

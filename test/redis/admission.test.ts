@@ -116,7 +116,7 @@ test('maxGroups bounds the state however many ids are sprayed', async () => {
   await limiter.destroy();
 });
 
-test('A3: the groups hash (with the limiter state) evicted mid-run: replies stay sane and the shares come back', async () => {
+test('the groups hash (with the limiter state) evicted mid-run: replies stay sane and the shares come back', async () => {
   const clock = new ManualClock();
   const s = spec();
   const limiter = new RedisStore({ client, prefix: 'evict', clock: clock.now }).bind(s);
@@ -140,7 +140,7 @@ test('A3: the groups hash (with the limiter state) evicted mid-run: replies stay
   await limiter.destroy();
 });
 
-test('A4: after a big backward clock step, every call renews the TTLs (time stands still, TTLs do not)', async () => {
+test('after a big backward clock step, every call renews the TTLs (time stands still, TTLs do not)', async () => {
   const clock = new ManualClock();
   const s = spec();
   const limiter = new RedisStore({ client, prefix: 'back', clock: clock.now }).bind(s);

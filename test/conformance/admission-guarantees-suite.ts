@@ -1,8 +1,7 @@
 /**
- * Conformance cases from the admission review (each failed on both stores before its fix, or fails under the
- * mutation of src/core/fair-share.ts named in its title): bounded retry slots, the maxGroups count, costly
- * requests' share (green reservation), the clock clamp, green within the cap, the water-level floor, the
- * green burst floor. Same harness as store-suite.ts.
+ * Admission guarantees that took a fix to hold (each case failed on both stores before it): bounded retry
+ * slots, the maxGroups count, costly requests' share (green reservation, docs/algorithm.md §2.6), the clock
+ * clamp, green within the cap, the water-level floor, the green burst floor. Same harness as store-suite.ts.
  */
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, maxInAnyWindow, spec, type StoreHarness } from './store-suite';
@@ -12,8 +11,8 @@ const input = (group: string, weight = 1, cost = 1): AdmitInput => ({ group, wei
 /** Strict emission interval of a spec, in ms: W / (L − b + 1). */
 const emissionMs = (s: LimiterSpec): number => s.windowMs / (s.limit - s.burst + 1);
 
-export function describeReviewCases(name: string, setup: () => Promise<StoreHarness>): void {
-  describe(`admission review cases: ${name}`, () => {
+export function describeAdmissionGuarantees(name: string, setup: () => Promise<StoreHarness>): void {
+  describe(`admission guarantees under floods, costs and clock steps: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
     beforeAll(async () => { h = await setup(); });
@@ -27,7 +26,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       return st;
     };
 
-    test('A2: a flood is never told to wait more than a window plus its guaranteed interval', async () => {
+    test('a flood is never told to wait more than a window plus its guaranteed interval', async () => {
       const clock = new ManualClock();
       const s = spec({ limit: 100, windowMs: 1000, burst: 5, reserve: 1 });
       const st = bind(clock, s);
@@ -45,7 +44,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(maxRetry).toBeLessThanOrEqual(s.windowMs + Math.ceil(emissionMs(s)));
     });
 
-    test('A2: 20 closed-loop callers of one group next to a flood need about 2 attempts per success', async () => {
+    test('20 closed-loop callers of one group next to a flood need about 2 attempts per success', async () => {
       const clock = new ManualClock();
       const s = spec({ limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 10_000 });
       const st = bind(clock, s);
@@ -69,7 +68,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(admitted).toBeGreaterThan(0.9 * 2 * 951 / 4);
     });
 
-    test('A5: the overflow group does not take one of the maxGroups places', async () => {
+    test('the overflow group does not take one of the maxGroups places', async () => {
       const clock = new ManualClock();
       const st = bind(clock, spec({ idleMs: 1000, maxGroups: 3 }));
       expect((await st.admit(input('a'))).group).toBe('a');
@@ -87,7 +86,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect((await st.admit(input('e'))).group).toBe('*overflow*');
     });
 
-    test.each([4, 8, 20])('A1: a cost-%i group next to a flood of cost-1 groups gets its weighted share', async (k) => {
+    test.each([4, 8, 20])('a cost-%i group next to a flood of cost-1 groups gets its weighted share', async (k) => {
       // 8 groups flood at 200/s each; the costly group asks every 50 ms (far above its share, open loop).
       const clock = new ManualClock();
       const s = spec({ limit: 200, windowMs: 1000, burst: 20, reserve: 4, idleMs: 10_000, epochMs: 250 });
@@ -114,7 +113,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(maxInAnyWindow(log, s.windowMs)).toBeLessThanOrEqual(s.limit);
     });
 
-    test('D1: a backward clock step and the way forward again refill only once', async () => {
+    test('a backward clock step and the way forward again refill only once', async () => {
       const clock = new ManualClock();
       const s = spec({ limit: 10, windowMs: 1000, burst: 5, reserve: 1 }); // T = 1000/6 ms
       const st = bind(clock, s);
@@ -137,7 +136,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(await drain()).toBe(3);
     });
 
-    test('D2: green stays within the cap: a heavy group never gets its cap plus its guarantee', async () => {
+    test('green stays within the cap: a heavy group never gets its cap plus its guarantee', async () => {
       // Two groups flood until the water level settles at the fair half; then one stops (still active,
       // and the level is only re-estimated every 10 s): the other may not exceed its cap of 50 %.
       const clock = new ManualClock();
@@ -160,7 +159,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(a).toBeGreaterThan(0.9 * 5 * 50);
     });
 
-    test('D3: the water level never drops below 1/Σw, so a flooding survivor regains the whole limit fast', async () => {
+    test('the water level never drops below 1/Σw, so a flooding survivor regains the whole limit fast', async () => {
       // Short epochs (supply ≈ 38 < a new group's burst of 40): every epoch some new groups arrive with a burst,
       // counting more demand than the epoch supplied, which pushes the level down epoch after epoch.
       const clock = new ManualClock();
@@ -183,7 +182,7 @@ export function describeReviewCases(name: string, setup: () => Promise<StoreHarn
       expect(Math.min(...limits)).toBeGreaterThan(0.9 * s.limit);
     });
 
-    test('D4: a small tenant\'s bursts of `reserve` stay green next to a flood', async () => {
+    test('a small tenant\'s bursts of `reserve` stay green next to a flood', async () => {
       const clock = new ManualClock();
       const s = spec({ limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 10_000 });
       const st = bind(clock, s);
