@@ -17,7 +17,9 @@ let seq = 0;
 test('same arrivals, same clock: identical decisions', async () => {
   const client = server.client();
   await fc.assert(
-    fc.asyncProperty(specArb.chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst, 200), fc.boolean())), async ([s, arrivals, sustained]) => {
+    // idleMs ≥ 2 s: Redis expires the keys on real time (TTL idleMs + windowMs + epochMs), and a loaded machine
+    // took longer than a short TTL between two refreshes; expiry on the test clock is the oracle's (test/oracle/).
+    fc.asyncProperty(specArb.map((s) => ({ ...s, idleMs: Math.max(s.idleMs, 2000) })).chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst, 200), fc.boolean())), async ([s, arrivals, sustained]) => {
       const clock = new ManualClock();
       const spec = { ...s, sustained, name: `diff-${process.pid}-${++seq}` };
       const lua = new RedisStore({ client, clock: clock.now }).bind(spec);
