@@ -23,6 +23,10 @@ export interface RedisCluster {
   replicaOf(port: number): Promise<number | undefined>;
   /** SIGKILL one node (fault tests). */
   kill(port: number): Promise<void>;
+  /** A manual failover (`CLUSTER FAILOVER` on a replica): it and its master swap roles, both stay up. */
+  promote(replicaPort: number): Promise<void>;
+  /** Moves `slot` with its keys from the master on `fromPort` to the master on `toPort` (a resharding). */
+  moveSlot(slot: number, fromPort: number, toPort: number): Promise<void>;
   /** SIGSTOP / SIGCONT one node: it answers nothing meanwhile, and a replica falls behind its master. */
   pause(port: number): void;
   resume(port: number): void;
@@ -122,6 +126,26 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
     },
     replicaOf: async (masterPort) => replicaInNodes(await cli(masterPort, 'cluster', 'nodes'), masterPort),
     kill: async (port) => { await killChild(children.get(port), 'SIGKILL'); },
+    promote: async (replicaPort) => {
+      const reply = await cli(replicaPort, 'cluster', 'failover');
+      if (!reply.includes('OK')) throw new Error(`CLUSTER FAILOVER on ${replicaPort} answered ${JSON.stringify(reply)}`);
+    },
+    moveSlot: async (slot, fromPort, toPort) => {
+      const strict = async (port: number, ...args: string[]): Promise<string> => {
+        const out = (await run('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 })).stdout.trim();
+        if (/^(ERR|\(error\))/.test(out)) throw new Error(`redis-cli -p ${port} ${args.join(' ')}: ${out}`);
+        return out;
+      };
+      const [fromId, toId] = [await strict(fromPort, 'cluster', 'myid'), await strict(toPort, 'cluster', 'myid')];
+      await strict(toPort, 'cluster', 'setslot', String(slot), 'importing', fromId);
+      await strict(fromPort, 'cluster', 'setslot', String(slot), 'migrating', toId);
+      for (;;) {
+        const keys = (await strict(fromPort, 'cluster', 'getkeysinslot', String(slot), '100')).split('\n').filter(Boolean);
+        if (keys.length === 0) break;
+        await strict(fromPort, 'migrate', '127.0.0.1', String(toPort), '', '0', '5000', 'keys', ...keys);
+      }
+      for (const port of [toPort, fromPort]) await strict(port, 'cluster', 'setslot', String(slot), 'node', toId);
+    },
     pause: (port) => { process.kill(children.get(port)!.pid!, 'SIGSTOP'); },
     resume: (port) => { process.kill(children.get(port)!.pid!, 'SIGCONT'); },
     restart: async (port) => {
