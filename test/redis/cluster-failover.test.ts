@@ -102,11 +102,14 @@ test('a Cluster master killed mid-stream loses no confirmed (202) job', async ()
     cluster.pause(replica);
     const sentAtPause = run.counts.sent;
     phases.push(run.phase('replica paused'));
-    await new Promise((r) => setTimeout(r, 1500));
-    await until('requests sent while the replica is behind', () => run.counts.sent >= sentAtPause + 8, 30_000);
-    killedAt = Date.now();
-    await cluster.kill(oldMaster);
-    cluster.resume(replica);
+    try {
+      await new Promise((r) => setTimeout(r, 1500));
+      await until('requests sent while the replica is behind', () => run.counts.sent >= sentAtPause + 8, 30_000);
+      killedAt = Date.now();
+      await cluster.kill(oldMaster);
+    } finally {
+      cluster.resume(replica);
+    }
     phases.push(run.phase('master killed'));
     await until('the cluster promoted the replica', async () => ![undefined, oldMaster].includes(await cluster.masterOf(slot)), 60_000, 200);
     phases.push(run.phase(`replica promoted after ${Date.now() - killedAt} ms`));

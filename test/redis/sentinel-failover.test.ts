@@ -52,11 +52,16 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
     const replicaPid = setup.servers[1]!.pid!;
     process.kill(replicaPid, 'SIGSTOP');
     const sentAtPause = sent;
-    await new Promise((r) => setTimeout(r, 1500));
-    await until('requests sent while the replica is behind', () => sent >= sentAtPause + 8, 30_000);
-    const killedAt = Date.now();
-    await setup.servers[0]!.kill();
-    process.kill(replicaPid, 'SIGCONT');
+    const killedAt = await (async () => {
+      try {
+        await new Promise((r) => setTimeout(r, 1500));
+        await until('requests sent while the replica is behind', () => sent >= sentAtPause + 8, 30_000);
+        await setup.servers[0]!.kill();
+        return Date.now();
+      } finally {
+        process.kill(replicaPid, 'SIGCONT'); // a stopped server would not stop on SIGTERM either
+      }
+    })();
     console.log(`sentinel failover: replica paused at ${sentAtPause} sent; master killed at ${sent} sent, ${promised.length} promised, ${refused} refused`);
     await until('the sentinels promoted the replica', async () => (await setup.masterPort()) !== oldMasterPort, 30_000);
     // The old master returns (as the new master's replica): min-replicas-to-write lets the new master take writes again.
