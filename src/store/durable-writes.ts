@@ -61,9 +61,13 @@ function openLink(connection: WriteConnection, writerOn: (client: RedisClient) =
   return link;
 }
 
-/** A MOVED reply (also wrapped in a StoreError): the slot has another master now (a failover, a resharding). */
+/**
+ * A MOVED reply (also wrapped in a StoreError): the slot has another master now (a failover, a finished
+ * resharding). An ASK reply (a resharding under way) changes nothing yet: that write fails and the next one
+ * tries the same master again.
+ */
 const isMoved = (error: unknown): boolean =>
-  /(^|: )(MOVED|ASK) \d+ /.test((error as Error)?.message ?? '') || (error instanceof StoreError && isMoved(error.cause));
+  /(^|: )MOVED \d+ /.test((error as Error)?.message ?? '') || (error instanceof StoreError && isMoved(error.cause));
 
 /** The connection writes go over now, and how to let it go. */
 interface Links {
