@@ -127,8 +127,8 @@ export interface LimiterStore extends QueueStore {
   close?(): Promise<void>;
   /**
    * Writes that can be confirmed on replicas (Redis WAIT): deferring checks and enqueues on a connection of
-   * their own, and `confirm` waiting for that connection's writes. Absent where the store cannot (MemoryStore,
-   * Redis Cluster).
+   * their own (on Redis Cluster, to the master of the limiter's slot), and `confirm` waiting for that
+   * connection's writes. Absent where the store cannot (MemoryStore).
    */
   durableWrites?(): DurableWrites;
 }
@@ -137,8 +137,12 @@ export interface LimiterStore extends QueueStore {
 export interface DurableWrites {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
-  /** How many replicas acknowledged every write made so far through this object, waiting at most `timeoutMs`. */
-  confirm(replicas: number, timeoutMs: number): Promise<number>;
+  /**
+   * How many replicas acknowledged `written` (a decision or result this object's `admit` or `enqueue` answered)
+   * and every write before it on its connection, waiting at most `timeoutMs`. 0 when that connection was lost
+   * since (WAIT on a new connection says nothing about the old one's writes).
+   */
+  confirm(written: Decision | EnqueueResult, replicas: number, timeoutMs: number): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -47,22 +47,23 @@ export interface Durability {
 
 export function createDurability(store: LimiterStore, options: ResolvedDurability): Durability {
   if (!store.durableWrites) {
-    throw new ConfigError('ERR_BL_DURABILITY', '`durability` needs a RedisStore on a Redis client (standalone or Sentinel): the MemoryStore has no replicas, and on Redis Cluster WAIT cannot be sent to the limiter\'s node yet');
+    throw new ConfigError('ERR_BL_DURABILITY', '`durability` needs a RedisStore (standalone, Sentinel or Cluster): the MemoryStore has no replicas');
   }
   const writes: DurableWrites = store.durableWrites();
   const { replicas, timeoutMs } = options;
-  const confirmed = (): Promise<boolean> => writes.confirm(replicas, timeoutMs).then((n) => n >= replicas, () => false);
+  const confirmed = (written: Decision | EnqueueResult): Promise<boolean> =>
+    writes.confirm(written, replicas, timeoutMs).then((n) => n >= replicas, () => false);
   return {
     store: { ...store, admit: (input) => (input.defer ? writes.admit(input) : store.admit(input)) },
     async confirm(decision) {
-      if (decision.job === undefined || (await confirmed())) return decision;
+      if (decision.job === undefined || (await confirmed(decision))) return decision;
       const { job: _unconfirmed, ...denied } = decision;
       return { ...denied, allowed: false, reason: 'store-error', retryAfterMs: Math.max(decision.retryAfterMs, RETRY_AFTER_MS) };
     },
     async enqueue(input) {
       const result = await writes.enqueue(input);
       if (result.status !== 'written' && result.status !== 'duplicate') return result;
-      if (await confirmed()) return result;
+      if (await confirmed(result)) return result;
       throw new StoreError('ERR_BL_NOT_DURABLE', `The job was not confirmed on ${replicas} replica(s) within ${timeoutMs} ms; enqueue it again with the same idempotency key`);
     },
     close: () => writes.close(),

@@ -7,14 +7,14 @@
 import { toDecision, type AdmitReply } from '../core/decision';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
-import type { AdmitInput, Clock, Decision, DurableWrites, LimiterSpec, LimiterStore, Store } from '../types';
+import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
 import { ScriptBatcher } from './admit-batch';
-import { reopenIfEnded } from './reopen';
+import { openDurableWrites } from './durable-writes';
 import {
   admitCommand, admitDeferCommand, admitDeferManyCommand, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig,
   type AdmitDeferReply, type DeferringInput, type DeferReply, type RedisClient } from './scripts';
@@ -36,16 +36,6 @@ export interface RedisStoreOptions {
 
 const DEFAULT_MAX_BATCH = 64;
 
-/** What durable writes need of an ioredis Redis client (structural: the declarations import no ioredis). */
-interface Duplicable {
-  duplicate(): RedisClient & {
-    on(event: 'error', listener: (error: unknown) => void): unknown;
-    call(command: string, ...args: Array<string | number>): Promise<unknown>;
-    disconnect(): void;
-    readonly status: string;
-    connect(): Promise<void>;
-  };
-}
 const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
@@ -132,25 +122,16 @@ export class RedisStore implements Store {
       },
       close: () => queue.close(),
       // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals
-      // get a connection of their own, so live checks never queue behind a WAIT.
-      ...((this.client as { isCluster?: boolean }).isCluster ? {} : {
-        durableWrites: (): DurableWrites => {
-          const connection = (this.client as unknown as Duplicable).duplicate();
-          connection.on('error', () => undefined); // its failures reach the caller as rejected writes
-          let closed = false;
-          const reopen = (): void => reopenIfEnded(connection, () => closed);
-          const client: RedisClient = connection;
-          const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-            admitDeferCommand(client, block, config), admitDeferManyCommand(client, block, config), this.maxBatch);
-          const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
-          return {
-            admit: (input) => (reopen(), writes.submit(this.nowUs(), input as DeferringInput)
-              .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed)),
-            enqueue: (input) => (reopen(), writeQueue.enqueue(input)),
-            confirm: async (replicas, timeoutMs) => Number(await connection.call('WAIT', replicas, timeoutMs)),
-            close: async () => { closed = true; connection.disconnect(); },
-          };
-        },
+      // get a connection of their own (on Cluster, to the slot's master), so live checks never queue behind a WAIT.
+      durableWrites: () => openDurableWrites(this.client, keys.jobs, (client) => {
+        const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
+          admitDeferCommand(client, block, config), admitDeferManyCommand(client, block, config), this.maxBatch);
+        const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
+        return {
+          admit: (input) => writes.submit(this.nowUs(), input as DeferringInput)
+            .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed),
+          enqueue: (input) => writeQueue.enqueue(input),
+        };
       }),
     };
   }

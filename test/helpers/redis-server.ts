@@ -1,13 +1,14 @@
 /**
  * Starts real redis-server processes for tests: one on a free port with its own temp dir (or the server
- * at REDIS_URL when set), a Cluster of masters, or a Sentinel setup. Each is stopped by pid. No Redis mocks anywhere.
+ * at REDIS_URL when set), or a Sentinel setup (a Cluster: ./redis-cluster.ts). Each is stopped by pid.
+ * No Redis mocks anywhere.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Redis, { Cluster, type RedisOptions } from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 
 export interface RedisServer {
   readonly host: string;
@@ -37,7 +38,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function redisBinary(): string {
+export function redisBinary(): string {
   return process.env.REDIS_SERVER_BIN ?? 'redis-server';
 }
 
@@ -53,7 +54,7 @@ function pingOnce(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+export async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await pingOnce(port))) {
     if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs} ms`);
@@ -61,7 +62,7 @@ async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
   }
 }
 
-function launch(port: number, dir: string, extraArgs: string[]): ChildProcess {
+export function launch(port: number, dir: string, extraArgs: string[]): ChildProcess {
   const child = spawn(
     redisBinary(),
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'no', ...extraArgs],
@@ -73,7 +74,7 @@ function launch(port: number, dir: string, extraArgs: string[]): ChildProcess {
   return child;
 }
 
-async function killChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+export async function killChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   await new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
@@ -129,55 +130,6 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
   };
 }
 
-export interface RedisCluster {
-  readonly ports: number[];
-  readonly pids: number[];
-  client(): Cluster;
-  stop(): Promise<void>;
-}
-
-/** A Redis Cluster of `masters` masters (no replicas), each a process started here and stopped by pid. */
-export async function startCluster(masters = 3): Promise<RedisCluster> {
-  const ports: number[] = [];
-  const children: ChildProcess[] = [];
-  const dirs: string[] = [];
-  const clients: Cluster[] = [];
-  for (let i = 0; i < masters; i++) {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'bl-cluster-'));
-    ports.push(port);
-    dirs.push(dir);
-    children.push(launch(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000']));
-  }
-  await Promise.all(ports.map((p) => waitForPing(p)));
-  const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
-  if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`);
-  // Wait until every node agrees the cluster is ok.
-  const deadline = Date.now() + 20_000;
-  for (const port of ports) {
-    for (;;) {
-      const info = spawnSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' }).stdout;
-      if (info.includes('cluster_state:ok')) break;
-      if (Date.now() > deadline) throw new Error(`cluster node ${port} did not reach cluster_state:ok`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return {
-    ports,
-    pids: children.map((c) => c.pid!),
-    client: () => {
-      const c = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), { redisOptions: { maxRetriesPerRequest: 1 } });
-      clients.push(c);
-      return c;
-    },
-    stop: async () => {
-      clients.splice(0).forEach((c) => c.disconnect());
-      await Promise.all(children.map((c) => killChild(c, 'SIGKILL')));
-      dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-    },
-  };
-}
-
 export interface SentinelSetup {
   /** The servers by role at start: [0] the master, [1] its replica (the roles swap in a failover). */
   readonly servers: RedisServer[];
@@ -190,15 +142,18 @@ export interface SentinelSetup {
   stop(): Promise<void>;
 }
 
+/** The README's server settings for durability: AOF, min-replicas-to-write 1 (and no wait before a full sync). */
+export const DURABLE_SERVER_ARGS: readonly string[] = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--min-replicas-to-write', '1',
+  '--min-replicas-max-lag', '10', '--repl-diskless-sync-delay', '0'];
+
 /**
  * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as the README advises)
  * and three sentinels (quorum 2, down after 1 s), each a process started here and stopped by pid.
  */
 export async function startSentinel(): Promise<SentinelSetup> {
   const masterName = 'bl-master';
-  const durable = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--min-replicas-to-write', '1', '--min-replicas-max-lag', '10',
-    '--repl-diskless-sync-delay', '0'];
-  const master = await startRedis(durable);
+  const durable = DURABLE_SERVER_ARGS;
+  const master = await startRedis([...durable]);
   const replica = await startRedis([...durable, '--replicaof', '127.0.0.1', String(master.port)]);
   const sentinels: ChildProcess[] = [];
   const sentinelPorts: number[] = [];

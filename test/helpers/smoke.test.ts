@@ -1,4 +1,5 @@
-import { startRedis, startCluster } from './redis-server';
+import { startCluster } from './redis-cluster';
+import { startRedis } from './redis-server';
 
 test('the helper starts a real redis-server and stops it by pid', async () => {
   const server = await startRedis();

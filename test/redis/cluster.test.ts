@@ -2,7 +2,7 @@
 import type { Cluster } from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/store/keys';
 import { RedisStore } from '../../src/store/redis-store';
-import { startCluster, type RedisCluster } from '../helpers/redis-server';
+import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 
 let cluster: RedisCluster;
 let client: Cluster;

@@ -83,3 +83,30 @@ test('durability needs a store that can confirm writes on replicas', () => {
   expect(() => createLimiter({ store: new MemoryStore(), limit: 10, durability: { replicas: 1 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
   expect(() => createLimiter({ store: new RedisStore({ client }), limit: 10, durability: { replicas: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
 });
+
+test('a write is confirmed only on the connection that carried it: after a reconnect, WAIT says nothing about it', async () => {
+  const name = `durable-session-${process.pid}`;
+  const store = new RedisStore({ client }).bind({ name, limit: 1, windowMs: 60_000, burst: 1, reserve: 0, idleMs: 60_000, epochMs: 15_000, sustained: false });
+  const writes = store.durableWrites!();
+  const deferred = (key: string) => writes.admit({
+    group: 'acme', weight: 1, cost: 1, defer: { type: 'report', payload: '{}', idempotencyKey: key, maxBacklog: 100, maxDeferMs: 3_600_000 },
+  });
+  try {
+    expect((await store.admit({ group: 'acme', weight: 1, cost: 1 })).allowed).toBe(true);
+    const first = await deferred('s1');
+    expect(first.job).toBeDefined();
+    expect(await writes.confirm(first, 1, 1500)).toBe(1);
+
+    const second = await deferred('s2');
+    expect(second.job).toBeDefined();
+    // Drops every normal connection to the master (not the replica's link): the durable one reconnects.
+    await client.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    expect(await writes.confirm(second, 1, 1500)).toBe(0);
+    // A write made after the reconnect is confirmed on the new connection.
+    const third = await deferred('s3');
+    expect(await writes.confirm(third, 1, 1500)).toBe(1);
+  } finally {
+    await writes.close();
+    await store.destroy();
+  }
+}, 30_000);
