@@ -1,5 +1,6 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock } from '../../src/types';
+import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeReviewCases } from './review-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
@@ -20,3 +21,4 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('MemoryStore', harness);
 describeReviewCases('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);
+describeOldestWaitingCases('MemoryStore', harness);
