@@ -126,7 +126,7 @@ export const PAGE_SCRIPT = `
       h('th', { class: 'num', title: 'admitted · denied · deferred in the last 60 s' }, ['last 60 s']),
       h('th', { title: 'share of all admissions in the last ' + SHARE_SECONDS + ' s; the mark is the fair share the store guarantees (weight / Σ weights of active tenants)' }, ['share (' + SHARE_SECONDS + ' s) vs fair share']),
       h('th', { class: 'num', title: 'jobs waiting · running' }, ['jobs']),
-      h('th', { class: 'num', title: 'how long the oldest job that is due but not started has waited' }, ['oldest waiting']), h('th', {}, ['last 60 s'])]);
+      h('th', { class: 'num', title: 'how long the oldest job that is due but not started has waited' }, ['oldest']), h('th', {}, ['last 60 s'])]);
     var rows = l.groups.map(function (g) {
       var t = g.traffic;
       var share = allowedRecent > 0 ? total(t.allowed.slice(-SHARE_SECONDS)) / allowedRecent : 0;
@@ -152,7 +152,8 @@ export const PAGE_SCRIPT = `
           h('span', { class: 'deferred c-total-deferred' }, [fmt(total(t.deferred))])]),
         h('td', { class: 'c-share', title: shareTitle }, [h('div', { class: 'share' }, [bar, h('span', { class: 'txt' }, [shareText])])]),
         h('td', { class: 'num c-jobs' }, [g.jobs === null ? '–' : g.jobs.waiting + ' · ' + g.jobs.active]),
-        h('td', { class: 'num c-oldest deferred', 'data-ms': g.jobs === null ? undefined : g.jobs.oldestWaitingMs }, [g.jobs === null ? '–' : wait(g.jobs.oldestWaitingMs)]),
+        h('td', { class: 'num c-oldest' + (g.jobs !== null && g.jobs.oldestWaitingMs > 0 ? ' deferred' : ' muted'), 'data-ms': g.jobs === null ? undefined : g.jobs.oldestWaitingMs },
+          [g.jobs === null ? '–' : wait(g.jobs.oldestWaitingMs)]),
         h('td', { class: 'c-spark' }, [chart(t, OUTCOMES, 160, 28)]),
       ]);
     });
