@@ -142,7 +142,8 @@ describe('the dashboard page in headless Chromium', () => {
     expect(importerWait).toBeLessThan(LOAD_MS + 5000);
     await expect(page.locator('tr[data-group="importer"] .c-oldest').textContent()).resolves.toMatch(/^[\d.]+ s$/);
     await expect(page.locator('tr[data-group="acme"] .c-oldest').textContent()).resolves.toBe('–');
-    expect(await oldestOf('.states .s-oldest')).toBeGreaterThanOrEqual(importerWait);
+    // (the two are separate store reads of one poll, a few ms apart on the store clock)
+    expect(await oldestOf('.states .s-oldest')).toBeGreaterThanOrEqual(importerWait - 50);
     await expect(page.locator('.states .s-oldest span').textContent()).resolves.toBe('oldest waiting');
 
     // Each state of the queue is shown, and the oldest waiting job; Retry sends the dead job back.
