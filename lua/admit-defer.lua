@@ -3,7 +3,7 @@
   job (includes/admit-defer.lua has the rules: runAt, maxBacklog, maxDeferMs, idempotency).
 
   KEYS: the queue key block (includes/job.lua): counters, groups, seen, delayed, pending, ready, jobs, active,
-        dead, completed, idempotency, backlog, wake, inflight, held
+        dead, completed, idempotency, backlog, wake, inflight, held, since, gsince
   ARGV[1]      config block (fs_config)
   ARGV[2]      now override in µs (tests); 0 = redis TIME
   ARGV[3]      group   ARGV[4] weight   ARGV[5] cost

@@ -16,6 +16,7 @@ if removed == 0 then
   if redis.call('LREM', K.ready, 1, m) == 0 then return 0 end
   job_flight_done(K, r.group, r.gc)
 end
+job_since_done(K, r.id, r.group)
 job_forget(K, r)
 job_backlog_done(K, r.group)
 local now = job_now_ms(ARGV[1])

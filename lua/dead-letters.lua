@@ -32,6 +32,7 @@ r.state = 'waiting'; r.attempts = 0; r.stalls = 0; r.snoozes = 0
 r.error = nil; r.finishedAt = nil; r.runAt = now
 job_put(K, r)
 redis.call('ZADD', K.delayed, now, job_member(r))
+job_since_add(K, r.id, r.group, now)
 job_backlog_add(K, r.group)
-job_keep(K, now, now, { K.delayed, K.backlog, K.jobs })
+job_keep(K, now, now, { K.delayed, K.backlog, K.jobs, K.since, K.gsince })
 return 1

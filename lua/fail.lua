@@ -41,5 +41,6 @@ r.state = 'waiting'; r.token = nil
 r.runAt = now + tonumber(ARGV[6])
 job_put(K, r)
 redis.call('ZADD', K.delayed, r.runAt, job_member(r))
-job_keep(K, now, r.runAt, job_written_by_flight(K, K.delayed, K.jobs))
+job_since_add(K, r.id, r.group, r.runAt)
+job_keep(K, now, r.runAt, job_written_by_flight(K, K.delayed, K.jobs, K.since, K.gsince))
 return outcome

@@ -26,10 +26,11 @@ for _, m in ipairs(ids) do
       r.state = 'waiting'; r.token = nil
       job_put(K, r)
       redis.call('ZADD', K.pending, tag, job_member(r))
+      job_since_add(K, r.id, r.group, now)
       requeued = requeued + 1
     end
   end
 end
 job_trim_completed(K, now, tonumber(ARGV[5]))
-if requeued + dead > 0 then job_keep(K, now, now, job_written_by_flight(K, K.dead, K.jobs)) end
+if requeued + dead > 0 then job_keep(K, now, now, job_written_by_flight(K, K.dead, K.jobs, K.since, K.gsince)) end
 return { requeued, dead }

@@ -2,7 +2,8 @@
  * `bulk-limiter/prometheus`: the limiters', workers' and dispatchers' metrics on a prom-client Registry.
  *
  * Counting on the request path is a few additions into arrays (through `limiter.observe`); series are built
- * only when Prometheus scrapes, and `bulk_limiter_jobs` and the dispatcher lag read the store then. Group ids
+ * only when Prometheus scrapes, and `bulk_limiter_jobs`, the oldest waiting job and the dispatcher lag read the
+ * store then. Group ids
  * are untrusted, so only the `topGroups` busiest groups get series of their own (src/metrics/top-groups.ts).
  */
 import type { Metric, Registry } from 'prom-client';
@@ -132,6 +133,13 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       const all = await Promise.all(limiters.map(async (limiter) => {
         const counts = await countsOf(limiter);
         return counts === undefined ? [] : JOB_STATES.map((state) => ({ labels: { limiter: limiter.name, state }, value: counts[state] }));
+      }));
+      return all.flat();
+    }, 'max'),
+    new Collector('bulk_limiter_oldest_waiting_seconds', 'How long the oldest job that is due but not started has waited (0 when none is due), read from the store at scrape time', 'gauge', async () => {
+      const all = await Promise.all(limiters.map(async (limiter) => {
+        const counts = await countsOf(limiter);
+        return counts === undefined ? [] : [{ labels: { limiter: limiter.name }, value: counts.oldestWaitingMs / 1000 }];
       }));
       return all.flat();
     }, 'max'),

@@ -49,6 +49,7 @@ local function job_claim(K, fs, lease_ms, max)
         if r.hint_us < wake_us then wake_us = r.hint_us end
       end
     end
+    if taken then job_since_done(K, id, g) end
     if taken and contiguous then
       head = head + 1
     elseif taken then

@@ -2,7 +2,7 @@
 --
 -- The queue key block: every queue script receives the same KEYS, in this order (src/queue/queue-keys.ts):
 --   1 counters  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
---   11 idempotency  12 backlog  13 wake  14 inflight  15 held
+--   11 idempotency  12 backlog  13 wake  14 inflight  15 held  16 since  17 gsince
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
@@ -24,12 +24,18 @@
 -- Job ids: "<created ms>-<seq>", so members tie-break in creation order; unique even if the counters are lost.
 -- Backlog HASH: group -> jobs waiting or leased, plus a pad field '' (no group is empty) whose long value
 --   keeps the hash a hashtable: a listpack of many groups is scanned on every count update.
+-- Oldest waiting (counts.lua, group-counts.lua): every job not started (delayed, pending, held or ready) is in
+--   since (ZSET id -> the ms it is waiting to start from: its due time, never before it was written) and in
+--   gsince (ZSET score 0, member "<#group>:<group> <since, 15 digits> <id>": one lex range per group, oldest
+--   first). Added where a job enters the waiting sets, removed where it leaves them (a claim, cancel), so the
+--   oldest due job is the first of either set: O(log n), and a job not yet due is never counted as waiting.
 
 local function job_keys()
   return {
     counters = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
     ready = KEYS[6], jobs = KEYS[7], active = KEYS[8], dead = KEYS[9], completed = KEYS[10],
     idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13], inflight = KEYS[14], held = KEYS[15],
+    since = KEYS[16], gsince = KEYS[17],
   }
 end
 
@@ -58,6 +64,25 @@ end
 -- The lex prefix of one group's members in held: its byte length first, so no group's prefix starts another's.
 local function job_held_prefix(group)
   return string.format('%d:', #group) .. group .. ' '
+end
+
+-- A job's gsince member (see the header): its group's lex prefix, then its since time, fixed width.
+local function job_since_member(group, since, id)
+  return job_held_prefix(group) .. string.format('%015d', since) .. ' ' .. id
+end
+
+-- The job waits to start from `since` on (its due time; the caller never passes one before now at writing).
+local function job_since_add(K, id, group, since)
+  redis.call('ZADD', K.since, since, id)
+  redis.call('ZADD', K.gsince, 0, job_since_member(group, since, id))
+end
+
+-- The job left the waiting sets (started, dropped or cancelled).
+local function job_since_done(K, id, group)
+  local since = redis.call('ZSCORE', K.since, id)
+  if not since then return end
+  redis.call('ZREM', K.since, id)
+  redis.call('ZREM', K.gsince, job_since_member(group, tonumber(since), id))
 end
 
 -- redis.call(cmd, key, ...list) in slices: unpack has a small stack limit (a few thousand values).
@@ -172,7 +197,7 @@ end
 -- Keys a queue script keeps alive (groups and seen belong to the admission core, which expires them itself).
 local function job_kept_keys(K)
   return { K.counters, K.delayed, K.pending, K.ready, K.jobs, K.active, K.dead, K.completed, K.idempotency,
-           K.backlog, K.wake, K.inflight, K.held }
+           K.backlog, K.wake, K.inflight, K.held, K.since, K.gsince }
 end
 
 -- How long the queue's keys outlive the last thing anything in them is needed for.
@@ -199,7 +224,7 @@ end
 
 -- The keys job_defer may create, and those job_flight_done may create (for `written` above).
 local function job_written_by_defer(K)
-  return { K.jobs, K.delayed, K.backlog, K.idempotency, K.counters }
+  return { K.jobs, K.delayed, K.backlog, K.idempotency, K.counters, K.since, K.gsince }
 end
 
 local function job_written_by_flight(K, ...)
@@ -255,6 +280,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   end
   job_put(K, r)
   redis.call('ZADD', K.delayed, due_at or run_at, job_member(r))
+  job_since_add(K, r.id, group, math.max(now, due_at or run_at))
   job_backlog_add(K, group)
   return 1, r.id, run_at
 end

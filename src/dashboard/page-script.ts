@@ -42,6 +42,13 @@ export const PAGE_SCRIPT = `
   function total(list, from) { var n = 0; for (var i = from || 0; i < list.length; i++) n += list[i]; return n; }
   /** The last complete second. */
   function lastSecond(list) { return list.length > 1 ? list[list.length - 2] : 0; }
+  /** A wait: '–' when nothing is due (0), else seconds, minutes or hours. */
+  function wait(ms) {
+    if (!(ms > 0)) return '–';
+    if (ms < 60000) return fmt(ms / 1000) + ' s';
+    if (ms < 5400000) return fmt(ms / 60000) + ' min';
+    return fmt(ms / 3600000) + ' h';
+  }
   function ago(ms) {
     var s = Math.max(0, Math.round(ms / 1000));
     if (s < 90) return s + ' s ago';
@@ -118,7 +125,8 @@ export const PAGE_SCRIPT = `
       h('th', { class: 'num' }, ['admitted/s']), h('th', { class: 'num' }, ['denied/s']), h('th', { class: 'num' }, ['deferred/s']),
       h('th', { class: 'num', title: 'admitted · denied · deferred in the last 60 s' }, ['last 60 s']),
       h('th', { title: 'share of all admissions in the last ' + SHARE_SECONDS + ' s; the mark is the fair share the store guarantees (weight / Σ weights of active tenants)' }, ['share (' + SHARE_SECONDS + ' s) vs fair share']),
-      h('th', { class: 'num', title: 'jobs waiting · running' }, ['jobs']), h('th', {}, ['last 60 s'])]);
+      h('th', { class: 'num', title: 'jobs waiting · running' }, ['jobs']),
+      h('th', { class: 'num', title: 'how long the oldest job that is due but not started has waited' }, ['oldest']), h('th', {}, ['last 60 s'])]);
     var rows = l.groups.map(function (g) {
       var t = g.traffic;
       var share = allowedRecent > 0 ? total(t.allowed.slice(-SHARE_SECONDS)) / allowedRecent : 0;
@@ -144,6 +152,8 @@ export const PAGE_SCRIPT = `
           h('span', { class: 'deferred c-total-deferred' }, [fmt(total(t.deferred))])]),
         h('td', { class: 'c-share', title: shareTitle }, [h('div', { class: 'share' }, [bar, h('span', { class: 'txt' }, [shareText])])]),
         h('td', { class: 'num c-jobs' }, [g.jobs === null ? '–' : g.jobs.waiting + ' · ' + g.jobs.active]),
+        h('td', { class: 'num c-oldest' + (g.jobs !== null && g.jobs.oldestWaitingMs > 0 ? ' deferred' : ' muted'), 'data-ms': g.jobs === null ? undefined : g.jobs.oldestWaitingMs },
+          [g.jobs === null ? '–' : wait(g.jobs.oldestWaitingMs)]),
         h('td', { class: 'c-spark' }, [chart(t, OUTCOMES, 160, 28)]),
       ]);
     });
@@ -154,16 +164,19 @@ export const PAGE_SCRIPT = `
         h('td', { class: 'num allowed' }, [fmt(lastSecond(o.allowed))]), h('td', { class: 'num denied' }, [fmt(lastSecond(o.denied))]),
         h('td', { class: 'num deferred' }, [fmt(lastSecond(o.deferred))]),
         h('td', { class: 'num' }, [fmt(total(o.allowed)) + ' · ' + fmt(total(o.denied)) + ' · ' + fmt(total(o.deferred))]),
-        h('td', {}, []), h('td', {}, []), h('td', { class: 'c-spark' }, [chart(o, OUTCOMES, 160, 28)])]));
+        h('td', {}, []), h('td', {}, []), h('td', {}, []), h('td', { class: 'c-spark' }, [chart(o, OUTCOMES, 160, 28)])]));
     }
     return h('div', { class: 'scroll' }, [h('table', { class: 'tenants' }, [h('thead', {}, [head]), h('tbody', {}, rows)])]);
   }
 
   function queueStates(l) {
     if (l.jobs === null) return h('div', { class: 'empty' }, ['The store did not answer.']);
-    return h('div', { class: 'states' }, STATES.map(function (state) {
+    var tiles = STATES.map(function (state) {
       return h('div', { class: 'state s-' + state, 'data-state': state }, [h('b', {}, [fmt(l.jobs[state])]), h('span', {}, [state])]);
-    }));
+    });
+    tiles.push(h('div', { class: 'state s-oldest', 'data-ms': l.jobs.oldestWaitingMs, title: 'how long the oldest job that is due but not started has waited' },
+      [h('b', {}, [wait(l.jobs.oldestWaitingMs)]), h('span', {}, ['oldest waiting'])]));
+    return h('div', { class: 'states' }, tiles);
   }
 
   function deadTable(l, data) {

@@ -52,6 +52,7 @@ td.c-spark { width: 170px; min-width: 130px; }
 .state b { display: block; font-size: 20px; font-variant-numeric: tabular-nums; }
 .state span { color: var(--muted); font-size: 12px; }
 .state.s-dead b { color: var(--denied); } .state.s-pending b, .state.s-delayed b { color: var(--deferred); }
+.state.s-oldest { min-width: 120px; } .state.s-oldest b { color: var(--deferred); }
 .empty { color: var(--muted); padding: 10px 0; }
 button { font: inherit; font-size: 12px; padding: 3px 10px; border-radius: 6px; border: 1px solid var(--line); background: var(--bg); color: var(--fg); cursor: pointer; }
 button:hover { border-color: var(--accent); }

@@ -3,6 +3,7 @@
  * job status (get-job.lua) and dead letters (dead-letters.lua), over the MemoryQueue's sets.
  */
 import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import type { WaitingSince } from './memory-since';
 import type { SortedSet } from './sorted-set';
 import type { JobInfo } from './types';
 import { deadPage } from './validate';
@@ -15,6 +16,7 @@ export interface JobParts {
   readonly completed: SortedSet;
   readonly jobs: Map<string, JobRecord>;
   readonly backlog: Map<string, number>;
+  readonly since: WaitingSince;
 }
 
 /** A job's state and times; null when unknown or its completed record has expired. */
@@ -54,6 +56,7 @@ export function retryDeadInMemory(q: JobParts, id: string, now: number): boolean
   delete r.finishedAt;
   r.runAt = now;
   q.delayed.add(jobMember(r), now);
+  q.since.add(r.id, r.group, now);
   q.backlog.set(r.group, (q.backlog.get(r.group) ?? 0) + 1);
   return true;
 }
@@ -63,6 +66,7 @@ export interface WriteParts {
   readonly jobs: Map<string, JobRecord>;
   readonly idempotency: Map<string, string>;
   readonly backlog: Map<string, number>;
+  readonly since: WaitingSince;
 }
 
 /**
@@ -94,6 +98,7 @@ export function writeJobInMemory(q: WriteParts, now: number, input: Omit<Enqueue
   if (idem !== '') q.idempotency.set(idem, id);
   q.jobs.set(id, r);
   q.delayed.add(jobMember(r), dueAt);
+  q.since.add(id, input.group, Math.max(now, dueAt));
   q.backlog.set(input.group, (q.backlog.get(input.group) ?? 0) + 1);
   return { status: 'written', id, runAt };
 }

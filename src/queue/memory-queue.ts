@@ -13,6 +13,7 @@ import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispa
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
 import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { GroupFlight } from './memory-flight';
+import { WaitingSince } from './memory-since';
 import { SortedSet } from './sorted-set';
 import type {
   ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
@@ -47,6 +48,8 @@ export class MemoryQueue implements QueueStore {
   readonly idempotency = new Map<string, string>();
   readonly backlog = new Map<string, number>();
   private readonly flight = new GroupFlight();
+  /** Every job not started by the time it waits from (since and gsince in includes/job.lua). */
+  readonly since = new WaitingSince();
   private jobSeq = 0;
   private tokenSeq = 0;
   /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
@@ -182,6 +185,7 @@ export class MemoryQueue implements QueueStore {
       this.ready.splice(at, 1);
       this.flightDone(r.group, r.gc);
     }
+    this.since.done(r.id);
     this.forget(r);
     this.backlogDone(r.group);
     return true;
@@ -191,7 +195,7 @@ export class MemoryQueue implements QueueStore {
   async groupCounts(group: string): Promise<GroupJobCounts> {
     let active = 0;
     for (const { member: id } of this.active.range(0, this.active.size)) if (this.jobs.get(id)?.group === group) active += 1;
-    return { waiting: Math.max(0, (this.backlog.get(group) ?? 0) - active), active };
+    return { waiting: Math.max(0, (this.backlog.get(group) ?? 0) - active), active, oldestWaitingMs: this.since.oldestOfGroupMs(group, this.nowMs()) };
   }
 
   /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
@@ -233,9 +237,12 @@ export class MemoryQueue implements QueueStore {
     ready: this.ready,
     waitingJob: (id) => {
       const r = this.jobs.get(id);
-      return r && r.state === 'waiting' ? r : undefined;
+      if (r && r.state === 'waiting') return r;
+      this.since.done(id); // a dropped member (claim.lua: job_since_done)
+      return undefined;
     },
     lease: (r, now, leaseUntil) => {
+      this.since.done(r.id);
       this.tokenSeq += 1;
       r.state = 'active';
       r.token = `${this.tokenSeq}:${now}`;
@@ -327,6 +334,7 @@ export class MemoryQueue implements QueueStore {
     delete r.token;
     r.runAt = now + Math.max(0, Math.ceil(outcome.delayMs));
     this.delayed.add(jobMember(r), r.runAt);
+    this.since.add(r.id, r.group, r.runAt);
     return result;
   }
 
@@ -355,6 +363,7 @@ export class MemoryQueue implements QueueStore {
         r.state = 'waiting';
         delete r.token;
         this.pending.add(jobMember(r), this.pending.first()?.score ?? 0);
+        this.since.add(r.id, r.group, now);
         requeued += 1;
       }
     }
@@ -365,10 +374,11 @@ export class MemoryQueue implements QueueStore {
   async getJob(id: string): Promise<JobInfo | null> { return jobInfoInMemory(this, id, this.nowMs()); }
 
   async counts(): Promise<JobCounts> {
-    this.trimCompleted(this.nowMs());
+    const now = this.nowMs();
+    this.trimCompleted(now);
     return {
       delayed: this.delayed.size, pending: this.pending.size + this.held.size, ready: this.ready.length,
-      active: this.active.size, completed: this.completed.size, dead: this.dead.size,
+      active: this.active.size, completed: this.completed.size, dead: this.dead.size, oldestWaitingMs: this.since.oldestMs(now),
     };
   }
 

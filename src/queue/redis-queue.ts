@@ -116,8 +116,8 @@ export class RedisQueue implements QueueStore {
   }
 
   async groupCounts(group: string): Promise<GroupJobCounts> {
-    const [waiting, active] = (await this.run('group-counts', [group])) as [number, number];
-    return { waiting, active };
+    const [waiting, active, oldestWaitingMs] = (await this.run('group-counts', [group])) as [number, number, number];
+    return { waiting, active, oldestWaitingMs };
   }
 
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
@@ -230,8 +230,8 @@ export class RedisQueue implements QueueStore {
   }
 
   async counts(): Promise<JobCounts> {
-    const [delayed, pending, ready, active, completed, dead] = (await this.run('counts', [TRIM_PAGE])) as number[];
-    return { delayed: delayed!, pending: pending!, ready: ready!, active: active!, completed: completed!, dead: dead! };
+    const [delayed, pending, ready, active, completed, dead, oldestWaitingMs] = (await this.run('counts', [TRIM_PAGE])) as number[];
+    return { delayed: delayed!, pending: pending!, ready: ready!, active: active!, completed: completed!, dead: dead!, oldestWaitingMs: oldestWaitingMs! };
   }
 
   async listDead(offset: number, count: number): Promise<JobInfo[]> {

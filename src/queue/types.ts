@@ -46,6 +46,8 @@ export interface ClaimedJob {
 export interface GroupJobCounts {
   readonly waiting: number;
   readonly active: number;
+  /** How long the group's oldest due job not yet started has waited, in ms (see {@link JobCounts.oldestWaitingMs}). */
+  readonly oldestWaitingMs: number;
 }
 
 export interface JobCounts {
@@ -55,6 +57,12 @@ export interface JobCounts {
   readonly active: number;
   readonly completed: number;
   readonly dead: number;
+  /**
+   * How long the oldest job that is due but not started has waited, in ms: now − the time it became due
+   * (its runAt for a delayed job or a retry, its deferral for a denied request, the reclaim for a stalled
+   * one). A job not yet due is not waiting. 0 when no job is due. O(log n) on both stores.
+   */
+  readonly oldestWaitingMs: number;
 }
 
 export interface DispatchOptions {

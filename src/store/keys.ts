@@ -40,6 +40,10 @@ export interface LimiterKeys {
   readonly inflight: string;
   /** ZSET (score 0, lex order): capped jobs waiting for a slot of their group, one lex range per group. */
   readonly held: string;
+  /** ZSET: every job not started → the ms it waits to start from (its due time), for the oldest waiting. */
+  readonly since: string;
+  /** ZSET (score 0, lex order): the same per group, "<#group>:<group> <since> <id>", one lex range per group. */
+  readonly groupSince: string;
 }
 
 /** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
@@ -64,6 +68,8 @@ export function limiterKeys(prefix: string, name: string): LimiterKeys {
     wake: `${tag}:wake`,
     inflight: `${tag}:inflight`,
     held: `${tag}:held`,
+    since: `${tag}:since`,
+    groupSince: `${tag}:gsince`,
   };
 }
 

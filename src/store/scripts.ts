@@ -122,8 +122,10 @@ export interface AdmitDeferReply {
   readonly defer: DeferReply;
 }
 
-export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', 15);
-export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', 15);
+/** The queue key block's length (src/queue/queue-keys.ts, job_keys() in lua/includes/job.lua). */
+const QUEUE_KEY_COUNT = 17;
+export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', QUEUE_KEY_COUNT);
+export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', QUEUE_KEY_COUNT);
 
 const deferArgs = (r: DeferringInput): ScriptArg[] =>
   [r.group, r.weight, r.cost, r.defer.type, r.defer.payload, r.defer.idempotencyKey ?? '', r.defer.maxBacklog, r.defer.maxDeferMs,

@@ -1,6 +1,7 @@
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -16,3 +17,4 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('RedisStore', harness);
 describeAdmissionGuarantees('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);
+describeOldestWaitingCases('RedisStore', harness);

@@ -77,9 +77,30 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     expect(byGroup.bulkbot!.plan).toBeUndefined();
     // The store's guaranteed share (weight 3 of Σw 5 → ⌊3 · 6 / 5⌋ = 3 units per window).
     expect(byGroup.acme!.guaranteed).toBe(3);
-    expect(byGroup.importer!.jobs).toEqual({ waiting: seen.importer[2], active: 0 });
-    expect(view!.jobs).toEqual(await limiter.counts());
+    expect(byGroup.importer!.jobs).toMatchObject({ waiting: seen.importer[2], active: 0 });
+    const { oldestWaitingMs: _age, ...counts } = await limiter.counts(); // the age moves with the real clock
+    expect(view!.jobs).toMatchObject(counts);
+    expect(view!.jobs!.oldestWaitingMs).toBeGreaterThanOrEqual(0);
     expect(view!.dead).toEqual([]);
+  });
+
+  test('the JSON: the oldest waiting job of the limiter and of each tenant, aged on the store clock; a job not due yet does not count', async () => {
+    let now = 1_800_000_000_000;
+    const limiter = newLimiter({ store: new MemoryStore({ clock: () => now }), maxDeferMs: 600_000 });
+    const app = mount({ limiters: [limiter] });
+    await limiter.check('importer', { defer: { type: 'import', payload: {} } }); // admitted: no job
+    for (let i = 0; i < 6; i++) await limiter.check('importer', { defer: { type: 'import', payload: { i } } });
+    now += 4000;
+    await limiter.check('late', { defer: { type: 'import', payload: {} } });
+    await limiter.check('scheduled'); // a decision, so the tenant is listed
+    await limiter.enqueue('scheduled', { type: 'import', payload: {}, delayMs: 60_000 });
+    now += 1500;
+    const view = ((await request(app).get('/dashboard/data')).body as DashboardData).limiters[0]!;
+    const byGroup = Object.fromEntries(view.groups.map((g) => [g.group, g.jobs]));
+    expect(view.jobs!.oldestWaitingMs).toBe(5500);
+    expect(byGroup.importer!.oldestWaitingMs).toBe(5500);
+    expect(byGroup.late).toMatchObject({ waiting: 1, oldestWaitingMs: 1500 });
+    expect(byGroup.scheduled).toMatchObject({ waiting: 1, oldestWaitingMs: 0 }); // due in a minute: not waiting
   });
 
   test('retry and remove answer 403 without authorize, and when it says no; with it they act on a real dead job', async () => {

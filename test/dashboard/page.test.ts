@@ -1,8 +1,9 @@
 /**
  * The dashboard page in headless Chromium, served by Express with a real limiter: after a known sequence of
  * requests from three tenants (and one whose id is markup), the page shows each tenant that sent traffic with
- * the counts the responses showed, renders the hostile id as text, logs no console error, and offers the
- * dead-letter actions only once a token unlocks them; Retry then really retries the job.
+ * the counts the responses showed and how long the oldest waiting job has waited, renders the hostile id as
+ * text, logs no console error, and offers the dead-letter actions only once a token unlocks them; Retry then
+ * really retries the job.
  * UPDATE_SCREENSHOT=1 runs a longer load and writes docs/dashboard.png (the README's picture).
  */
 import express from 'express';
@@ -133,8 +134,20 @@ describe('the dashboard page in headless Chromium', () => {
     await expect(page.evaluate(() => (globalThis as unknown as { pwned?: number }).pwned)).resolves.toBeUndefined();
     await expect(page.title()).resolves.toBe('bulk-limiter dashboard');
 
-    // Each state of the queue is shown; Retry sends the dead job back.
-    await expect(page.locator('.states .state').count()).resolves.toBe(6);
+    // The oldest waiting job: the importer's deferred jobs wait (no worker runs) since its first deferral, in
+    // the load; acme never deferred. The queue's tile shows the limiter's oldest, at least the importer's.
+    const oldestOf = async (selector: string) => Number(await page.locator(selector).getAttribute('data-ms'));
+    const importerWait = await oldestOf('tr[data-group="importer"] .c-oldest');
+    expect(importerWait).toBeGreaterThan(1000);
+    expect(importerWait).toBeLessThan(LOAD_MS + 5000);
+    await expect(page.locator('tr[data-group="importer"] .c-oldest').textContent()).resolves.toMatch(/^[\d.]+ s$/);
+    await expect(page.locator('tr[data-group="acme"] .c-oldest').textContent()).resolves.toBe('–');
+    // (the two are separate store reads of one poll, a few ms apart on the store clock)
+    expect(await oldestOf('.states .s-oldest')).toBeGreaterThanOrEqual(importerWait - 50);
+    await expect(page.locator('.states .s-oldest span').textContent()).resolves.toBe('oldest waiting');
+
+    // Each state of the queue is shown, and the oldest waiting job; Retry sends the dead job back.
+    await expect(page.locator('.states .state[data-state]').count()).resolves.toBe(6);
     await expect(page.locator('table.dead .c-reason').textContent()).resolves.toBe('upstream rejected the import: account closed');
     await page.click('table.dead button:has-text("Retry")');
     await page.waitForSelector('text=No dead letters.');

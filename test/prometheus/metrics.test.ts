@@ -202,3 +202,16 @@ test('two limiters of one name are refused (the name is the limiter label)', () 
   const b = createLimiter({ limit: 1 });
   expect(() => registerMetrics({ registry: new Registry(), limiters: [a, b] })).toThrow(/"default" twice/);
 });
+
+test('bulk_limiter_oldest_waiting_seconds: the age of the oldest due job not started, from the store at scrape time', async () => {
+  const registry = new Registry();
+  let now = NOW;
+  const limiter = createLimiter({ store: new MemoryStore({ clock: () => now }), name: 'oldest', limit: 1, burst: 1, reserve: 0, windowMs: 60_000 });
+  registerMetrics({ registry, limiters: [limiter] });
+  expect(value(await registry.metrics(), 'bulk_limiter_oldest_waiting_seconds{limiter="oldest"}')).toBe(0);
+  await limiter.check('a');
+  await limiter.check('a', { defer: { type: 'later', payload: {} } }); // denied: deferred, due at once
+  await limiter.enqueue('b', { type: 'later', payload: {}, delayMs: 60_000 }); // not due for a minute
+  now += 2500;
+  expect(value(await registry.metrics(), 'bulk_limiter_oldest_waiting_seconds{limiter="oldest"}')).toBe(2.5);
+});

@@ -28,5 +28,5 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
   const plan = WEIGHTED_BACKLOG_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
-  expect(await limiter.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });
+  expect(await limiter.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0, oldestWaitingMs: 0 });
 });

@@ -39,7 +39,7 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
   const plan = WEIGHTED_BACKLOG_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
-  expect(await queue.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0 });
+  expect(await queue.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0, oldestWaitingMs: 0 });
   expect(maxInWindow(report.admittedAt, 1000)).toBeLessThanOrEqual(1000);
   await queue.close();
 }, 120_000);
