@@ -3,6 +3,7 @@
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
@@ -54,6 +55,12 @@ export interface LimiterOptions {
    * `true` = the defaults. @defaultValue `false`
    */
   readonly denyCache?: boolean | DenyCacheOptions;
+  /**
+   * Per-group caps on top of the fair share, decided in the same call, all-or-nothing: e.g.
+   * `[{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]`.
+   * See README "Policies". @defaultValue `[]`
+   */
+  readonly rules?: readonly Rule[];
 }
 
 export interface ResolvedLimiterOptions {
@@ -76,7 +83,7 @@ export interface ResolvedLimiterOptions {
 const OPTION_NAMES: OptionNames<LimiterOptions> = {
   store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
   sustained: true, maxGroups: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
-  timeoutMs: true, instances: true, logger: true, denyCache: true,
+  timeoutMs: true, instances: true, logger: true, denyCache: true, rules: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -141,10 +148,17 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   }
   const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
   const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
-  const maxCost = int('maxCost', o.maxCost, burst - reserve, 1);
+  const rules = resolveRules(o.rules);
+  // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
+  const ruleMax = Math.min(...rules.map(ruleCapacity));
+  const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);
   if (maxCost > burst) {
     throw new ConfigError('ERR_BL_MAX_COST',
       `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`);
+  }
+  if (maxCost > ruleMax) {
+    throw new ConfigError('ERR_BL_MAX_COST',
+      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`);
   }
   const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
   const onStoreError = o.onStoreError ?? 'local';
@@ -162,7 +176,9 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
   const denyCache = resolveDenyCache(o.denyCache);
-  const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups });
+  const spec: FairShareSpec = Object.freeze({
+    name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups, ...(rules.length > 0 ? { rules } : {}),
+  });
   return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
 }
 

@@ -37,7 +37,10 @@
   seen ZSET: group -> last-seen ms (refreshed lazily, when stale by more than idleMs/8)
   When `seen` holds maxGroups groups, a new group is admitted as the shared group '*overflow*' (weight 1).
   Times are µs as Lua numbers (exact below 2^53); nothing here turns a timestamp into a string.
+  Rules (includes/rules.lua): per-group caps from the config block (or, later, the caller), decided in
+  fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
+--!include includes/rules.lua
 
 local FS_EPS = 1e-9
 local FS_TRIM_PAGE = 100
@@ -46,6 +49,7 @@ local FS_TRIM_PAGE = 100
 local FS_GREEN_MIN = 4
 local FS_OVERFLOW = '*overflow*'
 local FS_PACK = 'dddddddd'
+local FS_PACK_LEN = 64 -- struct.size(FS_PACK); rule state (rules.lua) follows it
 local FS_META = ''
 local FS_META_PACK = 'ddddddddddd'
 local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
@@ -54,6 +58,13 @@ local FS_INF = math.huge
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$'
 
 local function fs_config(text)
+  -- rules follow the 8 numbers, each item starting with ';' (none: no rule work at all)
+  local rules, span_ms = false, 0
+  local semi = string.find(text, ';', 1, true)
+  if semi then
+    rules, span_ms = rl_config(string.sub(text, semi))
+    text = string.sub(text, 1, semi - 1)
+  end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups = string.match(text, FS_CONFIG_PATTERN)
   if not limit then error('ERR_BL_CONFIG: expected 8 comma-separated numbers, got ' .. tostring(text)) end
   limit, burst, idle_ms = tonumber(limit), tonumber(burst), tonumber(idle_ms)
@@ -71,7 +82,9 @@ local function fs_config(text)
     epoch_us = epoch_us,
     max_groups = tonumber(max_groups),
     T = T,
-    ttl_ms = idle_ms + math.floor((window_us + epoch_us) / 1000),
+    -- a rule's state must outlive its window (and a rule's window may be longer than idleMs)
+    ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
+    rules = rules,
   }
 end
 
@@ -101,17 +114,26 @@ local function fs_trim(fs)
   local old = redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
   if #old > 0 then
     local packed = redis.call('HMGET', fs.groups_key, unpack(old))
+    local gone = {}
     for i = 1, #old do
       local p = packed[i]
-      -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
-      if old[i] == fs.prefetched_group then fs.prefetched = nil end
-      if p then
-        local _, _, _, _, w = struct.unpack(FS_PACK, p)
-        fs.meta.ws = fs.meta.ws - w
+      -- a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
+      if p and #p > FS_PACK_LEN and struct.unpack('d', p, FS_PACK_LEN + 1) > fs.now_ms then
+        redis.call('ZADD', fs.seen_key, fs.now_ms, old[i])
+      else
+        gone[#gone + 1] = old[i]
+        -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
+        if old[i] == fs.prefetched_group then fs.prefetched = nil end
+        if p then
+          local _, _, _, _, w = struct.unpack(FS_PACK, p)
+          fs.meta.ws = fs.meta.ws - w
+        end
       end
     end
-    fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(old))
-    redis.call('HDEL', fs.groups_key, unpack(old))
+    if #gone > 0 then
+      fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(gone))
+      redis.call('HDEL', fs.groups_key, unpack(gone))
+    end
     if fs.meta.ws < 0 then fs.meta.ws = 0 end
     if fs.meta.gn < 0 then fs.meta.gn = 0 end
   end
@@ -196,14 +218,16 @@ local function fs_group(fs, group, weight)
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
-      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, rb = false, rs = false,
+             rr = false }
+      if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
     elseif group ~= FS_OVERFLOW and fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
       return fs_group(fs, FS_OVERFLOW, 1)
     else
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
       st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
-             seen = -FS_INF, promise = 0 }
+             seen = -FS_INF, promise = 0, rb = false, rs = false, rr = false }
       fs.meta.ws = fs.meta.ws + weight
       fs.meta.gn = fs.meta.gn + 1
       fs.expire = true
@@ -222,8 +246,9 @@ local function fs_group(fs, group, weight)
   return group, st
 end
 
-local function fs_decide(fs, group, weight, cost, promise)
+local function fs_decide(fs, group, weight, cost, promise, rules)
   local cfg, meta = fs.cfg, fs.meta
+  if rules == nil then rules = cfg.rules end
   local now = fs.now_us
   local st
   group, st = fs_group(fs, group, weight)
@@ -261,8 +286,20 @@ local function fs_decide(fs, group, weight, cost, promise)
   st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
   st.last = now
 
-  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the outcome
-  if st.tokDem >= c - FS_EPS then
+  -- (5b) rules: checked first, spent only if everything admits (rules.lua)
+  local rok, rwait, rbad, rs = true, 0, 0, false
+  if rules then
+    rs = st.rs
+    if not rs then
+      rs = rl_load(st.rb)
+      st.rs = rs
+    end
+    st.rr = rules
+    rok, rwait, rbad = rl_check(rules, rs, now, c)
+  end
+
+  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
+  if rok and st.tokDem >= c - FS_EPS then
     st.tokDem = st.tokDem - c
     meta.fc = meta.fc + c
   end
@@ -271,13 +308,18 @@ local function fs_decide(fs, group, weight, cost, promise)
   local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
   local allowed, colour = 0, 2
-  local retry, hint = 0, 0
-  if greenOk and meta.gt >= c + rv - FS_EPS then
+  local retry, hint, policy = 0, 0, 0
+  local globalGreen = greenOk and meta.gt >= c + rv - FS_EPS
+  local globalYellow = capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS
+  if not rok and (globalGreen or globalYellow) then
+    -- only a rule says no: its wait, nothing promised or reserved
+    retry, hint, policy = rwait, rwait, rbad
+  elseif globalGreen then
     meta.gt = meta.gt - c
     st.tokMin = st.tokMin - c
     st.tokCap = st.tokCap - c
     allowed, colour = 1, 0
-  elseif capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS then
+  elseif globalYellow then
     meta.gt = meta.gt - c
     st.tokCap = st.tokCap - c
     allowed, colour = 1, 1
@@ -298,7 +340,7 @@ local function fs_decide(fs, group, weight, cost, promise)
       end
       retry = at - now
       -- green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if promise and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
+      if promise and rok and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
         local grace = c * Tg
         if grace > cfg.window_us then grace = cfg.window_us end
         meta.rv, meta.rg, meta.re = c, group, at + grace
@@ -311,7 +353,11 @@ local function fs_decide(fs, group, weight, cost, promise)
     end
     hint = math.min(tg, ty)
     if hint > retry then hint = retry end
+    -- the latest of the waits; the policy named is the one that waits longest (the global one on a tie)
+    if rwait > retry then retry, policy = rwait, rbad end
+    if rwait > hint then hint = rwait end
   end
+  if allowed == 1 and rules then rl_spend(rules, rs, now, c) end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 
@@ -330,7 +376,21 @@ local function fs_decide(fs, group, weight, cost, promise)
     retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
     -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
     empty_us = fs_wait(meta.gt, T, 1, b),
+    -- 0 the global share, i the rules' i-th; per rule remaining, reset µs (rules only)
+    policy = policy, rules = rules and rl_status(rules, rs, now),
   }
+end
+
+-- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs per rule.
+-- Returns the reply's new length.
+local function fs_reply_rules(out, r)
+  local n = #out
+  out[n + 1] = r.policy
+  local st = r.rules
+  for i = 1, #st, 2 do
+    out[n + 1 + i], out[n + 2 + i] = st[i], math.ceil(st[i + 1] / 1000)
+  end
+  return n + 1 + #st
 end
 
 local function fs_close(fs)
@@ -339,7 +399,13 @@ local function fs_close(fs)
     meta.tr, meta.vt, meta.rv, meta.re) .. meta.rg }
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
-    args[#args + 1] = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+    local p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+    if st.rr then
+      p = p .. rl_pack(st.rr, st.rs, fs.now_us)
+    elseif st.rb then
+      p = p .. st.rb
+    end
+    args[#args + 1] = p
   end
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then

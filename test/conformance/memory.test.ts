@@ -1,6 +1,7 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock } from '../../src/types';
 import { describeReviewCases } from './review-suite';
+import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -20,3 +21,4 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('MemoryStore', harness);
 describeReviewCases('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);
+describeRuleCases('MemoryStore', harness);

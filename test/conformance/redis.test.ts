@@ -1,6 +1,7 @@
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis } from '../helpers/redis-server';
 import { describeReviewCases } from './review-suite';
+import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -16,3 +17,4 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('RedisStore', harness);
 describeReviewCases('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);
+describeRuleCases('RedisStore', harness);
