@@ -291,7 +291,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
   if rules then
     rs = st.rs
     if not rs then
-      rs = rl_load(st.rb)
+      rs = rl_load(rules, st.rb)
       st.rs = rs
     end
     st.rr = rules
@@ -377,20 +377,16 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
     empty_us = fs_wait(meta.gt, T, 1, b),
     -- 0 the global share, i the rules' i-th; per rule remaining, reset µs (rules only)
-    policy = policy, rules = rules and rl_status(rules, rs, now),
+    policy = policy, rules = rules, rs = rs,
   }
 end
 
--- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs per rule.
--- Returns the reply's new length.
-local function fs_reply_rules(out, r)
+-- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs per rule, as they
+-- stand now (call it right after fs_decide). Returns the reply's new length.
+local function fs_reply_rules(out, r, now)
   local n = #out
   out[n + 1] = r.policy
-  local st = r.rules
-  for i = 1, #st, 2 do
-    out[n + 1 + i], out[n + 2 + i] = st[i], math.ceil(st[i + 1] / 1000)
-  end
-  return n + 1 + #st
+  return rl_reply(out, n + 1, r.rules, r.rs, now)
 end
 
 local function fs_close(fs)

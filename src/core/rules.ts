@@ -47,7 +47,7 @@ export function ruleTag(name: string, algorithm: RuleAlgorithm, windowMs: number
 /** The config block's rule items (scripts.ts appends them to fs_config's 8 numbers). */
 export function rulesConfigText(rules: readonly RuleSpec[] | undefined): string {
   if (!rules) return '';
-  return rules.map((r) => `;${r.tag},${RULE_ALGORITHM_CODES[r.algorithm]},${r.limit},${r.windowMs},${r.burst},${r.name}`).join('');
+  return rules.map((r) => `;${r.tag},${RULE_ALGORITHM_CODES[r.algorithm]},${r.limit},${r.windowMs},${r.burst}`).join('');
 }
 
 /** rl_config: the rules and how long (ms) their state must outlive its last use. */
