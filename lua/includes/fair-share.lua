@@ -62,7 +62,7 @@ local function fs_config(text)
   local rules, span_ms = false, 0
   local semi = string.find(text, ';', 1, true)
   if semi then
-    rules, span_ms = rl_config(string.sub(text, semi))
+    rules, span_ms = rl_config(string.sub(text, semi + 1))
     text = string.sub(text, 1, semi - 1)
   end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups = string.match(text, FS_CONFIG_PATTERN)
@@ -292,9 +292,11 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     rs = st.rs
     if not rs then
       rs = rl_load(rules, st.rb)
-      st.rs = rs
+    elseif st.rr ~= rules then
+      -- decided under other rules earlier in this call: re-lay the state out for these
+      rs = rl_load(rules, rl_pack(st.rr, rs, now))
     end
-    st.rr = rules
+    st.rs, st.rr = rs, rules
     rok, rwait, rbad = rl_check(rules, rs, now, c)
   end
 
@@ -357,7 +359,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     if rwait > retry then retry, policy = rwait, rbad end
     if rwait > hint then hint = rwait end
   end
-  if allowed == 1 and rules then rl_spend(rules, rs, now, c) end
+  if allowed == 1 and rules then rl_spend(rules, rs, c) end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 

@@ -44,10 +44,11 @@ export function ruleTag(name: string, algorithm: RuleAlgorithm, windowMs: number
   return h;
 }
 
-/** The config block's rule items (scripts.ts appends them to fs_config's 8 numbers). */
+/** The config block's rules: ';' and a JSON array of 5 numbers per rule (scripts.ts appends it to fs_config's 8 numbers). */
 export function rulesConfigText(rules: readonly RuleSpec[] | undefined): string {
   if (!rules) return '';
-  return rules.map((r) => `;${r.tag},${RULE_ALGORITHM_CODES[r.algorithm]},${r.limit},${r.windowMs},${r.burst}`).join('');
+  if (rules.length === 0) return '';
+  return `;[${rules.map((r) => `${r.tag},${RULE_ALGORITHM_CODES[r.algorithm]},${r.limit},${r.windowMs},${r.burst}`).join(',')}]`;
 }
 
 /** rl_config: the rules and how long (ms) their state must outlive its last use. */

@@ -87,7 +87,10 @@ export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: numbe
 }
 
 /** How many rules a config block carries (each adds 2 fields, and the policy 1, to an admission reply). */
-const ruleCountOf = (config: string): number => config.split(';').length - 1;
+const ruleCountOf = (config: string): number => {
+  const at = config.indexOf(';');
+  return at < 0 ? 0 : (JSON.parse(config.slice(at + 1)) as number[]).length / 5;
+};
 
 export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
