@@ -27,7 +27,7 @@ for i = 3, #ARGV - 2, 3 do
   out[n + 8], out[n + 9], out[n + 10] = math.ceil(r.reset_us / 1000), r.active, fs.now_ms
   out[n + 11], out[n + 12] = r.group, math.floor(r.empty_us / 1000)
   n = n + 12
-  if r.rules then n = fs_reply_rules(out, r, fs.now_us) end
+  if r.rules then n = RL.reply(out, r, fs.now_us) end
 end
 fs_close(fs)
 return out

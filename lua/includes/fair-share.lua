@@ -41,6 +41,8 @@
   fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
 --!include includes/rules.lua
+-- the rules library (rules.lua), made by fs_config when the config has rules
+local RL = false
 
 local FS_EPS = 1e-9
 local FS_TRIM_PAGE = 100
@@ -62,7 +64,8 @@ local function fs_config(text)
   local rules, span_ms = false, 0
   local semi = string.find(text, ';', 1, true)
   if semi then
-    rules, span_ms = rl_config(string.sub(text, semi + 1))
+    if not RL then RL = rl_library() end
+    rules, span_ms = RL.config(string.sub(text, semi + 1))
     text = string.sub(text, 1, semi - 1)
   end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups = string.match(text, FS_CONFIG_PATTERN)
@@ -218,8 +221,8 @@ local function fs_group(fs, group, weight)
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
-      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, rb = false, rs = false,
-             rr = false }
+      -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
+      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
       if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
     elseif group ~= FS_OVERFLOW and fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
       return fs_group(fs, FS_OVERFLOW, 1)
@@ -227,7 +230,7 @@ local function fs_group(fs, group, weight)
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
       st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
-             seen = -FS_INF, promise = 0, rb = false, rs = false, rr = false }
+             seen = -FS_INF, promise = 0 }
       fs.meta.ws = fs.meta.ws + weight
       fs.meta.gn = fs.meta.gn + 1
       fs.expire = true
@@ -291,13 +294,13 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
   if rules then
     rs = st.rs
     if not rs then
-      rs = rl_load(rules, st.rb)
+      rs = RL.load(rules, st.rb)
     elseif st.rr ~= rules then
       -- decided under other rules earlier in this call: re-lay the state out for these
-      rs = rl_load(rules, rl_pack(st.rr, rs, now))
+      rs = RL.load(rules, RL.pack(st.rr, rs, now))
     end
     st.rs, st.rr = rs, rules
-    rok, rwait, rbad = rl_check(rules, rs, now, c)
+    rok, rwait, rbad = RL.check(rules, rs, now, c)
   end
 
   -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
@@ -359,7 +362,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     if rwait > retry then retry, policy = rwait, rbad end
     if rwait > hint then hint = rwait end
   end
-  if allowed == 1 and rules then rl_spend(rules, rs, c) end
+  if allowed == 1 and rules then RL.spend(rules, rs, c) end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 
@@ -372,23 +375,16 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
   if reset < 0 then reset = 0 end
   local limit = math.floor(kappa * cfg.limit + 0.5)
   if kappa == gamma then limit = math.floor(st.w * cfg.limit / meta.ws + 0.5) end
-  return {
+  local r = {
     allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
     guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
     retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
     -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
     empty_us = fs_wait(meta.gt, T, 1, b),
-    -- 0 the global share, i the rules' i-th; per rule remaining, reset µs (rules only)
-    policy = policy, rules = rules, rs = rs,
   }
-end
-
--- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs per rule, as they
--- stand now (call it right after fs_decide). Returns the reply's new length.
-local function fs_reply_rules(out, r, now)
-  local n = #out
-  out[n + 1] = r.policy
-  return rl_reply(out, n + 1, r.rules, r.rs, now)
+  -- with rules: policy 0 the global share, i the rules' i-th; the rules and their state (for the reply)
+  if rules then r.policy, r.rules, r.rs = policy, rules, rs end
+  return r
 end
 
 local function fs_close(fs)
@@ -399,7 +395,7 @@ local function fs_close(fs)
     args[#args + 1] = g
     local p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
     if st.rr then
-      p = p .. rl_pack(st.rr, st.rs, fs.now_us)
+      p = p .. RL.pack(st.rr, st.rs, fs.now_us)
     elseif st.rb then
       p = p .. st.rb
     end
