@@ -9,16 +9,21 @@
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
     fs_config(text)           -> cfg     parses the config block, one ARGV of 8 comma-separated numbers:
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups
+                                         then, with rules, ';' and their JSON array (rules.lua)
                                          (one argument, not eight: each argument costs the client ~0.3 µs)
     fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
                                          time (now = max(TIME, last)), refills the global bucket, steps the
                                          water level once per epoch, trims idle groups.
                                          now_override_us = 0 uses redis TIME (tests pass their clock).
-    fs_decide(fs, group, weight, cost, promise) -> r
+    fs_decide(fs, group, weight, cost, promise, rules) -> r
                                          r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
                                          guaranteed, retry_us, hint_us, reset_us, group (effective), active }
+                                         and, with rules: policy (0 the share, i the i-th rule that denied,
+                                         waiting longest), rules, rs (RL.reply writes them into a reply).
                                          promise = true: a denial takes the group's next staggered retry slot.
+                                         rules: nil = the config's (cfg.rules, false when none); a caller may
+                                         pass its own list from RL.config (per-request rules, e.g. a plan's).
     fs_close(fs)                         writes meta and every group it loaded in one HSET; PEXPIREs the keys
                                          once per epoch, on a fresh limiter and when a group is added.
   fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
