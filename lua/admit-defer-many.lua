@@ -10,7 +10,7 @@
   ARGV[3 ..]   per request, in arrival order, 9 values: group, weight, cost, job type, payload, idempotency key
                ('' = none), maxBacklog, maxDeferMs, groupConcurrency (0 = none)
 
-  Reply: admit-defer.lua's 15 fields for each request, one after the other in one flat array.
+  Reply: admit-defer.lua's fields (15, and 1 + 2 per rule with rules) for each request, one after the other.
 ]]
 --!include includes/fair-share.lua
 --!include includes/job.lua
@@ -26,9 +26,9 @@ for i = 3, #ARGV - 8, 9 do
   if i > 3 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
     ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]))
-  for j = 1, 15 do out[n + j] = reply[j] end
+  for j = 1, #reply do out[n + j] = reply[j] end
   if reply[12] == 1 then written = true end
-  n = n + 15
+  n = n + #reply
 end
 fs_close(fs)
 if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end

@@ -11,7 +11,8 @@
   ARGV[9]      maxBacklog   ARGV[10] maxDeferMs   ARGV[11] groupConcurrency (0 = none)
 
   Reply: the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs:
-         deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
+         deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
+         with rules, then admit.lua's policy and per-rule fields.
 ]]
 --!include includes/fair-share.lua
 --!include includes/job.lua

@@ -10,7 +10,7 @@
   ARGV[2]          now override in µs (tests); 0 = redis TIME
   ARGV[3 ..]       one (group, weight, cost) triple per request, in arrival order
 
-  Reply: admit.lua's 12 fields for each request, one after the other in one flat array.
+  Reply: admit.lua's fields (12, and 1 + 2 per rule with rules) for each request, one after the other in one flat array.
 ]]
 --!include includes/fair-share.lua
 
@@ -27,6 +27,7 @@ for i = 3, #ARGV - 2, 3 do
   out[n + 8], out[n + 9], out[n + 10] = math.ceil(r.reset_us / 1000), r.active, fs.now_ms
   out[n + 11], out[n + 12] = r.group, math.floor(r.empty_us / 1000)
   n = n + 12
+  if r.rules then n = RL.reply(out, r, fs.now_us) end
 end
 fs_close(fs)
 return out

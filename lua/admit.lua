@@ -12,7 +12,8 @@
 
   Reply: { allowed (0|1), colour (0 green, 1 yellow, 2 red), remaining, limit, guaranteed, retryMs, hintMs,
            resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active), emptyMs }
-  Every number is an integer; durations are ceil'd to whole ms.
+  With rules in the config block, then: policy (0 the global share, i the i-th rule: the one that denied,
+  waiting longest), and per rule remaining, resetMs. Every number is an integer; durations are ceil'd to whole ms.
 ]]
 --!include includes/fair-share.lua
 
@@ -21,6 +22,8 @@ local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
 local r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), true)
 fs_close(fs)
 
-return { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
-         math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group,
-         math.floor(r.empty_us / 1000) }
+local out = { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
+              math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group,
+              math.floor(r.empty_us / 1000) }
+if r.rules then RL.reply(out, r, fs.now_us) end
+return out

@@ -11,7 +11,12 @@
  *
  * On a denial `Retry-After` = max(1, ceil(retryAfterMs / 1000)) whole seconds, and the draft `t` equals it
  * (no quota is available until then), so Retry-After never points before the end of the effective window.
+ *
+ * With rules, the draft fields carry one item per policy: the limiter's own (the global share, named by the
+ * limiter) first, then each rule by its name, `q` its limit, `w` its window; on a denial the `t` of the policy
+ * that said no is the Retry-After. The legacy fields describe the global share only.
  */
+import type { RuleSpec } from './core/rules';
 import type { Decision } from './types';
 
 export type HeaderFormat = 'draft' | 'legacy' | false;
@@ -27,12 +32,15 @@ export function retryAfterSeconds(retryAfterMs: number): number {
   return Math.max(1, Math.ceil(retryAfterMs / 1000));
 }
 
-export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number): HeaderWriter {
+const quote = (name: string): string => `"${name.replace(/[\\"]/g, '\\$&')}"`;
+
+export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[] = []): HeaderWriter {
   const windowS = Math.max(1, Math.ceil(windowMs / 1000));
   // The policy name is a Structured-Field String: escape `\` and `"` (limiter names never contain them anyway).
-  const quoted = `"${policyName.replace(/[\\"]/g, '\\$&')}"`;
+  const quoted = quote(policyName);
   const policySuffix = `;w=${windowS}`;
 
+  if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, rules);
   if (format === 'draft') {
     return (d, withQuota = true): HeaderMap => {
       if (d.allowed) {
@@ -60,4 +68,24 @@ export function createHeaderWriter(format: HeaderFormat, policyName: string, win
     };
   }
   return (d): HeaderMap => (d.allowed ? {} : { 'Retry-After': String(retryAfterSeconds(d.retryAfterMs)) });
+}
+
+/** Draft fields with one item per policy: the global share's, then each rule's (see the file comment). */
+function draftWithRules(quoted: string, policySuffix: string, rules: readonly RuleSpec[]): HeaderWriter {
+  const names = rules.map((r) => quote(r.name));
+  const rulePolicies = rules.map((r, i) => `, ${names[i]!};q=${r.limit};w=${Math.max(1, Math.ceil(r.windowMs / 1000))}`).join('');
+  return (d, withQuota = true): HeaderMap => {
+    const retry = d.allowed ? 0 : retryAfterSeconds(d.retryAfterMs);
+    if (!withQuota) return d.allowed ? {} : { 'Retry-After': String(retry) };
+    const violated = d.allowed ? undefined : d.policy ?? 'global';
+    let state = `${quoted};r=${d.remaining};t=${violated === 'global' ? retry : Math.ceil(d.resetMs / 1000)}`;
+    const statuses = d.rules ?? [];
+    for (let i = 0; i < rules.length; i++) {
+      const st = statuses[i];
+      const t = violated === rules[i]!.name ? retry : Math.ceil((st?.resetMs ?? 0) / 1000);
+      state += `, ${names[i]!};r=${st?.remaining ?? rules[i]!.limit};t=${t}`;
+    }
+    const h: HeaderMap = { 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}${rulePolicies}`, RateLimit: state };
+    return d.allowed ? h : { 'Retry-After': String(retry), ...h };
+  };
 }

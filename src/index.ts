@@ -20,7 +20,9 @@ export type { DurabilityOptions } from './queue/durability';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
 export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
 // Types by name: `export type *` also lists the modules' values (CLAIM_MAX) as named exports that do not exist.
-export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, DurableWrites, LimiterSpec, LimiterStore, Logger, Store } from './types';
+export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, DurableWrites, LimiterSpec, LimiterStore, Logger, RuleStatus, Store } from './types';
+export type { Rule } from './rule-options';
+export type { RuleAlgorithm, RuleSpec } from './core/rules';
 export type {
   ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, GroupJobCounts, JobCounts, JobInfo,
   JobState, QueueStore,

@@ -3,6 +3,7 @@
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, codeOf, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
@@ -36,8 +37,9 @@ export interface LimiterOptions {
   /**
    * A group id the limiter has not registered yet shares one group (`'*new*'`, weight 1) with every other new id
    * until it comes back at least this long after it was first seen, so a flood of new ids (rotating client IPs)
-   * cannot take the established groups' shares. `0`: a group is registered on its first request.
-   * @defaultValue `min(epochMs, 1000)`
+   * cannot take the established groups' shares. `0`: a group is registered on its first request. Not combined
+   * with `rules` yet (rules are per group; the newcomers would share one group's).
+   * @defaultValue `min(epochMs, 1000)`, and `0` with `rules`
    */
   readonly probationMs?: number;
   /** Longest group id in UTF-8 bytes. @defaultValue `128` */
@@ -61,6 +63,12 @@ export interface LimiterOptions {
    * `true` = the defaults. @defaultValue `false`
    */
   readonly denyCache?: boolean | DenyCacheOptions;
+  /**
+   * Per-group caps on top of the fair share, decided in the same call, all-or-nothing: e.g.
+   * `[{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]`.
+   * See README "Policies". @defaultValue `[]`
+   */
+  readonly rules?: readonly Rule[];
 }
 
 export interface ResolvedLimiterOptions {
@@ -83,7 +91,7 @@ export interface ResolvedLimiterOptions {
 const OPTION_NAMES: OptionNames<LimiterOptions> = {
   store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
   sustained: true, maxGroups: true, probationMs: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
-  timeoutMs: true, instances: true, logger: true, denyCache: true,
+  timeoutMs: true, instances: true, logger: true, denyCache: true, rules: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -147,12 +155,25 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_SUSTAINED', `Expected \`sustained\` to be a boolean, got ${describeValue(o.sustained)}`);
   }
   const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
-  const probationMs = int('probationMs', o.probationMs, Math.min(epochMs, 1000), 0);
   const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
-  const maxCost = int('maxCost', o.maxCost, burst - reserve, 1);
+  const rules = resolveRules(o.rules);
+  // Rules are per group; a group on probation is decided as the shared newcomers' group, whose rule state all
+  // newcomers would share (one tenant's rule holding another back). Until rule state is kept per id on
+  // probation, the two do not combine: with rules, probation is off.
+  const probationMs = int('probationMs', o.probationMs, rules.length > 0 ? 0 : Math.min(epochMs, 1000), 0);
+  if (probationMs > 0 && rules.length > 0) {
+    throw new ConfigError('ERR_BL_PROBATION_MS', `Expected \`probationMs\` to be 0 with \`rules\` (a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`);
+  }
+  // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
+  const ruleMax = Math.min(...rules.map(ruleCapacity));
+  const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);
   if (maxCost > burst) {
     throw new ConfigError('ERR_BL_MAX_COST',
       `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`);
+  }
+  if (maxCost > ruleMax) {
+    throw new ConfigError('ERR_BL_MAX_COST',
+      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`);
   }
   const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
   const onStoreError = o.onStoreError ?? 'local';
@@ -170,7 +191,9 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
   const denyCache = resolveDenyCache(o.denyCache);
-  const spec: FairShareSpec = Object.freeze({ name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups, probationMs });
+  const spec: FairShareSpec = Object.freeze({
+    name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups, probationMs, ...(rules.length > 0 ? { rules } : {}),
+  });
   return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
 }
 

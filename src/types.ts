@@ -4,6 +4,7 @@
  */
 
 import type { QueueStore } from './queue/types';
+import type { RuleSpec } from './core/rules';
 
 /** A time source in milliseconds since the epoch (fractions allowed). Stores take one for tests. */
 import type { EnqueueInput, EnqueueResult } from './queue/job-record';
@@ -32,6 +33,19 @@ export interface LimiterSpec {
   readonly sustained: boolean;
   /** Most groups tracked at once; new groups beyond it share the overflow group `'*overflow*'`. @defaultValue 10_000 */
   readonly maxGroups?: number;
+  /** Per-group rules, checked with the share in the same call, all-or-nothing (resolved by src/options.ts). */
+  readonly rules?: readonly RuleSpec[];
+}
+
+/** One rule's state for the group after a decision (`decision.rules`). */
+export interface RuleStatus {
+  readonly name: string;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Units the rule still allows the group now. */
+  readonly remaining: number;
+  /** Until the rule's quota is whole again (0: untouched). */
+  readonly resetMs: number;
 }
 
 /** The colour of an admission: green within the guaranteed share, yellow borrowed, red denied. */
@@ -78,6 +92,13 @@ export interface Decision {
   readonly colour: Colour;
   /** Present when not allowed. */
   readonly reason?: DenyReason;
+  /**
+   * When denied by the limit: the policy that said no, `'global'` (the fair share of the global limit) or a
+   * rule's name; when several did, the one that waits longest (retryAfterMs is the latest of their waits).
+   */
+  readonly policy?: string;
+  /** With rules: each rule's state for the group, in rule order. */
+  readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
   readonly job?: DeferredJob;
   /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */

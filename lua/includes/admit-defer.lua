@@ -12,7 +12,8 @@
 
   ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap) -> reply (15 values):
     the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
-    deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs.
+    deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
+    with rules, then admit.lua's policy and per-rule fields (a duplicate: policy 0, each rule 0, 0).
   The caller opens fs before and closes it after (any number of calls in between).
 ]]
 
@@ -23,7 +24,12 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
     local r = existing and job_get(K, existing)
     if r then
       local wait = math.max(0, r.runAt - now)
-      return { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, now, group, 2, r.id, r.runAt, 0 }
+      local dup = { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, now, group, 2, r.id, r.runAt, 0 }
+      if fs.cfg.rules then
+        dup[16] = 0
+        for i = 1, 2 * #fs.cfg.rules do dup[16 + i] = 0 end
+      end
+      return dup
     end
   end
   local d = fs_decide(fs, group, weight, cost, true)
@@ -37,7 +43,9 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
     status, id, run_at = job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, promised,
       max_defer_ms, now, waiting, cap)
   end
-  return { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
-           math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at,
-           math.floor(d.empty_us / 1000) }
+  local out = { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
+                math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at,
+                math.floor(d.empty_us / 1000) }
+  if d.rules then RL.reply(out, d, fs.now_us) end
+  return out
 end

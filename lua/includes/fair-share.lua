@@ -9,17 +9,22 @@
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
     fs_config(text)           -> cfg     parses the config block, one ARGV of 9 comma-separated numbers:
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
-                                         probationMs (0 = no probation)
+                                         probationMs (0 = no probation),
+                                         then, with rules, ';' and their JSON array (rules.lua)
                                          (one argument, not eight: each argument costs the client ~0.3 µs)
     fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
                                          time (now = max(TIME, last)), refills the global bucket, steps the
                                          water level once per epoch, trims idle groups.
                                          now_override_us = 0 uses redis TIME (tests pass their clock).
-    fs_decide(fs, group, weight, cost, promise) -> r
+    fs_decide(fs, group, weight, cost, promise, rules) -> r
                                          r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
                                          guaranteed, retry_us, hint_us, reset_us, group (effective), active }
+                                         and, with rules: policy (0 the share, i the i-th rule that denied,
+                                         waiting longest), rules, rs (RL.reply writes them into a reply).
                                          promise = true: a denial takes the group's next staggered retry slot.
+                                         rules: nil = the config's (cfg.rules, false when none); a caller may
+                                         pass its own list from RL.config (per-request rules, e.g. a plan's).
     fs_close(fs)                         writes meta and every group it loaded in one HSET; PEXPIREs the keys
                                          once per epoch, on a fresh limiter and when a group is added.
   fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
@@ -45,7 +50,12 @@
   the range fs_trim reads); at most maxGroups such sightings are kept, the oldest dropped first, so a flood
   churns its own sightings away and never registers. '*new*' and '*overflow*' take none of the maxGroups places.
   Times are µs as Lua numbers (exact below 2^53); nothing here turns a timestamp into a string.
+  Rules (includes/rules.lua): per-group caps from the config block (or, later, the caller), decided in
+  fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
+--!include includes/rules.lua
+-- the rules library (rules.lua), made by fs_config when the config has rules
+local RL = false
 
 local FS_EPS = 1e-9
 local FS_TRIM_PAGE = 100
@@ -57,6 +67,7 @@ local FS_NEWCOMERS = '*new*'
 -- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms
 local FS_PROBATION_BASE = 4503599627370496
 local FS_PACK = 'dddddddd'
+local FS_PACK_LEN = 64 -- struct.size(FS_PACK); rule state (rules.lua) follows it
 local FS_META = ''
 local FS_META_PACK = 'ddddddddddd'
 local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
@@ -65,6 +76,14 @@ local FS_INF = math.huge
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$'
 
 local function fs_config(text)
+  -- rules follow the 9 numbers, each item starting with ';' (none: no rule work at all)
+  local rules, span_ms = false, 0
+  local semi = string.find(text, ';', 1, true)
+  if semi then
+    if not RL then RL = rl_library() end
+    rules, span_ms = RL.config(string.sub(text, semi + 1))
+    text = string.sub(text, 1, semi - 1)
+  end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms = string.match(text, FS_CONFIG_PATTERN)
   if not limit then error('ERR_BL_CONFIG: expected 9 comma-separated numbers, got ' .. tostring(text)) end
   limit, burst, idle_ms = tonumber(limit), tonumber(burst), tonumber(idle_ms)
@@ -82,8 +101,10 @@ local function fs_config(text)
     epoch_us = epoch_us,
     max_groups = tonumber(max_groups),
     T = T,
-    ttl_ms = idle_ms + math.floor((window_us + epoch_us) / 1000),
+    -- a rule's state must outlive its window (and a rule's window may be longer than idleMs)
+    ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
     probation_ms = tonumber(probation_ms),
+    rules = rules,
   }
 end
 
@@ -113,17 +134,26 @@ local function fs_trim(fs)
   local old = redis.call('ZRANGEBYSCORE', fs.seen_key, 0, fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
   if #old > 0 then
     local packed = redis.call('HMGET', fs.groups_key, unpack(old))
+    local gone = {}
     for i = 1, #old do
       local p = packed[i]
-      -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
-      if old[i] == fs.prefetched_group then fs.prefetched = nil end
-      if p then
-        local _, _, _, _, w = struct.unpack(FS_PACK, p)
-        fs.meta.ws = fs.meta.ws - w
+      -- a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
+      if p and #p > FS_PACK_LEN and struct.unpack('d', p, FS_PACK_LEN + 1) > fs.now_ms then
+        redis.call('ZADD', fs.seen_key, fs.now_ms, old[i])
+      else
+        gone[#gone + 1] = old[i]
+        -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
+        if old[i] == fs.prefetched_group then fs.prefetched = nil end
+        if p then
+          local _, _, _, _, w = struct.unpack(FS_PACK, p)
+          fs.meta.ws = fs.meta.ws - w
+        end
       end
     end
-    fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(old))
-    redis.call('HDEL', fs.groups_key, unpack(old))
+    if #gone > 0 then
+      fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(gone))
+      redis.call('HDEL', fs.groups_key, unpack(gone))
+    end
     if fs.meta.ws < 0 then fs.meta.ws = 0 end
     if fs.meta.gn < 0 then fs.meta.gn = 0 end
   end
@@ -222,14 +252,19 @@ local function fs_group(fs, group, weight)
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
+      -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
       st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+      if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
     else
       -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
       if group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
         if fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
           return fs_group(fs, FS_OVERFLOW, 1)
         end
-        if fs.cfg.probation_ms > 0 and not fs_graduates(fs, group) then return fs_group(fs, FS_NEWCOMERS, 1) end
+        -- (never with rules: they are per group, and newcomers would share one group's)
+        if fs.cfg.probation_ms > 0 and not fs.cfg.rules and not fs_graduates(fs, group) then
+          return fs_group(fs, FS_NEWCOMERS, 1)
+        end
       end
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
@@ -253,8 +288,9 @@ local function fs_group(fs, group, weight)
   return group, st
 end
 
-local function fs_decide(fs, group, weight, cost, promise)
+local function fs_decide(fs, group, weight, cost, promise, rules)
   local cfg, meta = fs.cfg, fs.meta
+  if rules == nil then rules = cfg.rules end
   local now = fs.now_us
   local st
   group, st = fs_group(fs, group, weight)
@@ -292,8 +328,22 @@ local function fs_decide(fs, group, weight, cost, promise)
   st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
   st.last = now
 
-  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the outcome
-  if st.tokDem >= c - FS_EPS then
+  -- (5b) rules: checked first, spent only if everything admits (rules.lua)
+  local rok, rwait, rbad, rs = true, 0, 0, false
+  if rules then
+    rs = st.rs
+    if not rs then
+      rs = RL.load(rules, st.rb)
+    elseif st.rr ~= rules then
+      -- decided under other rules earlier in this call: re-lay the state out for these
+      rs = RL.load(rules, RL.pack(st.rr, rs, now))
+    end
+    st.rs, st.rr = rs, rules
+    rok, rwait, rbad = RL.check(rules, rs, now, c)
+  end
+
+  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
+  if rok and st.tokDem >= c - FS_EPS then
     st.tokDem = st.tokDem - c
     meta.fc = meta.fc + c
   end
@@ -302,13 +352,18 @@ local function fs_decide(fs, group, weight, cost, promise)
   local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
   local allowed, colour = 0, 2
-  local retry, hint = 0, 0
-  if greenOk and meta.gt >= c + rv - FS_EPS then
+  local retry, hint, policy = 0, 0, 0
+  local globalGreen = greenOk and meta.gt >= c + rv - FS_EPS
+  local globalYellow = capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS
+  if not rok and (globalGreen or globalYellow) then
+    -- only a rule says no: its wait, nothing promised or reserved
+    retry, hint, policy = rwait, rwait, rbad
+  elseif globalGreen then
     meta.gt = meta.gt - c
     st.tokMin = st.tokMin - c
     st.tokCap = st.tokCap - c
     allowed, colour = 1, 0
-  elseif capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS then
+  elseif globalYellow then
     meta.gt = meta.gt - c
     st.tokCap = st.tokCap - c
     allowed, colour = 1, 1
@@ -329,7 +384,7 @@ local function fs_decide(fs, group, weight, cost, promise)
       end
       retry = at - now
       -- green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if promise and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
+      if promise and rok and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
         local grace = c * Tg
         if grace > cfg.window_us then grace = cfg.window_us end
         meta.rv, meta.rg, meta.re = c, group, at + grace
@@ -342,7 +397,11 @@ local function fs_decide(fs, group, weight, cost, promise)
     end
     hint = math.min(tg, ty)
     if hint > retry then hint = retry end
+    -- the latest of the waits; the policy named is the one that waits longest (the global one on a tie)
+    if rwait > retry then retry, policy = rwait, rbad end
+    if rwait > hint then hint = rwait end
   end
+  if allowed == 1 and rules then RL.spend(rules, rs, c) end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 
@@ -355,13 +414,16 @@ local function fs_decide(fs, group, weight, cost, promise)
   if reset < 0 then reset = 0 end
   local limit = math.floor(kappa * cfg.limit + 0.5)
   if kappa == gamma then limit = math.floor(st.w * cfg.limit / meta.ws + 0.5) end
-  return {
+  local r = {
     allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
     guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
     retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
     -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
     empty_us = fs_wait(meta.gt, T, 1, b),
   }
+  -- with rules: policy 0 the global share, i the rules' i-th; the rules and their state (for the reply)
+  if rules then r.policy, r.rules, r.rs = policy, rules, rs end
+  return r
 end
 
 local function fs_close(fs)
@@ -370,7 +432,13 @@ local function fs_close(fs)
     meta.tr, meta.vt, meta.rv, meta.re) .. meta.rg }
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
-    args[#args + 1] = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+    local p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+    if st.rr then
+      p = p .. RL.pack(st.rr, st.rs, fs.now_us)
+    elseif st.rb then
+      p = p .. st.rb
+    end
+    args[#args + 1] = p
   end
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then

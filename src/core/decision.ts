@@ -1,6 +1,7 @@
 /** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
 import type { FairShareResult } from './fair-share';
-import type { Decision } from '../types';
+import type { RuleSpec } from './rules';
+import type { Decision, RuleStatus } from '../types';
 
 const COLOURS = ['green', 'yellow', 'red'] as const;
 
@@ -10,6 +11,10 @@ export interface AdmitReply {
   retryMs: number; hintMs: number; resetMs: number; active: number; atMs: number; group: string;
   /** Floor'd (a lower bound), unlike the other durations. */
   emptyMs: number;
+  /** 0 the global share, i the i-th rule (the one that denied). */
+  policy: number;
+  /** With rules: remaining, resetMs per rule. */
+  rules: number[] | false;
 }
 
 export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
@@ -17,20 +22,32 @@ export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
     allowed: r.allowed, colour: r.colour, remaining: r.remaining, limit: r.limit, guaranteed: r.guaranteed,
     retryMs: Math.ceil(r.retryUs / 1000), hintMs: Math.ceil(r.hintUs / 1000), resetMs: Math.ceil(r.resetUs / 1000),
     active: r.active, atMs: nowMs, group: r.group, emptyMs: Math.floor(r.emptyUs / 1000),
+    policy: r.policy, rules: r.rules && r.rules.map((v, i) => (i % 2 === 0 ? v : Math.ceil(v / 1000))),
   };
 }
 
-/** The public Decision for one admission reply. */
-export function toDecision(r: AdmitReply): Decision {
+function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
+  const nums = r.rules || [];
+  return rules.map((rule, i) => ({
+    name: rule.name, limit: rule.limit, windowMs: rule.windowMs, remaining: nums[2 * i] ?? rule.limit, resetMs: nums[2 * i + 1] ?? 0,
+  }));
+}
+
+/** The public Decision for one admission reply; `rules`: the limiter's (names the policy and each rule's state). */
+export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
+  const withRules = rules !== undefined && rules.length > 0;
   if (r.allowed) {
-    return {
+    const d: Decision = {
       allowed: true, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
       retryAfterMs: 0, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
     };
+    return withRules ? { ...d, rules: ruleStatuses(r, rules) } : d;
   }
-  return {
+  const d: Decision = {
     allowed: false, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
     retryAfterMs: r.retryMs, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
-    reason: 'limit', hintMs: Math.min(r.hintMs, r.retryMs), globalWaitMs: r.emptyMs,
+    reason: 'limit', hintMs: Math.min(r.hintMs, r.retryMs), globalWaitMs: r.emptyMs, policy: 'global',
   };
+  if (!withRules) return d;
+  return { ...d, policy: r.policy > 0 ? rules[r.policy - 1]?.name ?? 'global' : 'global', rules: ruleStatuses(r, rules) };
 }

@@ -5,6 +5,7 @@
  * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import type { LimiterSpec } from '../types';
+import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
 
 export const FS_EPS = 1e-9;
 export const FS_TRIM_PAGE = 100;
@@ -42,6 +43,8 @@ export interface FairShareConfig {
   readonly ttlMs: number;
   /** A new group id is on probation until it comes back this long after it was first seen (0: no probation). */
   readonly probationMs: number;
+  /** The limiter's rules (false: none, and no rule work at all). */
+  readonly rules: readonly RuleConfig[] | false;
 }
 
 export interface MetaState {
@@ -54,6 +57,8 @@ export interface MetaState {
 
 export interface GroupState {
   tokMin: number; tokCap: number; tokDem: number; last: number; w: number; ftag: number; seen: number; promise: number;
+  /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
+  rs?: RuleStates; rulesUntil?: number;
 }
 
 /** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
@@ -100,6 +105,10 @@ export interface FairShareResult {
   /** The effective group: OVERFLOW_GROUP when the caller's group did not fit under maxGroups. */
   group: string;
   active: number;
+  /** 0 the global share, i the i-th rule: the policy that denied (waiting longest; 0 when allowed). */
+  policy: number;
+  /** With rules: remaining, reset µs per rule. */
+  rules: number[] | false;
 }
 
 export function createFairShareState(): FairShareState {
@@ -111,11 +120,14 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
+  const [rules, spanMs] = rlConfig(spec.rules);
   return {
     limit: spec.limit, windowUs, burst: spec.burst, reserve: spec.reserve, idleMs: spec.idleMs, epochUs,
     maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS, T,
-    ttlMs: spec.idleMs + Math.floor((windowUs + epochUs) / 1000),
+    // a rule's state must outlive its window (and a rule's window may be longer than idleMs)
+    ttlMs: Math.max(spec.idleMs, spanMs) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs ?? 0,
+    rules,
   };
 }
 
@@ -159,6 +171,12 @@ function fsTrim(fs: FairShare): void {
   const trimmed = page.slice(0, FS_TRIM_PAGE);
   for (const [group] of trimmed) {
     const st = state.groups.get(group);
+    // a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
+    if (st?.rulesUntil !== undefined && st.rulesUntil > fs.nowMs) {
+      state.seen.delete(group);
+      state.seen.set(group, fs.nowMs);
+      continue;
+    }
     if (st) meta.ws -= st.w;
     state.seen.delete(group);
     state.groups.delete(group);
@@ -263,7 +281,8 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     if (group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
       const real = meta.gn - (state.groups.has(OVERFLOW_GROUP) ? 1 : 0) - (state.groups.has(NEWCOMERS_GROUP) ? 1 : 0);
       if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
-      if (fs.cfg.probationMs > 0 && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
+      // (never with rules: they are per group, and newcomers would share one group's)
+      if (fs.cfg.probationMs > 0 && fs.cfg.rules === false && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
     }
     // New: buckets start full (refill caps them at their sizes), weight joins Σw.
     const full = fs.cfg.burst;
@@ -286,7 +305,9 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
   return [group, st];
 }
 
-export function decide(fs: FairShare, groupIn: string, weight: number, cost: number, promise: boolean): FairShareResult {
+export function decide(
+  fs: FairShare, groupIn: string, weight: number, cost: number, promise: boolean, rules: readonly RuleConfig[] | false = fs.cfg.rules,
+): FairShareResult {
   const { cfg, meta } = fs;
   const now = fs.nowUs;
   const [group, st] = fsGroup(fs, groupIn, weight);
@@ -324,8 +345,18 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
   st.tokDem = fsRefill(st.tokDem, 0, dt, Tc, bc);
   st.last = now;
 
-  // (6) demand meter at the cap rate: min(arrivals, cap), whatever the outcome
-  if (st.tokDem >= c - FS_EPS) {
+  // (5b) rules: checked first, spent only if everything admits (rules.ts)
+  let rok = true;
+  let rwait = 0;
+  let rbad = 0;
+  let rs: RuleStates | undefined;
+  if (rules) {
+    rs = st.rs ??= new Map();
+    [rok, rwait, rbad] = rlCheck(rules, rs, now, c);
+  }
+
+  // (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
+  if (rok && st.tokDem >= c - FS_EPS) {
     st.tokDem -= c;
     meta.fc += c;
   }
@@ -337,13 +368,21 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
   let colour: 0 | 1 | 2 = 2;
   let retry = 0;
   let hint = 0;
-  if (greenOk && meta.gt >= c + rv - FS_EPS) {
+  let policy = 0;
+  const globalGreen = greenOk && meta.gt >= c + rv - FS_EPS;
+  const globalYellow = capOk && !greenOk && meta.gt >= c + yellowFloor - FS_EPS;
+  if (!rok && (globalGreen || globalYellow)) {
+    // only a rule says no: its wait, nothing promised or reserved
+    retry = rwait;
+    hint = rwait;
+    policy = rbad;
+  } else if (globalGreen) {
     meta.gt -= c;
     st.tokMin -= c;
     st.tokCap -= c;
     allowed = true;
     colour = 0;
-  } else if (capOk && !greenOk && meta.gt >= c + yellowFloor - FS_EPS) {
+  } else if (globalYellow) {
     meta.gt -= c;
     st.tokCap -= c;
     allowed = true;
@@ -365,7 +404,7 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
       }
       retry = at - now;
       // green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if (promise && c > 1 && greenOk && rv === 0 && meta.gt < c - FS_EPS) {
+      if (promise && rok && c > 1 && greenOk && rv === 0 && meta.gt < c - FS_EPS) {
         meta.rv = c;
         meta.rg = group;
         meta.re = at + Math.min(c * Tg, cfg.windowUs);
@@ -378,6 +417,18 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
     }
     hint = Math.min(tg, ty);
     if (hint > retry) hint = retry;
+    // the latest of the waits; the policy named is the one that waits longest (the global one on a tie)
+    if (rwait > retry) {
+      retry = rwait;
+      policy = rbad;
+    }
+    if (rwait > hint) hint = rwait;
+  }
+  let ruleStatus: number[] | false = false;
+  if (rules && rs) {
+    if (allowed) rlSpend(rules, rs, c);
+    ruleStatus = rlStatus(rules, rs, now);
+    st.rulesUntil = rlKeep(rules, rs, now);
   }
 
   if (allowed && meta.rv > 0 && meta.rg === group) release(meta);
@@ -396,6 +447,7 @@ export function decide(fs: FairShare, groupIn: string, weight: number, cost: num
     guaranteed: Math.floor((st.w * cfg.limit) / meta.ws + FS_EPS),
     retryUs: retry, hintUs: hint, resetUs: reset, group, active: meta.gn,
     emptyUs: fsWait(meta.gt, T, 1, b),
+    policy, rules: ruleStatus,
   };
 }
 

@@ -8,12 +8,16 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
+import type { Decision } from '../types';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
 export type { DashboardOptions } from '../dashboard/handler';
 export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';
+
+/** An Express request the middleware let through: `req.rateLimit` holds its decision. */
+export type RateLimitedRequest = Request & { rateLimit?: Decision };
 
 export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandler {
   const runner = createRunner<Request>(options, { clientIp: (req) => req.ip, header: (req, name) => req.get(name) });
@@ -24,6 +28,8 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
       const outcome = await runner.evaluate(req);
       if (outcome.kind === 'pass') {
         setHeaders(res, outcome.headers);
+        // downstream code reads the decision (remaining, each rule's state); skipped requests have none
+        if (outcome.decision !== undefined) (req as RateLimitedRequest).rateLimit = outcome.decision;
         return next();
       }
       if (outcome.kind === 'deferred') {

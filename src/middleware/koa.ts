@@ -10,6 +10,7 @@ import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './s
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 import { ConfigError, describeValue } from '../errors';
+import type { Decision } from '../types';
 
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
@@ -30,6 +31,8 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
     const outcome = await runner.evaluate(ctx);
     if (outcome.kind === 'pass') {
       ctx.set(outcome.headers);
+      // downstream code reads the decision (remaining, each rule's state); skipped requests have none
+      if (outcome.decision !== undefined) (ctx.state as { rateLimit?: Decision }).rateLimit = outcome.decision;
       try {
         await next();
       } catch (error) {

@@ -132,9 +132,14 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     throw new ConfigError('ERR_BL_WEIGHT', `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`);
   }
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
-  const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs);
+  const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs, limiter.spec.rules);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
+  // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter).
+  const rulePolicies = new Map((limiter.spec.rules ?? []).map((r) => {
+    const named = Object.freeze([r.name]);
+    return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
+  }));
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
@@ -199,6 +204,8 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     const headers = writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
     if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, defer, decision, headers, ctx);
+    const rule = decision.policy === undefined ? undefined : rulePolicies.get(decision.policy);
+    if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
     return limitRejection(decision, headers, policies, quotaBody);
   }
 

@@ -62,16 +62,17 @@ export class MemoryStore implements Store {
           closeFairShare(fs);
           const wait = Math.max(0, existing.runAt - fs.nowMs);
           const reply = { allowed: false, colour: 2, remaining: 0, limit: 0, guaranteed: 0, retryMs: wait, hintMs: wait, emptyMs: 0,
-            resetMs: 0, active: fs.meta.gn, atMs: fs.nowMs, group: input.group } as const;
-          return withDeferral(toDecision(reply), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+            resetMs: 0, active: fs.meta.gn, atMs: fs.nowMs, group: input.group, policy: 0,
+            rules: cfg.rules && cfg.rules.flatMap(() => [0, 0]) } as const;
+          return withDeferral(toDecision(reply, spec.rules), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
         const r = decide(fs, input.group, input.weight, input.cost, true);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
-        if (r.allowed || !defer) return toDecision(reply);
+        if (r.allowed || !defer) return toDecision(reply, spec.rules);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
-        return withDeferral(toDecision(reply), outcome);
+        return withDeferral(toDecision(reply, spec.rules), outcome);
       },
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);

@@ -110,9 +110,9 @@ export class RedisStore implements Store {
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input)), failed);
+      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), spec.rules), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
-      deferringChecks.submit(this.nowUs(), input).then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed);
+      deferringChecks.submit(this.nowUs(), input).then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed);
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
@@ -129,7 +129,7 @@ export class RedisStore implements Store {
         const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
         return {
           admit: (input) => writes.submit(this.nowUs(), input as DeferringInput)
-            .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input)), deferOutcome(reply.defer)), failed),
+            .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed),
           enqueue: (input) => writeQueue.enqueue(input),
         };
       }),

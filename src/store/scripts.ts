@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { AdmitReply } from '../core/decision';
+import { rulesConfigText } from '../core/rules';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
@@ -82,8 +83,14 @@ export function runScript(client: RedisClient, script: LoadedScript, keys: reado
  */
 export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number }, defaultMaxGroups: number): string {
   return [spec.limit, spec.windowMs, spec.burst, spec.reserve, spec.idleMs, spec.epochMs, spec.sustained ? 1 : 0,
-    spec.maxGroups ?? defaultMaxGroups, spec.probationMs ?? 0].join(',');
+    spec.maxGroups ?? defaultMaxGroups, spec.probationMs ?? 0].join(',') + rulesConfigText(spec.rules);
 }
+
+/** How many rules a config block carries (each adds 2 fields, and the policy 1, to an admission reply). */
+const ruleCountOf = (config: string): number => {
+  const at = config.indexOf(';');
+  return at < 0 ? 0 : (JSON.parse(config.slice(at + 1)) as number[]).length / 5;
+};
 
 export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 
@@ -91,7 +98,8 @@ export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
 export function admitCommand(client: RedisClient, keys: readonly [string, string], config: string): RunOne<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitScript());
   const [groupsKey, seenKey] = keys;
-  return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight, r.cost).then(parseAdmitReply);
+  const rules = ruleCountOf(config);
+  return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight, r.cost).then((reply) => parseAdmitReply(reply, rules));
 }
 
 export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 2);
@@ -100,10 +108,13 @@ export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 
 export function admitManyCommand(client: RedisClient, keys: readonly [string, string], config: string): RunMany<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitManyScript());
   const [groupsKey, seenKey] = keys;
+  const rules = ruleCountOf(config);
+  const fields = ADMIT_FIELDS + ruleFields(rules);
+  const parse = (reply: unknown[], at: number): AdmitReply => admitFields(reply, at, rules);
   return (nowUs, requests) => {
     const args: ScriptArg[] = [groupsKey, seenKey, config, nowUs];
     for (const r of requests) args.push(r.group, r.weight, r.cost);
-    return run(...args).then((reply) => parseReplies(reply, requests.length, ADMIT_FIELDS, admitFields));
+    return run(...args).then((reply) => parseReplies(reply, requests.length, fields, parse));
   };
 }
 
@@ -134,33 +145,40 @@ const deferArgs = (r: DeferringInput): ScriptArg[] =>
 /** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
 export function admitDeferCommand(client: RedisClient, keys: readonly string[], config: string): RunOne<DeferringInput, AdmitDeferReply> {
   const run = scriptCommand(client, admitDeferScript());
+  const rules = ruleCountOf(config);
   return (nowUs, r) => run(...keys, config, nowUs, ...deferArgs(r)).then((reply) => {
-    if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
-    return admitDeferFields(reply, 0);
+    if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS + ruleFields(rules)) {
+      throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
+    }
+    return admitDeferFields(reply, 0, rules);
   });
 }
 
 /** admit-defer-many.lua: several deferring checks in one call, one reply each, in order. */
 export function admitDeferManyCommand(client: RedisClient, keys: readonly string[], config: string): RunMany<DeferringInput, AdmitDeferReply> {
   const run = scriptCommand(client, admitDeferManyScript());
+  const rules = ruleCountOf(config);
+  const parse = (reply: unknown[], at: number): AdmitDeferReply => admitDeferFields(reply, at, rules);
   return (nowUs, requests) => {
     const args: ScriptArg[] = [...keys, config, nowUs];
     for (const r of requests) args.push(...deferArgs(r));
-    return run(...args).then((reply) => parseReplies(reply, requests.length, DEFER_FIELDS, admitDeferFields));
+    return run(...args).then((reply) => parseReplies(reply, requests.length, DEFER_FIELDS + ruleFields(rules), parse));
   };
 }
 
 const ADMIT_FIELDS = 12;
 const DEFER_FIELDS = 15;
+/** With rules a reply carries the policy, then remaining and resetMs per rule. */
+const ruleFields = (rules: number): number => (rules > 0 ? 1 + 2 * rules : 0);
 
 /** admit-defer.lua's 15 fields at `at`: admit.lua's first 11, deferStatus, jobId, runAtMs, admit.lua's emptyMs. */
-function admitDeferFields(reply: unknown[], at: number): AdmitDeferReply {
+function admitDeferFields(reply: unknown[], at: number, rules: number): AdmitDeferReply {
   const status: unknown = reply[at + 11];
   if (status !== 0 && status !== 1 && status !== 2 && status !== -2 && status !== -3) {
     throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer status: ${String(status)}`);
   }
-  const admitted = [...reply.slice(at, at + 11), reply[at + 14]];
-  return { admit: admitFields(admitted, 0), defer: { status, id: String(reply[at + 12]), runAt: Number(reply[at + 13]) } };
+  const admitted = [...reply.slice(at, at + 11), reply[at + 14], ...reply.slice(at + 15, at + 15 + ruleFields(rules))];
+  return { admit: admitFields(admitted, 0, rules), defer: { status, id: String(reply[at + 12]), runAt: Number(reply[at + 13]) } };
 }
 
 /** A *-many script's reply: `count` replies of `fields` values each, one after the other in one flat array. */
@@ -173,12 +191,14 @@ function parseReplies<T>(reply: unknown, count: number, fields: number, parse: (
   return out;
 }
 
-export function parseAdmitReply(reply: unknown): AdmitReply {
-  if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
-  return admitFields(reply, 0);
+export function parseAdmitReply(reply: unknown, rules = 0): AdmitReply {
+  if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS + ruleFields(rules)) {
+    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
+  }
+  return admitFields(reply, 0, rules);
 }
 
-function admitFields(reply: unknown[], at: number): AdmitReply {
+function admitFields(reply: unknown[], at: number, rules: number): AdmitReply {
   const n = (i: number): number => {
     const v: unknown = reply[at + i];
     if (typeof v !== 'number') throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply field ${i}: ${String(v)}`);
@@ -190,5 +210,6 @@ function admitFields(reply: unknown[], at: number): AdmitReply {
     allowed: n(0) === 1, colour: colour === 0 || colour === 1 ? colour : 2, remaining: n(2), limit: n(3),
     guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9), emptyMs: n(11),
     group: typeof group === 'string' ? group : String(group),
+    policy: rules > 0 ? n(12) : 0, rules: rules > 0 ? Array.from({ length: 2 * rules }, (_, i) => n(13 + i)) : false,
   };
 }

@@ -2,6 +2,7 @@ import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock } from '../../src/types';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
+import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -22,3 +23,4 @@ describeStore('MemoryStore', harness);
 describeAdmissionGuarantees('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);
 describeOldestWaitingCases('MemoryStore', harness);
+describeRuleCases('MemoryStore', harness);

@@ -2,6 +2,7 @@ import { RedisStore } from '../../src/store/redis-store';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
+import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -18,3 +19,4 @@ describeStore('RedisStore', harness);
 describeAdmissionGuarantees('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);
 describeOldestWaitingCases('RedisStore', harness);
+describeRuleCases('RedisStore', harness);

@@ -1,3 +1,4 @@
+import type { FairShareSpec } from '../../src/core/fair-share';
 import { ConfigError } from '../../src/errors';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/options';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -51,6 +52,19 @@ test.each([
   [{ limit: 10, denyCache: { maxGroups: 0 } }, 'ERR_BL_DENY_CACHE'],
   [{ limit: 10, denyCache: { sampleRate: 2 } }, 'ERR_BL_DENY_CACHE'],
   [{ limit: 10, denyCache: { hold: 'forever' } }, 'ERR_BL_DENY_CACHE'],
+  // rules: every mistake is ERR_BL_RULES (a misspelt key is an unknown option)
+  [{ limit: 10, rules: {} }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [null] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: '', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a;b', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'global', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000 }, { name: 'a', limit: 2, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a', limit: 0, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1.5 }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky-bucket' }] }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: Array.from({ length: 9 }, (_, i) => ({ name: `r${i}`, limit: 1, windowMs: 1000 })) }, 'ERR_BL_RULES'],
+  [{ limit: 10, rules: [{ name: 'a', limit: 1, window: 1000 }] }, 'ERR_BL_UNKNOWN_OPTION'],
+  [{ limit: 100, burst: 10, reserve: 2, maxCost: 5, rules: [{ name: 'a', limit: 20, windowMs: 1000 }] }, 'ERR_BL_MAX_COST'],
 ])('%j → %s', (options, code) => {
   expect(codeOf(options)).toBe(code);
 });
@@ -60,4 +74,27 @@ test('messages show the bad value and, for maxCost, the bound', () => {
   expect(resolveLimiterOptions({ limit: 100, burst: 10, reserve: 2, maxCost: 10 }).maxCost).toBe(10); // reservations make it deliverable
   expect(() => resolveLimiterOptions({ limit: 10, windowMS: 1 } as LimiterOptions)).toThrow(/`windowMS`/);
   expect(LIMITER_OPTION_NAMES).toContain('onStoreError');
+});
+
+test('rules: resolved with defaults; the default maxCost fits the smallest rule; messages name the rule and value', () => {
+  const r = resolveLimiterOptions({ limit: 1000, rules: [
+    { name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000, algorithm: 'sliding-window' },
+  ] });
+  expect(r.spec.rules).toEqual([
+    { name: 'per-second', limit: 10, windowMs: 1000, algorithm: 'token-bucket', burst: 1, tag: expect.any(Number) },
+    { name: 'per-hour', limit: 5000, windowMs: 3_600_000, algorithm: 'sliding-window', burst: 250, tag: expect.any(Number) },
+  ]);
+  expect(r.maxCost).toBe(1);
+  expect(resolveLimiterOptions({ limit: 1000 }).spec.rules).toBeUndefined();
+  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky' as never }] }))
+    .toThrow(/`rules\[0\]\.algorithm`.*'token-bucket', 'sliding-window', 'fixed-window'.*"leaky" \(string\)/);
+  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1 }, { name: 'a', limit: 1, windowMs: 1 }] }))
+    .toThrow(/`rules\[1\]\.name` to be unique, got "a"/);
+});
+
+test('probationMs: 0 by default with rules, and refused above 0 with them (newcomers would share one group\'s rules)', () => {
+  const rules = [{ name: 'per-second', limit: 10, windowMs: 1000 }];
+  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec as FairShareSpec).probationMs).toBe(250);
+  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec as FairShareSpec).probationMs).toBe(0);
+  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 })).toThrow(expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }));
 });

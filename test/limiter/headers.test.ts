@@ -1,4 +1,5 @@
 import { createHeaderWriter, retryAfterSeconds } from '../../src/headers';
+import { resolveRules } from '../../src/rule-options';
 import type { Decision } from '../../src/types';
 
 const at = 1_800_000_000_000;
@@ -46,5 +47,27 @@ describe('no headers', () => {
   test('only Retry-After on a denial', () => {
     expect(write(allowed)).toEqual({});
     expect(write(denied)).toEqual({ 'Retry-After': '5' });
+  });
+});
+
+describe("'draft' headers with rules: one item per policy", () => {
+  const rules = resolveRules([{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]);
+  const write = createHeaderWriter('draft', 'tenant', 60_000, rules);
+  const states = [
+    { name: 'per-second', limit: 10, windowMs: 1000, remaining: 0, resetMs: 300 },
+    { name: 'per-hour', limit: 5000, windowMs: 3_600_000, remaining: 4990, resetMs: 3_000_001 },
+  ];
+  const policy = '"tenant";q=250;w=60, "per-second";q=10;w=1, "per-hour";q=5000;w=3600';
+  test('allowed: the global share first, then each rule with its own remaining and reset', () => {
+    expect(write({ ...allowed, rules: states })).toEqual({
+      'RateLimit-Policy': policy, RateLimit: '"tenant";r=17;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=3001',
+    });
+  });
+  test('denied by a rule: its t is the Retry-After; denied by the global share: the global t is', () => {
+    expect(write({ ...denied, policy: 'per-hour', rules: states })).toEqual({
+      'Retry-After': '5', 'RateLimit-Policy': policy, RateLimit: '"tenant";r=0;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=5',
+    });
+    expect(write({ ...denied, policy: 'global', rules: states }).RateLimit).toBe('"tenant";r=0;t=5, "per-second";r=0;t=1, "per-hour";r=4990;t=3001');
+    expect(write({ ...denied, policy: 'global', rules: states }, false)).toEqual({ 'Retry-After': '5' });
   });
 });

@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler } from 'express';
-import { bulkLimiter } from '../../src/middleware/express';
+import { bulkLimiter, type RateLimitedRequest } from '../../src/middleware/express';
 import type { Harness, Options } from './cases';
 import { runCases } from './run-cases';
 
@@ -9,7 +9,12 @@ const harness: Harness = {
     const app = express();
     if (settings.trustProxy) app.set('trust proxy', true);
     for (const [path, options] of Object.entries(routes)) {
-      app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (_req, res) => { res.send('ok'); });
+      app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (req, res) => {
+        // what downstream code sees of the decision
+        const seen = (req as RateLimitedRequest).rateLimit;
+        if (seen) res.set('x-seen-decision', JSON.stringify({ remaining: seen.remaining, rules: seen.rules }));
+        res.send('ok');
+      });
     }
     if (errorHandler === 'app') {
       const handler: ErrorRequestHandler = (err, _req, res, _next) => {

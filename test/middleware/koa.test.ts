@@ -2,6 +2,7 @@ import Koa from 'koa';
 import request from 'supertest';
 import { createLimiter } from '../../src/limiter';
 import { bulkLimiter } from '../../src/middleware/koa';
+import type { Decision } from '../../src/types';
 import type { Harness, Options } from './cases';
 import { runCases } from './run-cases';
 
@@ -27,7 +28,12 @@ const harness: Harness = {
     app.use(async (ctx, next) => {
       const route = mounted.find(([path]) => path === ctx.path);
       if (!route) return next();
-      await route[1](ctx, async () => { ctx.body = 'ok'; });
+      await route[1](ctx, async () => {
+        // what downstream code sees of the decision
+        const seen = (ctx.state as { rateLimit?: Decision }).rateLimit;
+        if (seen) ctx.set('x-seen-decision', JSON.stringify({ remaining: seen.remaining, rules: seen.rules }));
+        ctx.body = 'ok';
+      });
     });
     return app.callback();
   },

@@ -3,7 +3,10 @@ import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
-import { CASES, FROZEN_NOW, type Harness } from './cases';
+import { CASES as BASE_CASES, FROZEN_NOW, type Harness } from './cases';
+import { RULE_CASES } from './rule-cases';
+
+const CASES = [...BASE_CASES, ...RULE_CASES];
 
 export function runCases(h: Harness): void {
   let seq = 0;

@@ -61,6 +61,8 @@ describe('the oracle notices a one-constant change in a script', () => {
   const mutations: Array<[string, string, string]> = [
     ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
     ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
+    ['the sliding-window sub-windows (rules.lua)', 'local RL_SLOTS = 10', 'local RL_SLOTS = 9'],
+    ['a rule denial spending in the global bucket (fair-share.lua)', 'retry, hint, policy = rwait, rwait, rbad', 'retry, hint, policy = rwait, rwait, rbad; meta.gt = meta.gt - c'],
   ];
   test.each(mutations)('%s', async (_name, from, to) => {
     let applied = 0;

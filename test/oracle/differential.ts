@@ -5,7 +5,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import type { FairShareSpec } from '../../src/core/fair-share';
+import { fairShareConfig, type FairShareSpec } from '../../src/core/fair-share';
+import type { RuleAlgorithm } from '../../src/core/rules';
+import { resolveRules } from '../../src/rule-options';
 import { MemoryQueue } from '../../src/queue/memory-queue';
 import { RedisQueue } from '../../src/queue/redis-queue';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -27,6 +29,8 @@ export interface Setup {
   readonly queueOnlyMaxDead?: number;
 }
 
+interface RuleDraft { readonly limit: number; readonly windowMs: number; readonly algorithm: RuleAlgorithm }
+
 /**
  * Limiter specs: integer percentages for burst and reserve (fast-check's doubles crowd at 0 and 1, which left
  * burst at 1 in most of the core tests' specs), a few groups (overflow) or many, strict or sustained.
@@ -38,13 +42,22 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc.record({
   maxGroups: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(10_000)), sustained: fc.boolean(),
   // probation off, or short enough that groups graduate (and sightings are dropped) within a run
   probationMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
-}).map(({ limit, burstPct, reservePct, ...rest }) => {
+  // half the specs carry rules: every algorithm, windows shorter and longer than idleMs
+  rules: fc.oneof(fc.constant<RuleDraft[]>([]), fc.array<RuleDraft>(fc.record({
+    limit: fc.integer({ min: 1, max: 20 }), windowMs: fc.integer({ min: 20, max: 5000 }),
+    algorithm: fc.constantFrom('token-bucket', 'sliding-window', 'fixed-window') as fc.Arbitrary<RuleAlgorithm>,
+  }), { minLength: 1, maxLength: 3 })),
+}).map(({ limit, burstPct, reservePct, rules, ...rest }) => {
   const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
-  return { ...rest, name: 'oracle', limit, burst, reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)) };
+  const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
+  return {
+    ...rest, name: 'oracle', limit, burst, reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
+    ...(resolved.length > 0 ? { rules: resolved } : {}),
+  };
 });
 
 /** ms the limiter's keys live after their last PEXPIRE (fs_config's ttl_ms). */
-export const ttlOf = (spec: FairShareSpec): number => spec.idleMs + spec.windowMs + spec.epochMs;
+export const ttlOf = (spec: FairShareSpec): number => fairShareConfig(spec).ttlMs;
 
 export function gapArb(spec: FairShareSpec): fc.Arbitrary<number> {
   const ttl = ttlOf(spec);

@@ -5,6 +5,7 @@
 import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
+import { resolveRules } from '../../src/rule-options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
@@ -40,6 +41,48 @@ run('server CPU per admit is flat in the number of active groups; memory per gro
   }
   console.log(lines.join('\n'));
 }, 300_000);
+
+/** Redis CPU per check (µs, all script calls) for `calls` checks spread over `groups` groups. */
+async function usecPerCheck(limiter: LimiterStore, groups: number, calls: number): Promise<number> {
+  await client.config('RESETSTAT');
+  await inBatches(calls, 50, () => limiter.admit({ group: `g${Math.floor(Math.random() * groups)}`, weight: 1, cost: 1 }));
+  const stats = await client.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(stats)?.[1]) / calls;
+}
+
+// Two rules a service might set: each tenant ≤ 10/s (sliding window) and ≤ 5,000/h (token bucket); the global
+// limit and the rules are set high enough that most checks are admitted (the allow path spends in every rule).
+const TWO_RULES = resolveRules([
+  { name: 'second', limit: 1_000_000, windowMs: 1000, algorithm: 'sliding-window' },
+  { name: 'hour', limit: 100_000_000, windowMs: 3_600_000 },
+]);
+
+run('server CPU per check with two rules vs none (batched and one call per check); memory per group', async () => {
+  const lines: string[] = [];
+  for (const maxBatch of [64, 1]) {
+    for (const groups of [10, 10_000]) {
+      const us: number[] = [];
+      for (const rules of [undefined, TWO_RULES]) {
+        const s = { ...spec(`rules-${maxBatch}-${groups}-${rules ? 2 : 0}`), limit: 1_000_000, burst: 50_000, reserve: 10, ...(rules ? { rules } : {}) };
+        const limiter = new RedisStore({ client, prefix: 'm', maxBatch }).bind(s);
+        await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1, cost: 1 }));
+        const best = Math.min(...await sequential(3, () => usecPerCheck(limiter, groups, 20_000)));
+        us.push(best);
+        const bytes = Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) + Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
+        lines.push(`maxBatch=${maxBatch} groups=${groups} rules=${rules ? 2 : 0} usec_per_check=${best.toFixed(2)} bytes_per_group=${(bytes / groups).toFixed(0)}`);
+        await limiter.destroy();
+      }
+      lines.push(`maxBatch=${maxBatch} groups=${groups} ratio two rules / none = ${(us[1]! / us[0]!).toFixed(2)}`);
+    }
+  }
+  console.log(lines.join('\n'));
+}, 600_000);
+
+async function sequential<T>(n: number, f: () => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i++) out.push(await f());
+  return out;
+}
 
 run('MemoryStore decisions per second', async () => {
   let now = 1_700_000_000_000;

@@ -1,0 +1,63 @@
+/**
+ * The `rules` option: validated once at construction into resolved RuleSpecs (src/core/rules.ts runs them).
+ */
+import { ruleTag, type RuleAlgorithm, type RuleSpec } from './core/rules';
+import { ConfigError, describeValue } from './errors';
+import { refuseUnknownOptions } from './option-names';
+
+/** A per-group cap: at most `limit` units per `windowMs` for each group, on top of its fair share. */
+export interface Rule {
+  /** Names the rule in `decision.policy`, the 429's `violated-policies` and the RateLimit fields. Letters, digits, `._-`, ≤ 32. */
+  readonly name: string;
+  /** Integer ≥ 1. */
+  readonly limit: number;
+  /** Integer ≥ 1. */
+  readonly windowMs: number;
+  /**
+   * `'token-bucket'`: strict in any window, smooth (a burst of max(1, ceil(limit/20)), then the rest spread);
+   * `'sliding-window'`: the full limit back-to-back, strict in any window; `'fixed-window'`: windows aligned
+   * to multiples of windowMs (up to 2 × limit across a window edge). @defaultValue `'token-bucket'`
+   */
+  readonly algorithm?: RuleAlgorithm;
+}
+
+const RULE_NAME = /^[A-Za-z0-9._-]{1,32}$/;
+const ALGORITHMS: readonly RuleAlgorithm[] = ['token-bucket', 'sliding-window', 'fixed-window'];
+/** Most rules on one limiter: each costs every decision a little (README "Policies"). */
+export const MAX_RULES = 8;
+
+const fail = (message: string): never => {
+  throw new ConfigError('ERR_BL_RULES', message);
+};
+
+export function resolveRules(value: unknown): readonly RuleSpec[] {
+  if (value === undefined) return Object.freeze([]);
+  if (!Array.isArray(value)) fail(`Expected \`rules\` to be an array of { name, limit, windowMs, algorithm? }, got ${describeValue(value)}`);
+  const list = value as unknown[];
+  if (list.length > MAX_RULES) fail(`Expected \`rules\` to hold at most ${MAX_RULES} rules, got ${list.length}`);
+  const names = new Set<string>();
+  const out = list.map((item, i): RuleSpec => {
+    const at = `rules[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(`Expected \`${at}\` to be { name, limit, windowMs, algorithm? }, got ${describeValue(item)}`);
+    refuseUnknownOptions(item, ['name', 'limit', 'windowMs', 'algorithm'], 'createLimiter()', `${at}.`);
+    const r = item as Rule;
+    if (typeof r.name !== 'string' || !RULE_NAME.test(r.name)) fail(`Expected \`${at}.name\` to be 1–32 letters, digits or ._-, got ${describeValue(r.name)}`);
+    if (r.name === 'global') fail(`Expected \`${at}.name\` not to be "global": that names the global limit's fair share`);
+    if (names.has(r.name)) fail(`Expected \`${at}.name\` to be unique, got ${describeValue(r.name)} twice`);
+    names.add(r.name);
+    for (const key of ['limit', 'windowMs'] as const) {
+      const v = r[key];
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(`Expected \`${at}.${key}\` to be an integer ≥ 1, got ${describeValue(v)}`);
+    }
+    const algorithm = r.algorithm ?? 'token-bucket';
+    if (!ALGORITHMS.includes(algorithm)) fail(`Expected \`${at}.algorithm\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describeValue(r.algorithm)}`);
+    const burst = Math.max(1, Math.ceil(r.limit / 20));
+    return Object.freeze({ name: r.name, limit: r.limit, windowMs: r.windowMs, algorithm, burst, tag: ruleTag(r.name, algorithm, r.windowMs) });
+  });
+  return Object.freeze(out);
+}
+
+/** The most units a rule can admit in one request: its bucket for a token bucket, its limit otherwise. */
+export function ruleCapacity(rule: RuleSpec): number {
+  return rule.algorithm === 'token-bucket' ? rule.burst : rule.limit;
+}
