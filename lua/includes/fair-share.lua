@@ -1,5 +1,5 @@
 --[[
-  fair-share.lua — the admission core (research/fairness.md §3.3), included by admit.lua and the dispatcher.
+  fair-share.lua — the admission core (docs/algorithm.md §2; the steps in §2.3), included by admit.lua and the dispatcher.
   src/core/fair-share.ts is the same algorithm in TypeScript: keep the two in step, name for name.
 
   A strict global token bucket (never more than `limit` in any window of `windowMs`) plus, per group, a
@@ -11,7 +11,7 @@
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
                                          probationMs (0 = no probation),
                                          then, with rules, ';' and their JSON array (rules.lua)
-                                         (one argument, not eight: each argument costs the client ~0.3 µs)
+                                         (one argument, not nine: every script argument costs the client time on every call)
     fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
                                          time (now = max(TIME, last)), refills the global bucket, steps the
@@ -34,7 +34,7 @@
     gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
     ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
     rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
-  Green reservation: a request of cost > 1 that is green in every respect but the global tokens (other groups'
+  Green reservation (docs/algorithm.md §2.6): a request of cost > 1 that is green in every respect but the global tokens (other groups'
   cost-1 greens take each token as it appears, so c tokens would never gather) reserves c units until its
   retry slot plus a grace. While it is held, other groups' green needs gt ≥ c + rv and yellow gt ≥ c +
   max(reserve, rv); the holder's admission clears it. Only the gt check gates admission, so the global
@@ -123,7 +123,8 @@ end
 
 local function fs_now_us(now_override)
   if now_override > 0 then return now_override end
-  -- Effects replication (needed to write after TIME) is the only mode since Redis 5, which we require.
+  -- Writing after TIME needs effects replication: the default since Redis 5, the only mode since 7 (the README
+  -- states the minimum version).
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end

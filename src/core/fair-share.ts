@@ -1,5 +1,5 @@
 /**
- * The admission core (research/fairness.md §3.3) over an in-memory state object: the same algorithm as
+ * The admission core (docs/algorithm.md §2; the steps in §2.3) over an in-memory state object: the same algorithm as
  * lua/includes/fair-share.lua, name for name, so the two are easy to compare. Used by MemoryStore and the
  * memory dispatcher. Shape: `openFairShare` (clock, refill, epoch step, trim), `decide` any number of
  * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
@@ -12,7 +12,7 @@ export const FS_TRIM_PAGE = 100;
 /**
  * Smallest green burst (capped by burst): a group below its guaranteed rate sends Poisson clumps; with a
  * 1-token green bucket two arrivals closer than its green interval turned yellow and lost the token race
- * to a flood (light tenants lost 14–31 % at limit 100/s). 4 tokens keep ≈ all of them green.
+ * to a flood (docs/algorithm.md §2.4). 4 tokens keep them green.
  */
 export const FS_GREEN_MIN = 4;
 /** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
