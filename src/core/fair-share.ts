@@ -1,119 +1,20 @@
 /**
  * The admission core (docs/algorithm.md §2; the steps in §2.3) over an in-memory state object: the same algorithm as
- * lua/includes/fair-share.lua, name for name, so the two are easy to compare. Used by MemoryStore and the
+ * lua/includes/fair-share.lua, name for name, so the two are easy to compare (constants and state shapes in
+ * ./fair-share-state.ts, group registration and trimming in ./fair-share-groups.ts). Used by MemoryStore and the
  * memory dispatcher. Shape: `openFairShare` (clock, refill, epoch step, trim), `decide` any number of
  * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
-import type { LimiterSpec } from '../types';
+import { fsGroup, fsTrim } from './fair-share-groups';
+import {
+  DEFAULT_MAX_GROUPS, FS_EPS, FS_GREEN_MIN,
+  type FairShare, type FairShareConfig, type FairShareResult, type FairShareSpec, type FairShareState, type MetaState,
+} from './fair-share-state';
 import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
 
-export const FS_EPS = 1e-9;
-export const FS_TRIM_PAGE = 100;
-/**
- * Smallest green burst (capped by burst): a group below its guaranteed rate sends Poisson clumps; with a
- * 1-token green bucket two arrivals closer than its green interval turned yellow and lost the token race
- * to a flood (docs/algorithm.md §2.4). 4 tokens keep them green.
- */
-export const FS_GREEN_MIN = 4;
-/** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
-export const OVERFLOW_GROUP = '*overflow*';
-/**
- * The shared group of group ids on probation (weight 1): a new id is decided as this group until it comes back
- * `probationMs` after it was first seen, so a flood of new ids (free identities) cannot dilute the groups
- * already there. Decisions still name the caller's group.
- */
-export const NEWCOMERS_GROUP = '*new*';
-/** Used when a spec carries no `maxGroups`. */
-export const DEFAULT_MAX_GROUPS = 10_000;
+export * from './fair-share-state';
+export { fsGroup } from './fair-share-groups';
 
-/** A LimiterSpec that may carry maxGroups and probationMs (src/options.ts puts them there; absent: none). */
-export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number };
-
-export interface FairShareConfig {
-  readonly limit: number;
-  readonly windowUs: number;
-  readonly burst: number;
-  readonly reserve: number;
-  readonly idleMs: number;
-  readonly epochUs: number;
-  readonly maxGroups: number;
-  /** Emission interval in µs. */
-  readonly T: number;
-  /** Keys (state) live this long after the last refresh. */
-  readonly ttlMs: number;
-  /** A new group id is on probation until it comes back this long after it was first seen (0: no probation). */
-  readonly probationMs: number;
-  /** The limiter's rules (false: none, and no rule work at all). */
-  readonly rules: readonly RuleConfig[] | false;
-}
-
-export interface MetaState {
-  gt: number; gl: number; ws: number; gn: number; sh: number; ep: number; fc: number; tr: number;
-  /** SFQ virtual time (the dispatcher's); kept here, unused by admission. */
-  vt: number;
-  /** Green reservation (see fair-share.lua): units held (0 = none), the holder, when it lapses (µs). */
-  rv: number; rg: string; re: number;
-}
-
-export interface GroupState {
-  tokMin: number; tokCap: number; tokDem: number; last: number; w: number; ftag: number; seen: number; promise: number;
-  /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
-  rs?: RuleStates; rulesUntil?: number;
-}
-
-/** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
-export interface FairShareState {
-  meta: MetaState | undefined;
-  groups: Map<string, GroupState>;
-  /** group → last-seen ms. Insertion order is score order because time never steps back. */
-  seen: Map<string, number>;
-  /**
-   * Group ids on probation → first-seen ms, at most maxGroups (in Redis: `seen` members scored ms − 2^52).
-   * Insertion order is first-seen order.
-   */
-  probation: Map<string, number>;
-  /**
-   * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
-   * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
-   */
-  expiresAtMs: number;
-}
-
-export interface FairShare {
-  readonly cfg: FairShareConfig;
-  readonly state: FairShareState;
-  readonly meta: MetaState;
-  readonly nowUs: number;
-  readonly nowMs: number;
-  /** The clock as read, before the never-step-back clamp: expiry runs on it, as Redis TTLs run on real time. */
-  readonly clockUs: number;
-  expire: boolean;
-}
-
-export interface FairShareResult {
-  allowed: boolean;
-  /** 0 green, 1 yellow, 2 red. */
-  colour: 0 | 1 | 2;
-  remaining: number;
-  limit: number;
-  guaranteed: number;
-  retryUs: number;
-  hintUs: number;
-  resetUs: number;
-  /** Until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored). */
-  emptyUs: number;
-  /** The effective group: OVERFLOW_GROUP when the caller's group did not fit under maxGroups. */
-  group: string;
-  active: number;
-  /** 0 the global share, i the i-th rule: the policy that denied (waiting longest; 0 when allowed). */
-  policy: number;
-  /** With rules: remaining, reset µs per rule. */
-  rules: number[] | false;
-}
-
-export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), expiresAtMs: 0 };
-}
 
 /** The same numbers fs_config derives from the config block. */
 export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
@@ -141,51 +42,6 @@ function fsWait(tokens: number, interval: number, need: number, size: number): n
   if (tokens >= need - FS_EPS) return 0;
   if (need > size + FS_EPS) return Infinity;
   return (need - tokens) * interval;
-}
-
-/** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
-function byCodePoints(a: string, b: string): number {
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done || y.done) return (x.done ? 0 : 1) - (y.done ? 0 : 1);
-    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-}
-
-function fsTrim(fs: FairShare): void {
-  const { cfg, meta, state } = fs;
-  if (fs.nowMs - meta.tr < cfg.idleMs / 8) return;
-  const cutoff = fs.nowMs - cfg.idleMs;
-  // The page fair-share.lua's ZRANGEBYSCORE returns: by last-seen ms (seen's order), ties by group bytes, so
-  // groups tied at the page's edge are all read and the page cut after sorting them.
-  const page: Array<[string, number]> = [];
-  for (const [group, seenMs] of state.seen) {
-    if (seenMs > cutoff || (page.length >= FS_TRIM_PAGE && seenMs !== page[page.length - 1]![1])) break;
-    page.push([group, seenMs]);
-  }
-  if (page.length > FS_TRIM_PAGE) page.sort((a, b) => a[1] - b[1] || byCodePoints(a[0], b[0]));
-  const trimmed = page.slice(0, FS_TRIM_PAGE);
-  for (const [group] of trimmed) {
-    const st = state.groups.get(group);
-    // a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
-    if (st?.rulesUntil !== undefined && st.rulesUntil > fs.nowMs) {
-      state.seen.delete(group);
-      state.seen.set(group, fs.nowMs);
-      continue;
-    }
-    if (st) meta.ws -= st.w;
-    state.seen.delete(group);
-    state.groups.delete(group);
-    meta.gn -= 1;
-  }
-  if (meta.ws < 0) meta.ws = 0;
-  if (meta.gn < 0) meta.gn = 0;
-  // A full page means more may be waiting: keep trimming on the next call.
-  if (trimmed.length < FS_TRIM_PAGE) meta.tr = fs.nowMs;
 }
 
 function release(meta: MetaState): void {
@@ -240,69 +96,6 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
   // (2) forget idle groups, amortised.
   fsTrim(fs);
   return fs;
-}
-
-/**
- * Probation: true when `group` was first seen at least probationMs ago; else its first sighting is recorded
- * (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the
- * smallest id) and it stays on probation.
- */
-function fsGraduates(fs: FairShare, group: string): boolean {
-  const { probation } = fs.state;
-  const first = probation.get(group);
-  if (first !== undefined) {
-    if (fs.nowMs - first < fs.cfg.probationMs) return false;
-    probation.delete(group); // its `seen` entry becomes the registered group's
-    return true;
-  }
-  if (probation.size >= fs.cfg.maxGroups) {
-    let oldest: [string, number] | undefined;
-    for (const entry of probation) {
-      if (oldest !== undefined && entry[1] !== oldest[1]) break;
-      if (oldest === undefined || byCodePoints(entry[0], oldest[0]) < 0) oldest = entry;
-    }
-    probation.delete(oldest![0]);
-  }
-  probation.set(group, fs.nowMs);
-  fs.expire = true;
-  return false;
-}
-
-/**
- * (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
- * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
- */
-export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState] {
-  const { meta, state } = fs;
-  let st = state.groups.get(group);
-  if (!st) {
-    // The shared groups are registered at once (and take none of the maxGroups places); any other new id may
-    // be over maxGroups or on probation.
-    if (group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
-      const real = meta.gn - (state.groups.has(OVERFLOW_GROUP) ? 1 : 0) - (state.groups.has(NEWCOMERS_GROUP) ? 1 : 0);
-      if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
-      // (never with rules: they are per group, and newcomers would share one group's)
-      if (fs.cfg.probationMs > 0 && fs.cfg.rules === false && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
-    }
-    // New: buckets start full (refill caps them at their sizes), weight joins Σw.
-    const full = fs.cfg.burst;
-    st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
-    meta.ws += weight;
-    meta.gn += 1;
-    fs.expire = true;
-    state.groups.set(group, st);
-  }
-  if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) weight = 1;
-  if (st.w !== weight) {
-    meta.ws += weight - st.w;
-    st.w = weight;
-  }
-  if (fs.nowMs - st.seen > fs.cfg.idleMs / 8) {
-    state.seen.delete(group); // re-inserted at the end: insertion order stays score order
-    state.seen.set(group, fs.nowMs);
-    st.seen = fs.nowMs;
-  }
-  return [group, st];
 }
 
 export function decide(

@@ -1,0 +1,113 @@
+/**
+ * Groups in the admission core: registration (exact Σw, lazy last-seen refresh, overflow, probation) and idle
+ * trimming, as fs_group, fs_graduates and fs_trim in lua/includes/fair-share.lua.
+ */
+import { FS_TRIM_PAGE, NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type GroupState } from './fair-share-state';
+
+/** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
+function byCodePoints(a: string, b: string): number {
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done || y.done) return (x.done ? 0 : 1) - (y.done ? 0 : 1);
+    const d = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+}
+
+export function fsTrim(fs: FairShare): void {
+  const { cfg, meta, state } = fs;
+  if (fs.nowMs - meta.tr < cfg.idleMs / 8) return;
+  const cutoff = fs.nowMs - cfg.idleMs;
+  // The page fair-share.lua's ZRANGEBYSCORE returns: by last-seen ms (seen's order), ties by group bytes, so
+  // groups tied at the page's edge are all read and the page cut after sorting them.
+  const page: Array<[string, number]> = [];
+  for (const [group, seenMs] of state.seen) {
+    if (seenMs > cutoff || (page.length >= FS_TRIM_PAGE && seenMs !== page[page.length - 1]![1])) break;
+    page.push([group, seenMs]);
+  }
+  if (page.length > FS_TRIM_PAGE) page.sort((a, b) => a[1] - b[1] || byCodePoints(a[0], b[0]));
+  const trimmed = page.slice(0, FS_TRIM_PAGE);
+  for (const [group] of trimmed) {
+    const st = state.groups.get(group);
+    // a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
+    if (st?.rulesUntil !== undefined && st.rulesUntil > fs.nowMs) {
+      state.seen.delete(group);
+      state.seen.set(group, fs.nowMs);
+      continue;
+    }
+    if (st) meta.ws -= st.w;
+    state.seen.delete(group);
+    state.groups.delete(group);
+    meta.gn -= 1;
+  }
+  if (meta.ws < 0) meta.ws = 0;
+  if (meta.gn < 0) meta.gn = 0;
+  // A full page means more may be waiting: keep trimming on the next call.
+  if (trimmed.length < FS_TRIM_PAGE) meta.tr = fs.nowMs;
+}
+
+/**
+ * Probation: true when `group` was first seen at least probationMs ago; else its first sighting is recorded
+ * (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the
+ * smallest id) and it stays on probation.
+ */
+function fsGraduates(fs: FairShare, group: string): boolean {
+  const { probation } = fs.state;
+  const first = probation.get(group);
+  if (first !== undefined) {
+    if (fs.nowMs - first < fs.cfg.probationMs) return false;
+    probation.delete(group); // its `seen` entry becomes the registered group's
+    return true;
+  }
+  if (probation.size >= fs.cfg.maxGroups) {
+    let oldest: [string, number] | undefined;
+    for (const entry of probation) {
+      if (oldest !== undefined && entry[1] !== oldest[1]) break;
+      if (oldest === undefined || byCodePoints(entry[0], oldest[0]) < 0) oldest = entry;
+    }
+    probation.delete(oldest![0]);
+  }
+  probation.set(group, fs.nowMs);
+  fs.expire = true;
+  return false;
+}
+
+/**
+ * (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
+ * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
+ */
+export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState] {
+  const { meta, state } = fs;
+  let st = state.groups.get(group);
+  if (!st) {
+    // The shared groups are registered at once (and take none of the maxGroups places); any other new id may
+    // be over maxGroups or on probation.
+    if (group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
+      const real = meta.gn - (state.groups.has(OVERFLOW_GROUP) ? 1 : 0) - (state.groups.has(NEWCOMERS_GROUP) ? 1 : 0);
+      if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
+      // (never with rules: they are per group, and newcomers would share one group's)
+      if (fs.cfg.probationMs > 0 && fs.cfg.rules === false && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
+    }
+    // New: buckets start full (refill caps them at their sizes), weight joins Σw.
+    const full = fs.cfg.burst;
+    st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
+    meta.ws += weight;
+    meta.gn += 1;
+    fs.expire = true;
+    state.groups.set(group, st);
+  }
+  if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) weight = 1;
+  if (st.w !== weight) {
+    meta.ws += weight - st.w;
+    st.w = weight;
+  }
+  if (fs.nowMs - st.seen > fs.cfg.idleMs / 8) {
+    state.seen.delete(group); // re-inserted at the end: insertion order stays score order
+    state.seen.set(group, fs.nowMs);
+    st.seen = fs.nowMs;
+  }
+  return [group, st];
+}

@@ -1,0 +1,114 @@
+/**
+ * The admission core's constants and state shapes, shared by src/core/fair-share.ts (the decisions) and
+ * src/core/fair-share-groups.ts (registering, trimming and probation of groups).
+ */
+import type { LimiterSpec } from '../types';
+import type { RuleConfig, RuleStates } from './rules';
+
+export const FS_EPS = 1e-9;
+export const FS_TRIM_PAGE = 100;
+/**
+ * Smallest green burst (capped by burst): a group below its guaranteed rate sends Poisson clumps; with a
+ * 1-token green bucket two arrivals closer than its green interval turned yellow and lost the token race
+ * to a flood (docs/algorithm.md §2.4). 4 tokens keep them green.
+ */
+export const FS_GREEN_MIN = 4;
+/** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
+export const OVERFLOW_GROUP = '*overflow*';
+/**
+ * The shared group of group ids on probation (weight 1): a new id is decided as this group until it comes back
+ * `probationMs` after it was first seen, so a flood of new ids (free identities) cannot dilute the groups
+ * already there. Decisions still name the caller's group.
+ */
+export const NEWCOMERS_GROUP = '*new*';
+/** Used when a spec carries no `maxGroups`. */
+export const DEFAULT_MAX_GROUPS = 10_000;
+
+/** A LimiterSpec that may carry maxGroups and probationMs (src/options.ts puts them there; absent: none). */
+export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number };
+
+export interface FairShareConfig {
+  readonly limit: number;
+  readonly windowUs: number;
+  readonly burst: number;
+  readonly reserve: number;
+  readonly idleMs: number;
+  readonly epochUs: number;
+  readonly maxGroups: number;
+  /** Emission interval in µs. */
+  readonly T: number;
+  /** Keys (state) live this long after the last refresh. */
+  readonly ttlMs: number;
+  /** A new group id is on probation until it comes back this long after it was first seen (0: no probation). */
+  readonly probationMs: number;
+  /** The limiter's rules (false: none, and no rule work at all). */
+  readonly rules: readonly RuleConfig[] | false;
+}
+
+export interface MetaState {
+  gt: number; gl: number; ws: number; gn: number; sh: number; ep: number; fc: number; tr: number;
+  /** SFQ virtual time (the dispatcher's); kept here, unused by admission. */
+  vt: number;
+  /** Green reservation (see fair-share.lua): units held (0 = none), the holder, when it lapses (µs). */
+  rv: number; rg: string; re: number;
+}
+
+export interface GroupState {
+  tokMin: number; tokCap: number; tokDem: number; last: number; w: number; ftag: number; seen: number; promise: number;
+  /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
+  rs?: RuleStates; rulesUntil?: number;
+}
+
+/** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
+export interface FairShareState {
+  meta: MetaState | undefined;
+  groups: Map<string, GroupState>;
+  /** group → last-seen ms. Insertion order is score order because time never steps back. */
+  seen: Map<string, number>;
+  /**
+   * Group ids on probation → first-seen ms, at most maxGroups (in Redis: `seen` members scored ms − 2^52).
+   * Insertion order is first-seen order.
+   */
+  probation: Map<string, number>;
+  /**
+   * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
+   * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
+   */
+  expiresAtMs: number;
+}
+
+export interface FairShare {
+  readonly cfg: FairShareConfig;
+  readonly state: FairShareState;
+  readonly meta: MetaState;
+  readonly nowUs: number;
+  readonly nowMs: number;
+  /** The clock as read, before the never-step-back clamp: expiry runs on it, as Redis TTLs run on real time. */
+  readonly clockUs: number;
+  expire: boolean;
+}
+
+export interface FairShareResult {
+  allowed: boolean;
+  /** 0 green, 1 yellow, 2 red. */
+  colour: 0 | 1 | 2;
+  remaining: number;
+  limit: number;
+  guaranteed: number;
+  retryUs: number;
+  hintUs: number;
+  resetUs: number;
+  /** Until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored). */
+  emptyUs: number;
+  /** The effective group: OVERFLOW_GROUP when the caller's group did not fit under maxGroups. */
+  group: string;
+  active: number;
+  /** 0 the global share, i the i-th rule: the policy that denied (waiting longest; 0 when allowed). */
+  policy: number;
+  /** With rules: remaining, reset µs per rule. */
+  rules: number[] | false;
+}
+
+export function createFairShareState(): FairShareState {
+  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), expiresAtMs: 0 };
+}
