@@ -129,38 +129,7 @@ local function fs_now_us(now_override)
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
-local function fs_trim(fs)
-  local cfg = fs.cfg
-  if fs.now_ms - fs.meta.tr < cfg.idle_ms / 8 then return end
-  local old = redis.call('ZRANGEBYSCORE', fs.seen_key, 0, fs.now_ms - cfg.idle_ms, 'LIMIT', 0, FS_TRIM_PAGE)
-  if #old > 0 then
-    local packed = redis.call('HMGET', fs.groups_key, unpack(old))
-    local gone = {}
-    for i = 1, #old do
-      local p = packed[i]
-      -- a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
-      if p and #p > FS_PACK_LEN and struct.unpack('d', p, FS_PACK_LEN + 1) > fs.now_ms then
-        redis.call('ZADD', fs.seen_key, fs.now_ms, old[i])
-      else
-        gone[#gone + 1] = old[i]
-        -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
-        if old[i] == fs.prefetched_group then fs.prefetched = nil end
-        if p then
-          local _, _, _, _, w = struct.unpack(FS_PACK, p)
-          fs.meta.ws = fs.meta.ws - w
-        end
-      end
-    end
-    if #gone > 0 then
-      fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(gone))
-      redis.call('HDEL', fs.groups_key, unpack(gone))
-    end
-    if fs.meta.ws < 0 then fs.meta.ws = 0 end
-    if fs.meta.gn < 0 then fs.meta.gn = 0 end
-  end
-  -- A full page means more may be waiting: keep trimming on the next call.
-  if #old < FS_TRIM_PAGE then fs.meta.tr = fs.now_ms end
-end
+--!include includes/fair-share-groups.lua
 
 local function fs_release(fs)
   fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
@@ -220,73 +189,6 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group)
   -- (2) forget idle groups, amortised.
   fs_trim(fs)
   return fs
-end
-
--- Active groups other than the shared ones (which take none of the maxGroups places).
-local function fs_real_groups(fs)
-  local n = fs.meta.gn
-  if fs.groups[FS_OVERFLOW] or redis.call('HEXISTS', fs.groups_key, FS_OVERFLOW) == 1 then n = n - 1 end
-  if fs.groups[FS_NEWCOMERS] or redis.call('HEXISTS', fs.groups_key, FS_NEWCOMERS) == 1 then n = n - 1 end
-  return n
-end
-
--- Probation (see the header): true when `group` was first seen at least probation_ms ago; else its first
--- sighting is recorded (making room by dropping the oldest) and it stays on probation.
-local function fs_graduates(fs, group)
-  local cfg = fs.cfg
-  local s = redis.call('ZSCORE', fs.seen_key, group)
-  if s then return fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) >= cfg.probation_ms end
-  if redis.call('ZCOUNT', fs.seen_key, '-inf', '(0') >= cfg.max_groups then
-    redis.call('ZREM', fs.seen_key, redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', '(0', 'LIMIT', 0, 1)[1])
-  end
-  redis.call('ZADD', fs.seen_key, fs.now_ms - FS_PROBATION_BASE, group)
-  fs.expire = true
-  return false
-end
-
--- (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active, probation.
-local function fs_group(fs, group, weight)
-  local st = fs.groups[group]
-  if not st then
-    if group == FS_META then error('ERR_BL_GROUP_EMPTY: a group id is never empty') end
-    local p
-    if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
-    if p then
-      local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
-      -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
-      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
-      if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
-    else
-      -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
-      if group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
-        if fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
-          return fs_group(fs, FS_OVERFLOW, 1)
-        end
-        -- (never with rules: they are per group, and newcomers would share one group's)
-        if fs.cfg.probation_ms > 0 and not fs.cfg.rules and not fs_graduates(fs, group) then
-          return fs_group(fs, FS_NEWCOMERS, 1)
-        end
-      end
-      -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
-      local full = fs.cfg.burst
-      st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
-             seen = -FS_INF, promise = 0 }
-      fs.meta.ws = fs.meta.ws + weight
-      fs.meta.gn = fs.meta.gn + 1
-      fs.expire = true
-    end
-    fs.groups[group] = st
-  end
-  if group == FS_OVERFLOW or group == FS_NEWCOMERS then weight = 1 end
-  if st.w ~= weight then
-    fs.meta.ws = fs.meta.ws + weight - st.w
-    st.w = weight
-  end
-  if fs.now_ms - st.seen > fs.cfg.idle_ms / 8 then
-    redis.call('ZADD', fs.seen_key, fs.now_ms, group)
-    st.seen = fs.now_ms
-  end
-  return group, st
 end
 
 local function fs_decide(fs, group, weight, cost, promise, rules)
