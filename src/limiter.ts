@@ -5,6 +5,7 @@
  * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
  * Dispatcher and Worker) read the same store.
  */
+import { createDeferringCheck } from './deferring-check';
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, codeOf, describeValue, type StoreError } from './errors';
 import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
@@ -12,7 +13,7 @@ import { createHealthCheck, firstConnection, storeProbe, type Health } from './h
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
-import { DEFER_OPTION_NAMES, resolveDeferOptions, toDeferInput, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
+import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
@@ -154,6 +155,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
+  const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, scope: scopeIdempotency });
   const healthCheck = createHealthCheck({ store: resolved.store, probe, guard, timeoutMs: resolved.timeoutMs, logger: resolved.logger, name: spec.name });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
@@ -184,20 +186,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
         refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
-        let defer: AdmitInput['defer'];
-        try {
-          const cap = opts.groupConcurrency === undefined ? deferOptions.groupConcurrency : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
-          defer = scopeIdempotency(group, toDeferInput(opts.defer, deferOptions, cap));
-        } catch (error) {
-          if (!(error instanceof InputError) || (error.code !== 'ERR_BL_PAYLOAD_TOO_LARGE' && error.code !== 'ERR_BL_BAD_PAYLOAD')) throw error;
-          // Only a denied request needs its payload stored: an allowed one runs now, whatever its payload.
-          return guard.admit({ group, weight, cost }).then((decision) => {
-            if (decision.allowed) return decision;
-            throw error;
-          });
-        }
-        const deferred = guard.admit({ group, weight, cost, defer });
-        return durable ? deferred.then((decision) => durable.confirm(decision)) : deferred;
+        const cap = opts.groupConcurrency === undefined ? deferOptions.groupConcurrency : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
+        return deferringCheck(group, weight, cost, opts.defer, cap);
       } catch (error) {
         return Promise.reject(error);
       }

@@ -27,6 +27,12 @@ export interface GuardObserver {
   storeCall(ms: number, failed: boolean): void;
 }
 
+/** A decision and the `onStoreError` policy that answered (undefined when the store did). */
+export interface Answer {
+  readonly decision: Decision;
+  readonly fallback: StoreErrorPolicy | undefined;
+}
+
 export interface OutageGuardOptions {
   readonly policy: StoreErrorPolicy;
   readonly timeoutMs: number;
@@ -46,6 +52,12 @@ export interface OutageGuardOptions {
 export interface OutageGuard {
   /** `store.admit(input)` within `timeoutMs`, or the policy's answer when the store fails or the breaker is open. */
   admit(input: AdmitInput): Promise<Decision>;
+  /**
+   * `admit` without reporting the decision to the observer (a store call is still reported): the caller
+   * reports it with `report` once it knows it is final (a deferring check may ask again with the payload).
+   */
+  admitUnreported(input: AdmitInput): Promise<Answer>;
+  report(answer: Answer): void;
   /** `true` while the breaker is open (the store is skipped). */
   readonly failing: boolean;
   /** The last store failure, if any. */
@@ -177,6 +189,21 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
         (d) => (observer.storeCall(performance.now() - startedAt, false), observer.decision(d, undefined), d),
         (error: unknown) => (observer.storeCall(performance.now() - startedAt, true), open(error), answer(input)),
       );
+    },
+    admitUnreported(input) {
+      const byPolicy = (): Promise<Answer> => decide(input).then((decision) => ({ decision, fallback: policy }));
+      if (failing) {
+        if (probeTimer === undefined && !probing) schedule(probeDelayMs);
+        return byPolicy();
+      }
+      const startedAt = performance.now();
+      return call(input).then(
+        (decision) => (guard.observer?.storeCall(performance.now() - startedAt, false), { decision, fallback: undefined }),
+        (error: unknown) => (guard.observer?.storeCall(performance.now() - startedAt, true), open(error), byPolicy()),
+      );
+    },
+    report(answer) {
+      guard.observer?.decision(answer.decision, answer.fallback);
     },
     close() {
       if (probeTimer) clearTimeout(probeTimer);

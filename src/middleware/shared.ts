@@ -173,7 +173,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       check = { weight: w, cost: c };
     }
     if (defer !== undefined) {
-      // The job is written in the same store call as the decision, so its payload is built up front.
+      // The payload is built up front (a denied request may need it at once); the limiter encodes it only when a job is written.
       let idempotencyKey: unknown;
       if (defer.idempotencyKey) {
         idempotencyKey = await defer.idempotencyKey(ctx);

@@ -70,8 +70,8 @@ function positiveInt(name: string, value: unknown, fallback: number): number {
   return value;
 }
 
-/** Checks one request's deferral and encodes its payload. Throws InputError. */
-export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions, groupConcurrency = options.groupConcurrency): DeferInput {
+/** Checks one request's deferral but its payload (encoded only when a job is written). Throws InputError. */
+export function checkDeferRequest(defer: DeferRequest): void {
   if (typeof defer !== 'object' || defer === null) {
     throw new InputError('ERR_BL_BAD_DEFER', `Expected \`defer\` to be { type, payload?, idempotencyKey? }, got ${describeValue(defer)}`);
   }
@@ -79,6 +79,17 @@ export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions,
   if (typeof type !== 'string' || type.length === 0 || type.length > MAX_TYPE_LENGTH) {
     throw new InputError('ERR_BL_BAD_JOB_TYPE', `Expected the job type to be a string of 1–${MAX_TYPE_LENGTH} characters, got ${describeValue(type)}`);
   }
+  if (idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || Buffer.byteLength(idempotencyKey, 'utf8') > MAX_IDEMPOTENCY_KEY_BYTES) {
+      throw new InputError('ERR_BL_BAD_IDEMPOTENCY_KEY', `Expected the idempotency key to be a string of 1–${MAX_IDEMPOTENCY_KEY_BYTES} bytes, got ${describeValue(idempotencyKey)}`);
+    }
+  }
+}
+
+/** Checks one request's deferral and encodes its payload. Throws InputError. */
+export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions, groupConcurrency = options.groupConcurrency): DeferInput {
+  checkDeferRequest(defer);
+  const { type, idempotencyKey } = defer;
   let payload: string | undefined;
   try {
     payload = JSON.stringify(defer.payload === undefined ? null : defer.payload);
@@ -89,11 +100,6 @@ export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions,
   // One UTF-16 unit is at most 3 UTF-8 bytes: short payloads skip the byte count.
   if (payload.length * 3 > options.maxPayloadBytes && Buffer.byteLength(payload, 'utf8') > options.maxPayloadBytes) {
     throw new InputError('ERR_BL_PAYLOAD_TOO_LARGE', `Expected the job payload to be at most ${options.maxPayloadBytes} bytes of JSON, got ${Buffer.byteLength(payload, 'utf8')} bytes`);
-  }
-  if (idempotencyKey !== undefined) {
-    if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || Buffer.byteLength(idempotencyKey, 'utf8') > MAX_IDEMPOTENCY_KEY_BYTES) {
-      throw new InputError('ERR_BL_BAD_IDEMPOTENCY_KEY', `Expected the idempotency key to be a string of 1–${MAX_IDEMPOTENCY_KEY_BYTES} bytes, got ${describeValue(idempotencyKey)}`);
-    }
   }
   return {
     type,
