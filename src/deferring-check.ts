@@ -1,7 +1,7 @@
 /**
  * A check that may defer. A denied request's job is written in the same store call as its decision, so its
  * payload travels with that call; an allowed request needs none. So the payload is encoded only for a group
- * this process saw denied moments ago (it is likely denied now): that check goes in one call, payload
+ * this process saw denied within the last window (it is likely denied now): that check goes in one call, payload
  * included. Any other check goes first without it and, denied by the store, comes again with it (the second
  * call decides afresh: a unit freed meanwhile admits it). Only the final decision is reported to observers.
  * A check with an idempotency key always goes in one call: the key must be looked up before anything is
@@ -20,21 +20,24 @@ export interface DeferringCheckDeps {
   readonly guard: OutageGuard;
   readonly durable: Durability | undefined;
   readonly deferOptions: ResolvedDeferOptions;
+  /** The limiter's window: a group denied within it is likely denied again (a flood stays denied). */
+  readonly windowMs: number;
   /** Scopes an idempotency key to its group (one tenant's key never names another's job). */
   readonly scope: (group: string, defer: NonNullable<AdmitInput['defer']>) => NonNullable<AdmitInput['defer']>;
 }
 
 export type DeferringCheck = (group: string, weight: number, cost: number, request: DeferRequest, groupConcurrency: number) => Promise<Decision>;
 
-export function createDeferringCheck({ guard, durable, deferOptions, scope }: DeferringCheckDeps): DeferringCheck {
-  // group → local ms until which the store told it to wait
+export function createDeferringCheck({ guard, durable, deferOptions, windowMs, scope }: DeferringCheckDeps): DeferringCheck {
+  // group → local ms until which it is likely denied: a window after its last denial, or its retry time if later
+  // (an allowed decision forgets it at once)
   const deniedUntil = new Map<string, number>();
   const remember = (group: string, decision: Decision): void => {
     if (decision.allowed) {
       deniedUntil.delete(group);
     } else if (decision.reason === 'limit') {
       if (deniedUntil.size >= MAX_REMEMBERED) deniedUntil.clear();
-      deniedUntil.set(group, Date.now() + decision.retryAfterMs);
+      deniedUntil.set(group, Date.now() + Math.max(decision.retryAfterMs, windowMs));
     }
   };
 

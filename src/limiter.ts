@@ -155,7 +155,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
-  const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, scope: scopeIdempotency });
+  const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, windowMs: spec.windowMs, scope: scopeIdempotency });
   const healthCheck = createHealthCheck({ store: resolved.store, probe, guard, timeoutMs: resolved.timeoutMs, logger: resolved.logger, name: spec.name });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
