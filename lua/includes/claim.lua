@@ -17,48 +17,60 @@
 
 local CLAIM_SCAN = 64
 
+-- Leases the admitted jobs. A fresh fencing token per job: a counter plus the time, so a lost counter cannot
+-- repeat one; then the group. One HINCRBY reserves the counters of all, one ZADD writes all the leases.
+local function job_lease_all(K, now, lease_until, out, groups)
+  local last = redis.call('HINCRBY', K.counters, 'jtok', #out)
+  local leases = {}
+  for i, c in ipairs(out) do
+    local token = string.format('%d:%d ', last - #out + i, now) .. groups[i]
+    c[3] = token
+    leases[#leases + 1] = lease_until
+    leases[#leases + 1] = c[1] .. ' ' .. token
+  end
+  job_call_chunked('ZADD', K.active, leases)
+end
+
 local function job_claim(K, fs, lease_ms, max)
   local now = fs.now_ms
   local lease_until = now + lease_ms
   local meta = fs.meta
-  local out = {}
-  local items = redis.call('LRANGE', K.ready, 0, CLAIM_SCAN - 1)
-  if #items == 0 then return out, -1 end
-  local blocked, later = {}, {}
-  local head, contiguous = 0, true
+  local out, groups = {}, {}
+  -- Members are popped one at a time from the head (no page of 64 copied per claim: a claim usually takes the
+  -- first); the ones left are pushed back in order at the end. Only the members there at the start are looked
+  -- at (a held job that a dropped member's group sends to the tail waits for the next claim).
+  local scan = math.min(CLAIM_SCAN, redis.call('LLEN', K.ready))
+  if scan == 0 then return out, -1 end
+  local blocked, kept = {}, {}
   local wake_us = FS_INF
-  for i = 1, #items do
+  for _ = 1, scan do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
-    local m = items[i]
+    local m = redis.call('LPOP', K.ready)
     local id, c, w, g, cap = job_parse(m)
     local raw = id and redis.call('HGET', K.jobs, id)
-    local taken = false
     -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
     if not raw or not string.find(raw, '"state":"waiting"', 1, true) then
-      taken = true
       job_flight_done(K, g, cap)
-    elseif not blocked[g] then
+    elseif blocked[g] then
+      kept[#kept + 1] = m
+    else
       local r = fs_decide(fs, g, w, c, false)
       if r.allowed == 1 then
-        local token = job_token(K, now, g)
-        redis.call('ZADD', K.active, lease_until, id .. ' ' .. token)
-        out[#out + 1] = { id, raw, token, lease_until }
-        taken = true
+        out[#out + 1] = { id, raw, false, lease_until }
+        groups[#out] = g
       else
         blocked[g] = true
+        kept[#kept + 1] = m
         if r.hint_us < wake_us then wake_us = r.hint_us end
       end
     end
-    if taken and contiguous then
-      head = head + 1
-    elseif taken then
-      later[#later + 1] = m
-    else
-      contiguous = false
-    end
   end
-  if head > 0 then redis.call('LTRIM', K.ready, head, -1) end
-  for _, m in ipairs(later) do redis.call('LREM', K.ready, 1, m) end
+  if #kept > 0 then
+    local back = {}
+    for i = #kept, 1, -1 do back[#back + 1] = kept[i] end
+    job_call_chunked('LPUSH', K.ready, back)
+  end
+  if #out > 0 then job_lease_all(K, now, lease_until, out, groups) end
 
   if #out >= max then return out, 0 end
   if redis.call('LLEN', K.ready) == 0 then return out, -1 end

@@ -76,11 +76,6 @@ local function job_put(K, r)
   redis.call('HSET', K.jobs, r.id, cjson.encode(r))
 end
 
--- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one; then the group.
-local function job_token(K, now, group)
-  return string.format('%d:%d ', redis.call('HINCRBY', K.counters, 'jtok', 1), now) .. group
-end
-
 -- The active ZSET member of a lease; nil when id could not be a job id (a space would make it ambiguous).
 local function job_lease_member(id, token)
   if string.find(id, ' ', 1, true) then return nil end
