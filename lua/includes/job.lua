@@ -160,6 +160,7 @@ end
 
 -- A record's group concurrency cap from its text (cjson escapes every '"' inside strings: only the key matches).
 local function job_cap_of(raw)
+  if not string.find(raw, '"gc":', 1, true) then return 0 end
   return tonumber(string.match(raw, '"gc":(%d+)') or '0')
 end
 
