@@ -14,18 +14,22 @@ local now = job_now_ms(ARGV[1])
 local fs = false
 local out = {}
 local keep = 0
+-- Written once at the end for the whole batch: nothing in between reads them (see job_complete, job_claim).
+local done, leases = {}, { jobs = {}, groups = {} }
 for i = 3, #ARGV - 7, 8 do
   local completed = job_complete(K, now, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]),
-    tonumber(ARGV[i + 5]))
+    tonumber(ARGV[i + 5]), done)
   keep = math.max(keep, tonumber(ARGV[i + 4]))
   if not fs and redis.call('LLEN', K.ready) == 0 then
     out[#out + 1] = { completed, {}, -1 }
   else
     fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]))
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases)
     out[#out + 1] = { completed, claimed, wake }
   end
 end
 if fs then fs_close(fs) end
+job_call_chunked('ZADD', K.completed, done)
+job_lease_all(K, leases)
 job_keep(K, now, now + keep, job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))
 return out

@@ -48,6 +48,7 @@ local room = math.min(ready_max - redis.call('LLEN', K.ready), move_max)
 local moving, holding = {}, {}
 local flight = {}
 local rank, scanned = 0, 0
+local last_tag = false
 while #moving < room and scanned < scan_max do
   local page = redis.call('ZRANGE', K.pending, rank, rank + PAGE - 1, 'WITHSCORES')
   if #page == 0 then break end
@@ -55,22 +56,26 @@ while #moving < room and scanned < scan_max do
   for i = 1, #page, 2 do
     if #moving >= room or scanned >= scan_max then break end
     scanned = scanned + 1
-    local m, tag = page[i], tonumber(page[i + 1])
-    local _, _, _, g, cap = job_parse(m)
+    local m = page[i]
+    -- The cap alone first: most jobs have none and need no full parse.
+    local cap = tonumber(string.match(m, '^%S+ %d+ %d+ (%d+) '))
     local admit = true
     if cap > 0 then
+      local g = select(4, job_parse(m))
       local n = flight[g] or tonumber(redis.call('HGET', K.inflight, g) or '0')
       admit = n < cap
       if admit then flight[g] = n + 1 else flight[g] = n end
     end
     if admit then
       moving[#moving + 1] = m
-      if tag > meta.vt then meta.vt = tag end
+      last_tag = page[i + 1]
     else
       holding[#holding + 1] = m
     end
   end
 end
+-- Pending is in tag order: the last job moved has the highest tag.
+if last_tag and tonumber(last_tag) > meta.vt then meta.vt = tonumber(last_tag) end
 local moved = #moving
 job_call_chunked('RPUSH', K.ready, moving)
 job_call_chunked('ZREM', K.pending, moving)

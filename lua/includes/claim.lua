@@ -1,14 +1,15 @@
 --[[
-  claim.lua (include) — the claim step: a job's budget is spent when it starts (docs: DESIGN §3, fairness §4.4).
+  claim.lua (include) — the claim step: a job's budget is spent when it starts (docs/algorithm.md §3.4).
   Needs includes/fair-share.lua and includes/job.lua first; the caller opens fs before and closes it after.
 
-  job_claim(K, fs, lease_ms, max) -> claimed, wake_ms
+  job_claim(K, fs, lease_ms, max, leases?) -> claimed, wake_ms
     Looks at up to CLAIM_SCAN jobs from the head of ready, in order. Each job of a group not yet refused in
     this call goes through the admission core (fs_decide, no retry promise: the same colours and global
     bucket as live requests); admitted jobs are leased (active member "<id> <token>", a fresh fencing token),
     refused ones stay where they are and their group is skipped for the rest of the call. A member whose
     record is gone or no longer waiting is dropped. The scan stops once the global bucket is empty.
-    claimed: a list of {id, record JSON, token, leaseUntil}.
+    claimed: a list of {id, record JSON, token, leaseUntil}. With `leases` (a script making several claims) the
+    tokens and leases are written by the caller's one job_lease_all(K, leases) at its end, for all claims.
     wake_ms: -1 ready is empty; 0 call again now (max reached, or only dropped members were seen);
              > 0 nothing more may start before then. Refused callers are staggered one emission interval
              apart (the counters field 'cw' holds the last slot given), so many workers waiting on the budget
@@ -17,49 +18,70 @@
 
 local CLAIM_SCAN = 64
 
-local function job_claim(K, fs, lease_ms, max)
+-- Leases admitted jobs (`leases`: {jobs = {claimed entries}, groups = {their groups}}). A fresh fencing token
+-- per job: a counter plus the time, so a lost counter cannot repeat one; then the group. One HINCRBY reserves
+-- the counters of all, one ZADD writes all the leases (each entry's leaseUntil is its score).
+local function job_lease_all(K, leases)
+  local n = #leases.jobs
+  if n == 0 then return end
+  local now = leases.now
+  local last = redis.call('HINCRBY', K.counters, 'jtok', n)
+  local members = {}
+  for i, c in ipairs(leases.jobs) do
+    local token = string.format('%d:%d ', last - n + i, now) .. leases.groups[i]
+    c[3] = token
+    members[#members + 1] = c[4]
+    members[#members + 1] = c[1] .. ' ' .. token
+  end
+  job_call_chunked('ZADD', K.active, members)
+end
+
+local function job_claim(K, fs, lease_ms, max, leases)
   local now = fs.now_ms
   local lease_until = now + lease_ms
   local meta = fs.meta
   local out = {}
-  local items = redis.call('LRANGE', K.ready, 0, CLAIM_SCAN - 1)
-  if #items == 0 then return out, -1 end
-  local blocked, later = {}, {}
-  local head, contiguous = 0, true
+  local own = not leases
+  leases = leases or { jobs = {}, groups = {} }
+  leases.now = now -- the claims' store time (fs clamps it: never before the last call's)
+  -- Members are popped one at a time from the head (no page of 64 copied per claim: a claim usually takes the
+  -- first); the ones left are pushed back in order at the end. Only the members there at the start are looked
+  -- at (a held job that a dropped member's group sends to the tail waits for the next claim).
+  local scan = math.min(CLAIM_SCAN, redis.call('LLEN', K.ready))
+  if scan == 0 then return out, -1 end
+  local blocked, kept = {}, {}
   local wake_us = FS_INF
-  for i = 1, #items do
+  for _ = 1, scan do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
-    local m = items[i]
+    local m = redis.call('LPOP', K.ready)
     local id, c, w, g, cap = job_parse(m)
     local raw = id and redis.call('HGET', K.jobs, id)
-    local taken = false
     -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
     if not raw or not string.find(raw, '"state":"waiting"', 1, true) then
-      taken = true
       job_flight_done(K, g, cap)
-    elseif not blocked[g] then
+    elseif blocked[g] then
+      kept[#kept + 1] = m
+    else
       local r = fs_decide(fs, g, w, c, false)
       if r.allowed == 1 then
-        local token = job_token(K, now, g)
-        redis.call('ZADD', K.active, lease_until, id .. ' ' .. token)
-        out[#out + 1] = { id, raw, token, lease_until }
-        taken = true
+        job_since_done(K, id, g)
+        local e = { id, raw, false, lease_until }
+        out[#out + 1] = e
+        leases.jobs[#leases.jobs + 1] = e
+        leases.groups[#leases.jobs] = g
       else
         blocked[g] = true
+        kept[#kept + 1] = m
         if r.hint_us < wake_us then wake_us = r.hint_us end
       end
     end
-    if taken then job_since_done(K, id, g) end
-    if taken and contiguous then
-      head = head + 1
-    elseif taken then
-      later[#later + 1] = m
-    else
-      contiguous = false
-    end
   end
-  if head > 0 then redis.call('LTRIM', K.ready, head, -1) end
-  for _, m in ipairs(later) do redis.call('LREM', K.ready, 1, m) end
+  if #kept > 0 then
+    local back = {}
+    for i = #kept, 1, -1 do back[#back + 1] = kept[i] end
+    job_call_chunked('LPUSH', K.ready, back)
+  end
+  if own then job_lease_all(K, leases) end
 
   if #out >= max then return out, 0 end
   if redis.call('LLEN', K.ready) == 0 then return out, -1 end

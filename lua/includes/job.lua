@@ -102,11 +102,6 @@ local function job_put(K, r)
   redis.call('HSET', K.jobs, r.id, cjson.encode(r))
 end
 
--- A fresh fencing token per claim: a counter plus the time, so a lost counter cannot repeat one; then the group.
-local function job_token(K, now, group)
-  return string.format('%d:%d ', redis.call('HINCRBY', K.counters, 'jtok', 1), now) .. group
-end
-
 -- The active ZSET member of a lease; nil when id could not be a job id (a space would make it ambiguous).
 local function job_lease_member(id, token)
   if string.find(id, ' ', 1, true) then return nil end
@@ -191,6 +186,7 @@ end
 
 -- A record's group concurrency cap from its text (cjson escapes every '"' inside strings: only the key matches).
 local function job_cap_of(raw)
+  if not string.find(raw, '"gc":', 1, true) then return 0 end
   return tonumber(string.match(raw, '"gc":(%d+)') or '0')
 end
 

@@ -19,8 +19,10 @@ end
 
 -- Acknowledges a run that succeeded; keeps the record `keep` ms, then trims it. has_result is '1' when
 -- result (JSON text) is given. Returns 1 completed, 0 stale (unknown, not active, or another claim's token).
+-- `done` (optional, a list): the completed ZSET's entries (score, id) go there for the caller's one ZADD (a
+-- batch's trims never reach them: their keep time is after now).
 -- Expired completed records are trimmed on every 8th claim's completion (and by reclaim and counts).
-local function job_complete(K, now, id, token, has_result, result, keep, trim_page)
+local function job_complete(K, now, id, token, has_result, result, keep, trim_page, done)
   local member = job_lease_member(id, token)
   if not member then return 0 end
   local raw = redis.call('HGET', K.jobs, id)
@@ -32,7 +34,12 @@ local function job_complete(K, now, id, token, has_result, result, keep, trim_pa
     if string.find(raw, '"idem":', 1, true) then job_forget(K, cjson.decode(raw)) else redis.call('HDEL', K.jobs, id) end
   else
     redis.call('HSET', K.jobs, id, job_completed_text(raw, now, has_result, result))
-    redis.call('ZADD', K.completed, now + keep, id)
+    if done then
+      done[#done + 1] = now + keep
+      done[#done + 1] = id
+    else
+      redis.call('ZADD', K.completed, now + keep, id)
+    end
   end
   if tonumber(seq) % 8 == 0 then job_trim_completed(K, now, trim_page) end
   return 1

@@ -57,6 +57,28 @@ test('an expired completed job keeps its idempotency key until a trim (every 8th
   expect(results.slice(4, 8)).toEqual([true, true, null, { status: 'duplicate', id: expect.any(String), runAt: expect.any(Number) }]);
 });
 
+test('a claim leaves the jobs of a refused group at the head of ready, in their order, in both stores', async () => {
+  // g0 (weight 1 of 10) spends its 5 green units, then its yellow needs 1 + reserve 5 global units: refused
+  // with 5 left, so its next two jobs stay while g1's is admitted; the next claim must start g0's older one.
+  const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 5, idleMs: 60_000, epochMs: 100_000, sustained: false };
+  const job = (group: string, weight: number) => stepOf('enqueue', {
+    group, weight, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1e9 });
+  const dispatch = stepOf('dispatch', { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+  const steps: Timed[] = [
+    ...Array.from({ length: 7 }, () => ({ gapMs: 0, step: job('g0', 1) })),
+    { gapMs: 0, step: dispatch },
+    { gapMs: 0, step: job('g1', 9) },
+    { gapMs: 0, step: dispatch },
+    { gapMs: 0, step: stepOf('claim', { leaseMs: 100_000, max: 8 }) },
+    { gapMs: 1000, step: stepOf('claim', { leaseMs: 100_000, max: 1 }) },
+  ];
+  const { results } = await runBoth(spec, steps);
+  const ids = (r: unknown) => (r as { claimed: Array<{ id: string }> }).claimed.map((c) => c.id);
+  const enqueued = (i: number) => (results[i] as { id: string }).id;
+  expect(ids(results[10]).sort()).toEqual([0, 1, 2, 3, 4, 8].map(enqueued).sort()); // g0's first five and g1's
+  expect(ids(results[11])).toEqual([enqueued(5)]);
+});
+
 describe('the oracle notices a one-constant change in a script', () => {
   const mutations: Array<[string, string, string]> = [
     ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
