@@ -46,7 +46,8 @@ async function round(limiter) {
 async function main() {
   if (onRedis) redis = await startRedis();
   const subjects = [
-    subject(core, 'check(), nobody observing', false), subject(core, 'check(), registerMetrics counting', true),
+    subject(core, 'check(), nobody observing', false),
+    subject(core, 'check(), registerMetrics counting', true),
     subject(core, 'check(), dashboard counting', 'dashboard'),
   ];
   if (process.env.BENCH_BASELINE) subjects.push(subject(require(process.env.BENCH_BASELINE), 'check(), build without the hook (baseline)', false));
@@ -60,4 +61,7 @@ async function main() {
   await redis?.stop();
 }
 
-main().catch((error) => { console.error(error); process.exit(1); });
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

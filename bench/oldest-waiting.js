@@ -56,12 +56,20 @@ async function measure(name, limiter, client) {
     if (client) await resetStats(client);
     const groupUs = await timeReads((i) => limiter.counts({ group: `g${i % 1000}` }));
     const serverGroup = client ? await scriptUs(client) : undefined;
-    const line = [`${name} ${n.toLocaleString('en-US')} jobs (${counts.delayed} delayed, ${counts.ready} ready):`,
-      `counts() p50 ${allUs.toFixed(0)} µs`, serverAll ? `(script ${serverAll.toFixed(1)} µs on the server)` : '',
-      `· counts({ group }) p50 ${groupUs.toFixed(0)} µs`, serverGroup ? `(script ${serverGroup.toFixed(1)} µs on the server)` : '',
-      `· oldestWaitingMs ${counts.oldestWaitingMs}`, enqueueUs ? `· enqueue script ${enqueueUs.toFixed(1)} µs on the server` : ''];
+    const line = [
+      `${name} ${n.toLocaleString('en-US')} jobs (${counts.delayed} delayed, ${counts.ready} ready):`,
+      `counts() p50 ${allUs.toFixed(0)} µs`,
+      serverAll ? `(script ${serverAll.toFixed(1)} µs on the server)` : '',
+      `· counts({ group }) p50 ${groupUs.toFixed(0)} µs`,
+      serverGroup ? `(script ${serverGroup.toFixed(1)} µs on the server)` : '',
+      `· oldestWaitingMs ${counts.oldestWaitingMs}`,
+      enqueueUs ? `· enqueue script ${enqueueUs.toFixed(1)} µs on the server` : '',
+    ];
     if (client) {
-      const [since, gsince] = await Promise.all([client.memory('USAGE', `{bl:${limiter.name}}:since`), client.memory('USAGE', `{bl:${limiter.name}}:gsince`)]);
+      const [since, gsince] = await Promise.all([
+        client.memory('USAGE', `{bl:${limiter.name}}:since`),
+        client.memory('USAGE', `{bl:${limiter.name}}:gsince`),
+      ]);
       line.push(`· index ${((Number(since) + Number(gsince)) / n).toFixed(0)} B/job`);
     }
     console.log(line.filter(Boolean).join(' '));
@@ -81,4 +89,10 @@ async function main() {
   }
 }
 
-main().then(() => process.exit(0), (error) => { console.error(error); process.exit(1); });
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -60,7 +60,9 @@ async function main() {
 
   console.log(`acme: ${JSON.stringify(await limiter.counts({ group: 'acme' }))}`);
   console.log(`the bad job: ${(await limiter.getJob(bad.id)).state}; a report: ${JSON.stringify((await limiter.getJob(jobs[0].id)).result)}`);
-  console.log(`totals: ${JSON.stringify(await limiter.counts())}; most reports of one tenant running at once: ${most} (groupConcurrency 2, 6 worker slots)`);
+  console.log(
+    `totals: ${JSON.stringify(await limiter.counts())}; most reports of one tenant running at once: ${most} (groupConcurrency 2, 6 worker slots)`,
+  );
   await limiter.close();
   await closeStore();
 }

@@ -25,7 +25,9 @@ async function main() {
     const attw = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
     const exclude = pending.length ? ['--exclude-entrypoints', ...pending] : [];
     try {
-      const out = execFileSync(process.execPath, [attw, tarball, '--no-definitely-typed', '--no-color', '--format', 'table-flipped', ...exclude], { encoding: 'utf8' });
+      const out = execFileSync(process.execPath, [attw, tarball, '--no-definitely-typed', '--no-color', '--format', 'table-flipped', ...exclude], {
+        encoding: 'utf8',
+      });
       console.log(`attw: no problems\n${out.trim()}`);
     } catch (err) {
       failed = true;
@@ -50,4 +52,7 @@ async function main() {
   if (failed) process.exitCode = 1;
 }
 
-main().catch((err) => { console.error(err); process.exitCode = 1; });
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

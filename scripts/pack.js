@@ -9,7 +9,10 @@ const ROOT = join(__dirname, '..');
 function pack(dir) {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const out = execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], shell: process.platform === 'win32',
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    shell: process.platform === 'win32',
   });
   const [info] = JSON.parse(out);
   return { tarball: join(dir, info.filename), files: info.files.map((f) => f.path) };

@@ -84,9 +84,17 @@ export class DenyCache {
     entry.promise = at;
     const d = entry.decision;
     return {
-      allowed: false, group: d.group, limit: d.limit, guaranteed: d.guaranteed, remaining: 0,
-      retryAfterMs: Math.ceil(at - now), resetMs: Math.max(0, d.resetMs - (now - entry.decidedAt)),
-      activeGroups: d.activeGroups, colour: 'red', reason: 'limit', hintMs: Math.ceil(until - now),
+      allowed: false,
+      group: d.group,
+      limit: d.limit,
+      guaranteed: d.guaranteed,
+      remaining: 0,
+      retryAfterMs: Math.ceil(at - now),
+      resetMs: Math.max(0, d.resetMs - (now - entry.decidedAt)),
+      activeGroups: d.activeGroups,
+      colour: 'red',
+      reason: 'limit',
+      hintMs: Math.ceil(until - now),
       globalWaitMs: Math.max(0, Math.floor(this.globalUntil - now)),
       at: d.at + (now - entry.decidedAt),
     };
@@ -100,7 +108,7 @@ export class DenyCache {
   record(requested: string, decision: Decision, sentAt: number): void {
     if (decision.allowed || decision.reason !== 'limit' || decision.job !== undefined) return;
     // How long the store's answer holds for this group here (see `hold` in the header).
-    const holdMs = this.options.hold === 'retry' ? Math.max(decision.hintMs ?? 0, decision.retryAfterMs) : decision.hintMs ?? 0;
+    const holdMs = this.options.hold === 'retry' ? Math.max(decision.hintMs ?? 0, decision.retryAfterMs) : (decision.hintMs ?? 0);
     const globalWaitMs = decision.globalWaitMs ?? 0;
     if (holdMs < 1 && globalWaitMs < 1) return;
     if (sentAt + globalWaitMs > this.globalUntil) this.globalUntil = sentAt + globalWaitMs;
@@ -116,7 +124,10 @@ export class DenyCache {
     const previous = this.entries.get(requested);
     this.entries.delete(requested); // re-inserted last: Map order is then oldest-recorded first
     this.entries.set(requested, {
-      until: sentAt + holdMs, decision, decidedAt: sentAt, slotMs,
+      until: sentAt + holdMs,
+      decision,
+      decidedAt: sentAt,
+      slotMs,
       promise: Math.max(sentAt + decision.retryAfterMs, previous?.promise ?? 0),
     });
   }

@@ -50,7 +50,11 @@ export function createHeaderWriter(format: HeaderFormat, policyName: string, win
       }
       const retry = retryAfterSeconds(d.retryAfterMs);
       return withQuota
-        ? { 'Retry-After': String(retry), 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`, RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
+        ? {
+            'Retry-After': String(retry),
+            'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`,
+            RateLimit: `${quoted};r=${d.remaining};t=${retry}`,
+          }
         : { 'Retry-After': String(retry) };
     };
   }
@@ -77,7 +81,7 @@ function draftWithRules(quoted: string, policySuffix: string, rules: readonly Ru
   return (d, withQuota = true): HeaderMap => {
     const retry = d.allowed ? 0 : retryAfterSeconds(d.retryAfterMs);
     if (!withQuota) return d.allowed ? {} : { 'Retry-After': String(retry) };
-    const violated = d.allowed ? undefined : d.policy ?? 'global';
+    const violated = d.allowed ? undefined : (d.policy ?? 'global');
     let state = `${quoted};r=${d.remaining};t=${violated === 'global' ? retry : Math.ceil(d.resetMs / 1000)}`;
     const statuses = d.rules ?? [];
     for (let i = 0; i < rules.length; i++) {

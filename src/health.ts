@@ -125,9 +125,11 @@ export function createHealthCheck(options: {
   const warnIfEvicting = (info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): void => {
     if (warned || !mayEvict(info)) return;
     warned = true;
-    logger.warn(`WRN_BL_MAXMEMORY_POLICY: Redis evicts keys under memory pressure (maxmemory-policy ${info.maxmemoryPolicy}, `
-      + `maxmemory ${info.maxmemory}); the limiter's keys carry TTLs, so even volatile-* policies may drop its state and queued jobs `
-      + `(limiter "${name}"). Set maxmemory-policy noeviction.`);
+    logger.warn(
+      `WRN_BL_MAXMEMORY_POLICY: Redis evicts keys under memory pressure (maxmemory-policy ${info.maxmemoryPolicy}, ` +
+        `maxmemory ${info.maxmemory}); the limiter's keys carry TTLs, so even volatile-* policies may drop its state and queued jobs ` +
+        `(limiter "${name}"). Set maxmemory-policy noeviction.`,
+    );
   };
 
   return {
@@ -140,7 +142,8 @@ export function createHealthCheck(options: {
         const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };
         const replica = redis !== undefined && redis.role !== 'master';
         const status: HealthStatus = guard.failing || replica ? 'degraded' : 'up';
-        const lastError = status === 'up' ? undefined : (guard.failing ? guard.lastError?.message : undefined) ?? `Redis is a ${redis?.role ?? 'replica'}`;
+        const lastError =
+          status === 'up' ? undefined : ((guard.failing ? guard.lastError?.message : undefined) ?? `Redis is a ${redis?.role ?? 'replica'}`);
         return { status, latencyMs, ...(lastError === undefined ? {} : { lastError }), ...(redis ? { redis } : {}) };
       } catch (error) {
         return { status: 'down', latencyMs: performance.now() - started, lastError: toStoreError(error).message };

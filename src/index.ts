@@ -1,7 +1,16 @@
 /** bulk-limiter: the framework-agnostic API. Middleware lives in `bulk-limiter/express` and `bulk-limiter/koa`. */
 export {
-  createLimiter, type Limiter, type CheckOptions, type LimiterOptions, type DeferRequest, type DeferLimiterOptions, type LimiterEvents,
-  type LimiterObserver, type Health, type HealthStatus, type RedisHealth,
+  createLimiter,
+  type Limiter,
+  type CheckOptions,
+  type LimiterOptions,
+  type DeferRequest,
+  type DeferLimiterOptions,
+  type LimiterEvents,
+  type LimiterObserver,
+  type Health,
+  type HealthStatus,
+  type RedisHealth,
 } from './limiter';
 export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
 export { RedisStore, type RedisStoreOptions } from './store/redis-store';
@@ -11,7 +20,15 @@ export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMa
 export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './middleware/shared';
 export { Dispatcher, type DispatcherOptions, type DispatcherEvents } from './queue/dispatcher';
 export {
-  Worker, LeaseLostError, WorkerClosedError, type WorkerOptions, type WorkerJob, type JobHandler, type JobHandlers, type JobTypes, type WorkerEvents,
+  Worker,
+  LeaseLostError,
+  WorkerClosedError,
+  type WorkerOptions,
+  type WorkerJob,
+  type JobHandler,
+  type JobHandlers,
+  type JobTypes,
+  type WorkerEvents,
 } from './queue/worker';
 export { RetryLaterError } from './queue/retry-later-error';
 export { PermanentError } from './queue/permanent-error';
@@ -20,10 +37,34 @@ export type { DurabilityOptions } from './queue/durability';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
 export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
 // Types by name: `export type *` also lists the modules' values (CLAIM_MAX) as named exports that do not exist.
-export type { AdmitInput, Clock, Colour, Decision, DeferInput, DeferredJob, DenyReason, DurableWrites, LimiterSpec, LimiterStore, Logger, RuleStatus, Store } from './types';
+export type {
+  AdmitInput,
+  Clock,
+  Colour,
+  Decision,
+  DeferInput,
+  DeferredJob,
+  DenyReason,
+  DurableWrites,
+  LimiterSpec,
+  LimiterStore,
+  Logger,
+  RuleStatus,
+  Store,
+} from './types';
 export type { Rule } from './rule-options';
 export type { RuleAlgorithm, RuleSpec } from './core/rules';
 export type {
-  ClaimedJob, ClaimResult, CompleteAndClaimResult, DispatchOptions, DispatchResult, FailOutcome, FailResult, GroupJobCounts, JobCounts, JobInfo,
-  JobState, QueueStore,
+  ClaimedJob,
+  ClaimResult,
+  CompleteAndClaimResult,
+  DispatchOptions,
+  DispatchResult,
+  FailOutcome,
+  FailResult,
+  GroupJobCounts,
+  JobCounts,
+  JobInfo,
+  JobState,
+  QueueStore,
 } from './queue/types';

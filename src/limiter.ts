@@ -12,7 +12,13 @@ import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
+import {
+  LIMITER_OPTION_NAMES,
+  resolveLimiterOptions,
+  type LimiterOptions as AdmissionOptions,
+  type ResolvedLimiterOptions,
+  type StoreErrorPolicy,
+} from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferLimiterOptions, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
@@ -142,7 +148,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const emit = <E extends keyof LimiterEvents>(event: E, ...args: LimiterEvents[E]): void => {
     for (const listener of listeners[event]) {
       // A throwing listener must not turn a check into a rejection.
-      try { listener(...args); } catch (error) { resolved.logger.warn(`bulk-limiter: a '${event}' listener threw: ${String(error)}`); }
+      try {
+        listener(...args);
+      } catch (error) {
+        resolved.logger.warn(`bulk-limiter: a '${event}' listener threw: ${String(error)}`);
+      }
     }
   };
   let closed = false;
@@ -150,18 +160,34 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const connecting = firstConnection(resolved.store);
   const durable = deferOptions.durability && createDurability(store, deferOptions.durability);
   const guard: OutageGuard = createOutageGuard(durable?.store ?? store, {
-    policy: resolved.onStoreError, timeoutMs: resolved.timeoutMs, instances: resolved.instances, spec, logger: resolved.logger,
-    probe, connecting,
+    policy: resolved.onStoreError,
+    timeoutMs: resolved.timeoutMs,
+    instances: resolved.instances,
+    spec,
+    logger: resolved.logger,
+    probe,
+    connecting,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
   const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, windowMs: spec.windowMs, scope: scopeIdempotency });
-  const healthCheck = createHealthCheck({ store: resolved.store, probe, guard, timeoutMs: resolved.timeoutMs, logger: resolved.logger, name: spec.name });
+  const healthCheck = createHealthCheck({
+    store: resolved.store,
+    probe,
+    guard,
+    timeoutMs: resolved.timeoutMs,
+    logger: resolved.logger,
+    name: spec.name,
+  });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
   const observeAll: GuardObserver = {
-    decision: (d, fallback) => { for (const o of observers) o.decision?.(d, fallback); },
-    storeCall: (ms, failed) => { for (const o of observers) o.storeCall?.(ms, failed); },
+    decision: (d, fallback) => {
+      for (const o of observers) o.decision?.(d, fallback);
+    },
+    storeCall: (ms, failed) => {
+      for (const o of observers) o.storeCall?.(ms, failed);
+    },
   };
 
   const limiter: Limiter = {
@@ -186,7 +212,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
         refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
-        const cap = opts.groupConcurrency === undefined ? deferOptions.groupConcurrency : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
+        const cap =
+          opts.groupConcurrency === undefined
+            ? deferOptions.groupConcurrency
+            : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
         return deferringCheck(group, weight, cost, opts.defer, cap);
       } catch (error) {
         return Promise.reject(error);
@@ -223,8 +252,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
         if (observers.size === 0) guard.observer = undefined;
       };
     },
-    on(event, listener) { listeners[event].add(listener); return limiter; },
-    off(event, listener) { listeners[event].delete(listener); return limiter; },
+    on(event, listener) {
+      listeners[event].add(listener);
+      return limiter;
+    },
+    off(event, listener) {
+      listeners[event].delete(listener);
+      return limiter;
+    },
     close: async () => {
       closed = true;
       guard.close();
@@ -255,20 +290,30 @@ export function checkGroup(group: unknown, maxBytes: number): asserts group is s
   }
   if (group.length === 0) throw new InputError('ERR_BL_GROUP_EMPTY', 'Expected a non-empty group id, got ""');
   if (!(group as unknown as WellFormed).isWellFormed()) {
-    throw new InputError('ERR_BL_GROUP_MALFORMED', `Expected the group id to be well-formed UTF-16 (no lone surrogate), got ${JSON.stringify(group.slice(0, 64))}`);
+    throw new InputError(
+      'ERR_BL_GROUP_MALFORMED',
+      `Expected the group id to be well-formed UTF-16 (no lone surrogate), got ${JSON.stringify(group.slice(0, 64))}`,
+    );
   }
   if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) {
-    throw new InputError('ERR_BL_GROUP_RESERVED', `The group id ${JSON.stringify(group)} names a group the limiter shares between ids (over maxGroups, or on probation); a request cannot name it`);
+    throw new InputError(
+      'ERR_BL_GROUP_RESERVED',
+      `The group id ${JSON.stringify(group)} names a group the limiter shares between ids (over maxGroups, or on probation); a request cannot name it`,
+    );
   }
   // One UTF-16 unit is at most 3 UTF-8 bytes: short ids skip the byte count.
   if (group.length * 3 > maxBytes && Buffer.byteLength(group, 'utf8') > maxBytes) {
-    throw new InputError('ERR_BL_GROUP_TOO_LONG',
-      `Expected the group id to be at most ${maxBytes} bytes (UTF-8), got ${Buffer.byteLength(group, 'utf8')} bytes`);
+    throw new InputError(
+      'ERR_BL_GROUP_TOO_LONG',
+      `Expected the group id to be at most ${maxBytes} bytes (UTF-8), got ${Buffer.byteLength(group, 'utf8')} bytes`,
+    );
   }
 }
 
 /** String.prototype.isWellFormed (Node 20; not in the ES2022 lib the package compiles against). */
-interface WellFormed { isWellFormed(): boolean }
+interface WellFormed {
+  isWellFormed(): boolean;
+}
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {

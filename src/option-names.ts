@@ -14,17 +14,41 @@ export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
 /** Names other packages use → ours, most likely first (the first one the caller knows is suggested). */
 const FOREIGN_NAMES: Readonly<Record<string, readonly string[]>> = {
   // express-rate-limit
-  max: ['limit', 'maxAttempts'], keyGenerator: ['group'], handler: ['onLimit'], message: ['onLimit'], statusCode: ['onLimit'],
-  standardHeaders: ['headers'], legacyHeaders: ['headers'], passOnStoreError: ['onStoreError'],
+  max: ['limit', 'maxAttempts'],
+  keyGenerator: ['group'],
+  handler: ['onLimit'],
+  message: ['onLimit'],
+  statusCode: ['onLimit'],
+  standardHeaders: ['headers'],
+  legacyHeaders: ['headers'],
+  passOnStoreError: ['onStoreError'],
   // rate-limiter-flexible
-  points: ['limit', 'cost'], duration: ['windowMs'], keyPrefix: ['prefix', 'name'], storeClient: ['store'], insuranceLimiter: ['onStoreError'],
+  points: ['limit', 'cost'],
+  duration: ['windowMs'],
+  keyPrefix: ['prefix', 'name'],
+  storeClient: ['store'],
+  insuranceLimiter: ['onStoreError'],
   // BullMQ
-  attempts: ['maxAttempts'], lockDuration: ['leaseMs'], lockRenewTime: ['leaseMs'], stalledInterval: ['reclaimIntervalMs', 'leaseMs'],
-  maxStalledCount: ['maxStalls'], removeOnComplete: ['keepCompletedMs'], drainDelay: ['idleWaitMs', 'pollMs'],
-  connection: ['limiter', 'store'], processor: ['handlers'],
+  attempts: ['maxAttempts'],
+  lockDuration: ['leaseMs'],
+  lockRenewTime: ['leaseMs'],
+  stalledInterval: ['reclaimIntervalMs', 'leaseMs'],
+  maxStalledCount: ['maxStalls'],
+  removeOnComplete: ['keepCompletedMs'],
+  drainDelay: ['idleWaitMs', 'pollMs'],
+  connection: ['limiter', 'store'],
+  processor: ['handlers'],
   // everyday names
-  window: ['windowMs'], interval: ['windowMs'], timeout: ['timeoutMs'], key: ['group'], tenant: ['group'], tier: ['weight'],
-  paramName: ['param'], routeParam: ['param'], idParam: ['param'], isPublic: ['public'],
+  window: ['windowMs'],
+  interval: ['windowMs'],
+  timeout: ['timeoutMs'],
+  key: ['group'],
+  tenant: ['group'],
+  tier: ['weight'],
+  paramName: ['param'],
+  routeParam: ['param'],
+  idParam: ['param'],
+  isPublic: ['public'],
 };
 
 /**
@@ -37,8 +61,10 @@ export function refuseUnknownOptions(options: unknown, known: readonly string[],
   for (const key in options) {
     if (!Object.prototype.hasOwnProperty.call(options, key) || known.includes(key)) continue;
     const guess = suggestOption(key, known);
-    throw new ConfigError('ERR_BL_UNKNOWN_OPTION',
-      `Unknown option \`${prefix}${key}\` of ${where}${guess === undefined ? '.' : `; did you mean \`${prefix}${guess}\`?`} Known options: ${known.join(', ')}`);
+    throw new ConfigError(
+      'ERR_BL_UNKNOWN_OPTION',
+      `Unknown option \`${prefix}${key}\` of ${where}${guess === undefined ? '.' : `; did you mean \`${prefix}${guess}\`?`} Known options: ${known.join(', ')}`,
+    );
   }
 }
 
@@ -85,12 +111,29 @@ function editDistance(a: string, b: string, max: number): number {
 }
 
 const DISPATCHER_OPTIONS: OptionNames<DispatcherOptions> = {
-  limiter: true, readyMax: true, moveMax: true, promoteMax: true, scanMax: true, leaseMs: true, pollMs: true,
-  reclaimIntervalMs: true, maxStalls: true, logger: true,
+  limiter: true,
+  readyMax: true,
+  moveMax: true,
+  promoteMax: true,
+  scanMax: true,
+  leaseMs: true,
+  pollMs: true,
+  reclaimIntervalMs: true,
+  maxStalls: true,
+  logger: true,
 };
 const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
-  limiter: true, handlers: true, concurrency: true, leaseMs: true, maxAttempts: true, maxSnoozes: true, maxStalls: true,
-  backoff: true, keepCompletedMs: true, idleWaitMs: true, logger: true,
+  limiter: true,
+  handlers: true,
+  concurrency: true,
+  leaseMs: true,
+  maxAttempts: true,
+  maxSnoozes: true,
+  maxStalls: true,
+  backoff: true,
+  keepCompletedMs: true,
+  idleWaitMs: true,
+  logger: true,
 };
 /** The option names of `new Dispatcher()` and `new Worker()` (kept here, next to the check, so the queue code needs one call). */
 export const QUEUE_OPTION_NAMES = Object.freeze({

@@ -89,9 +89,26 @@ export interface ResolvedLimiterOptions {
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
 const OPTION_NAMES: OptionNames<LimiterOptions> = {
-  store: true, name: true, limit: true, windowMs: true, burst: true, reserve: true, idleMs: true, epochMs: true,
-  sustained: true, maxGroups: true, probationMs: true, maxGroupLength: true, maxCost: true, maxWeight: true, onStoreError: true,
-  timeoutMs: true, instances: true, logger: true, denyCache: true, rules: true,
+  store: true,
+  name: true,
+  limit: true,
+  windowMs: true,
+  burst: true,
+  reserve: true,
+  idleMs: true,
+  epochMs: true,
+  sustained: true,
+  maxGroups: true,
+  probationMs: true,
+  maxGroupLength: true,
+  maxCost: true,
+  maxWeight: true,
+  onStoreError: true,
+  timeoutMs: true,
+  instances: true,
+  logger: true,
+  denyCache: true,
+  rules: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -162,23 +179,33 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   // probation, the two do not combine: with rules, probation is off.
   const probationMs = int('probationMs', o.probationMs, rules.length > 0 ? 0 : Math.min(epochMs, 1000), 0);
   if (probationMs > 0 && rules.length > 0) {
-    throw new ConfigError('ERR_BL_PROBATION_MS', `Expected \`probationMs\` to be 0 with \`rules\` (a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`);
+    throw new ConfigError(
+      'ERR_BL_PROBATION_MS',
+      `Expected \`probationMs\` to be 0 with \`rules\` (a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`,
+    );
   }
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
   const ruleMax = Math.min(...rules.map(ruleCapacity));
   const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);
   if (maxCost > burst) {
-    throw new ConfigError('ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`);
+    throw new ConfigError(
+      'ERR_BL_MAX_COST',
+      `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`,
+    );
   }
   if (maxCost > ruleMax) {
-    throw new ConfigError('ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`);
+    throw new ConfigError(
+      'ERR_BL_MAX_COST',
+      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`,
+    );
   }
   const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
   const onStoreError = o.onStoreError ?? 'local';
   if (onStoreError !== 'allow' && onStoreError !== 'deny' && onStoreError !== 'local') {
-    throw new ConfigError('ERR_BL_ON_STORE_ERROR', `Expected \`onStoreError\` to be 'allow', 'deny' or 'local', got ${describeValue(o.onStoreError)}`);
+    throw new ConfigError(
+      'ERR_BL_ON_STORE_ERROR',
+      `Expected \`onStoreError\` to be 'allow', 'deny' or 'local', got ${describeValue(o.onStoreError)}`,
+    );
   }
   const timeoutMs = int('timeoutMs', o.timeoutMs, 500, 1);
   const instances = int('instances', o.instances, 1, 1);
@@ -192,7 +219,17 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   }
   const denyCache = resolveDenyCache(o.denyCache);
   const spec: FairShareSpec = Object.freeze({
-    name, limit, windowMs, burst, reserve, idleMs, epochMs, sustained, maxGroups, probationMs, ...(rules.length > 0 ? { rules } : {}),
+    name,
+    limit,
+    windowMs,
+    burst,
+    reserve,
+    idleMs,
+    epochMs,
+    sustained,
+    maxGroups,
+    probationMs,
+    ...(rules.length > 0 ? { rules } : {}),
   });
   return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
 }
@@ -201,7 +238,10 @@ function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined 
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05, hold: 'hint' });
   if (typeof value !== 'object' || value === null) {
-    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`);
+    throw new ConfigError(
+      'ERR_BL_DENY_CACHE',
+      `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`,
+    );
   }
   const o = value as DenyCacheOptions;
   refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'denyCache.');

@@ -94,8 +94,14 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<
     }, timeoutMs);
     timer.unref();
     promise.then(
-      (value) => { clearTimeout(timer); resolve(value); },
-      (error: unknown) => { clearTimeout(timer); reject(error); },
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
     );
   });
 }
@@ -110,7 +116,14 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   const { policy, timeoutMs, spec, logger, probe } = options;
   const decide = policyDecider(policy, spec, options.instances, options.clock);
   let connecting = options.connecting;
-  connecting?.then(() => { connecting = undefined; }, () => { connecting = undefined; });
+  connecting?.then(
+    () => {
+      connecting = undefined;
+    },
+    () => {
+      connecting = undefined;
+    },
+  );
   let failing = false;
   let failedAt = 0;
   let lastError: StoreError | undefined;
@@ -134,11 +147,15 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     const answer = probe();
     // A late answer counts too: a command queued offline runs as soon as the client reconnects.
     answer.then(recover, () => undefined);
-    withTimeout(answer, timeoutMs).catch((error: unknown) => {
-      lastError = toStoreError(error);
-      probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
-      schedule(probeDelayMs);
-    }).finally(() => { probing = false; });
+    withTimeout(answer, timeoutMs)
+      .catch((error: unknown) => {
+        lastError = toStoreError(error);
+        probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
+        schedule(probeDelayMs);
+      })
+      .finally(() => {
+        probing = false;
+      });
   };
 
   const schedule = (ms: number): void => {
@@ -172,8 +189,12 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
 
   const guard: OutageGuard = {
     observer: undefined,
-    get failing() { return failing; },
-    get lastError() { return lastError; },
+    get failing() {
+      return failing;
+    },
+    get lastError() {
+      return lastError;
+    },
     admit(input) {
       if (failing) {
         // After close(), probing resumes only while checks still come.
@@ -233,8 +254,16 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
   if (policy === 'allow') {
     return async (input) => {
       const d: Decision = {
-        allowed: true, group: input.group, limit: spec.limit, guaranteed: 0, remaining: 0, retryAfterMs: 0,
-        resetMs: 0, activeGroups: 0, colour: 'green', at: Date.now(),
+        allowed: true,
+        group: input.group,
+        limit: spec.limit,
+        guaranteed: 0,
+        remaining: 0,
+        retryAfterMs: 0,
+        resetMs: 0,
+        activeGroups: 0,
+        colour: 'green',
+        at: Date.now(),
       };
       degraded.add(d);
       return d;
@@ -245,8 +274,17 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
     const retryAfterMs = Math.min(spec.windowMs, 5_000);
     return async (input) => {
       const d: Decision = {
-        allowed: false, group: input.group, limit: spec.limit, guaranteed: 0, remaining: 0, retryAfterMs,
-        resetMs: retryAfterMs, activeGroups: 0, colour: 'red', reason: 'store-error', at: Date.now(),
+        allowed: false,
+        group: input.group,
+        limit: spec.limit,
+        guaranteed: 0,
+        remaining: 0,
+        retryAfterMs,
+        resetMs: retryAfterMs,
+        activeGroups: 0,
+        colour: 'red',
+        reason: 'store-error',
+        at: Date.now(),
       };
       degraded.add(d);
       return d;

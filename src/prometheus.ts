@@ -58,8 +58,14 @@ interface LimiterCounts {
 }
 
 interface JobTotals {
-  completed: number; failed: number; retriedError: number; retriedSnooze: number; dead: number; stalled: number;
-  moved: number; promoted: number;
+  completed: number;
+  failed: number;
+  retriedError: number;
+  retriedSnooze: number;
+  dead: number;
+  stalled: number;
+  moved: number;
+  promoted: number;
   readonly runs: Map<string, HistogramCounts>;
   /** When a dispatcher last moved a job to ready (ms). */
   lastMoveAt: number;
@@ -71,22 +77,32 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const cleanups: Array<() => void> = [];
   const perLimiter = limiters.map((limiter): LimiterCounts => {
     const c: LimiterCounts = {
-      limiter, decisions: new Array<number>(3 * POLICIES.length).fill(0), groups: new TopGroups(topGroups),
-      store: new HistogramCounts(STORE_BUCKETS), storeErrors: 0, degraded: false,
+      limiter,
+      decisions: new Array<number>(3 * POLICIES.length).fill(0),
+      groups: new TopGroups(topGroups),
+      store: new HistogramCounts(STORE_BUCKETS),
+      storeErrors: 0,
+      degraded: false,
     };
-    cleanups.push(limiter.observe({
-      decision(d, fallback) {
-        const outcome = outcomeOf(d);
-        c.decisions[outcome * POLICIES.length + (fallback === undefined ? 0 : FALLBACK_INDEX[fallback])]! += 1;
-        c.groups.add(d.group, outcome);
-      },
-      storeCall(ms, failed) {
-        c.store.observe(ms / 1000);
-        if (failed) c.storeErrors += 1;
-      },
-    }));
-    const onDegraded = (): void => { c.degraded = true; };
-    const onRecovered = (): void => { c.degraded = false; };
+    cleanups.push(
+      limiter.observe({
+        decision(d, fallback) {
+          const outcome = outcomeOf(d);
+          c.decisions[outcome * POLICIES.length + (fallback === undefined ? 0 : FALLBACK_INDEX[fallback])]! += 1;
+          c.groups.add(d.group, outcome);
+        },
+        storeCall(ms, failed) {
+          c.store.observe(ms / 1000);
+          if (failed) c.storeErrors += 1;
+        },
+      }),
+    );
+    const onDegraded = (): void => {
+      c.degraded = true;
+    };
+    const onRecovered = (): void => {
+      c.degraded = false;
+    };
     limiter.on('degraded', onDegraded).on('recovered', onRecovered);
     cleanups.push(() => limiter.off('degraded', onDegraded).off('recovered', onRecovered));
     return c;
@@ -96,7 +112,19 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const totalsOf = (limiter: Limiter): JobTotals => {
     let t = jobTotals.get(limiter.name);
     if (t === undefined) {
-      t = { completed: 0, failed: 0, retriedError: 0, retriedSnooze: 0, dead: 0, stalled: 0, moved: 0, promoted: 0, runs: new Map(), lastMoveAt: Date.now(), hasDispatcher: false };
+      t = {
+        completed: 0,
+        failed: 0,
+        retriedError: 0,
+        retriedSnooze: 0,
+        dead: 0,
+        stalled: 0,
+        moved: 0,
+        promoted: 0,
+        runs: new Map(),
+        lastMoveAt: Date.now(),
+        hasDispatcher: false,
+      };
       jobTotals.set(limiter.name, t);
     }
     return t;
@@ -105,65 +133,139 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const add = (more: Pick<MetricsOptions, 'workers' | 'dispatchers'>): void => {
     for (const { limiter, worker } of more.workers ?? []) cleanups.push(countWorker(worker, totalsOf(limiter)));
     for (const { limiter, dispatcher } of more.dispatchers ?? []) cleanups.push(countDispatcher(dispatcher, totalsOf(limiter)));
-    for (const { limiter } of [...more.workers ?? [], ...more.dispatchers ?? []]) limiterOfTotals.set(limiter.name, limiter);
+    for (const { limiter } of [...(more.workers ?? []), ...(more.dispatchers ?? [])]) limiterOfTotals.set(limiter.name, limiter);
   };
   add({ workers, dispatchers });
 
   const byLimiter = (read: (c: LimiterCounts) => Sample[]) => (): Sample[] => perLimiter.flatMap(read);
-  const byTotals = (read: (t: JobTotals, limiter: string) => Sample[]) => (): Sample[] =>
-    [...jobTotals].flatMap(([name, t]) => read(t, name));
+  const byTotals = (read: (t: JobTotals, limiter: string) => Sample[]) => (): Sample[] => [...jobTotals].flatMap(([name, t]) => read(t, name));
   const total = (field: 'completed' | 'failed' | 'dead' | 'stalled' | 'moved' | 'promoted') =>
     byTotals((t, limiter) => [{ labels: { limiter }, value: t[field] }]);
 
   const collectors = [
-    new Collector('bulk_limiter_decisions_total', 'Decisions by limiter, outcome (allowed, denied, deferred) and policy (global: the store decided; outage:<onStoreError>: the outage policy did)', 'counter',
-      byLimiter((c) => c.decisions.flatMap((value, i) => {
-        const labels = { limiter: c.limiter.name, outcome: ['allowed', 'denied', 'deferred'][Math.floor(i / POLICIES.length)]!, policy: POLICIES[i % POLICIES.length]! };
-        return value > 0 || i % POLICIES.length === 0 ? [{ labels, value }] : [];
-      }))),
-    new Collector('bulk_limiter_group_decisions_total', `Decisions of the busiest groups by outcome; every other group is counted as group="*other*"`, 'counter',
-      byLimiter((c) => (c.groups.rebalance(), c.groups.series().map(([group, outcome, value]) => ({ labels: { limiter: c.limiter.name, group, outcome }, value }))))),
-    new Collector('bulk_limiter_store_seconds', 'Duration of store admission calls (failed and timed-out calls included)', 'histogram',
-      byLimiter((c) => c.store.samples('bulk_limiter_store_seconds', { limiter: c.limiter.name }))),
-    new Collector('bulk_limiter_store_errors_total', 'Store admission calls that failed or timed out', 'counter',
-      byLimiter((c) => [{ labels: { limiter: c.limiter.name }, value: c.storeErrors }])),
-    new Collector('bulk_limiter_degraded', '1 while the store is skipped (breaker open) and onStoreError answers', 'gauge',
-      byLimiter((c) => [{ labels: { limiter: c.limiter.name }, value: c.degraded ? 1 : 0 }]), 'max'),
-    new Collector('bulk_limiter_jobs', 'Jobs by state, read from the store at scrape time', 'gauge', async () => {
-      const all = await Promise.all(limiters.map(async (limiter) => {
-        const counts = await countsOf(limiter);
-        return counts === undefined ? [] : JOB_STATES.map((state) => ({ labels: { limiter: limiter.name, state }, value: counts[state] }));
-      }));
-      return all.flat();
-    }, 'max'),
-    new Collector('bulk_limiter_oldest_waiting_seconds', 'How long the oldest job that is due but not started has waited (0 when none is due), read from the store at scrape time', 'gauge', async () => {
-      const all = await Promise.all(limiters.map(async (limiter) => {
-        const counts = await countsOf(limiter);
-        return counts === undefined ? [] : [{ labels: { limiter: limiter.name }, value: counts.oldestWaitingMs / 1000 }];
-      }));
-      return all.flat();
-    }, 'max'),
+    new Collector(
+      'bulk_limiter_decisions_total',
+      'Decisions by limiter, outcome (allowed, denied, deferred) and policy (global: the store decided; outage:<onStoreError>: the outage policy did)',
+      'counter',
+      byLimiter((c) =>
+        c.decisions.flatMap((value, i) => {
+          const labels = {
+            limiter: c.limiter.name,
+            outcome: ['allowed', 'denied', 'deferred'][Math.floor(i / POLICIES.length)]!,
+            policy: POLICIES[i % POLICIES.length]!,
+          };
+          return value > 0 || i % POLICIES.length === 0 ? [{ labels, value }] : [];
+        }),
+      ),
+    ),
+    new Collector(
+      'bulk_limiter_group_decisions_total',
+      `Decisions of the busiest groups by outcome; every other group is counted as group="*other*"`,
+      'counter',
+      byLimiter(
+        (c) => (
+          c.groups.rebalance(),
+          c.groups.series().map(([group, outcome, value]) => ({ labels: { limiter: c.limiter.name, group, outcome }, value }))
+        ),
+      ),
+    ),
+    new Collector(
+      'bulk_limiter_store_seconds',
+      'Duration of store admission calls (failed and timed-out calls included)',
+      'histogram',
+      byLimiter((c) => c.store.samples('bulk_limiter_store_seconds', { limiter: c.limiter.name })),
+    ),
+    new Collector(
+      'bulk_limiter_store_errors_total',
+      'Store admission calls that failed or timed out',
+      'counter',
+      byLimiter((c) => [{ labels: { limiter: c.limiter.name }, value: c.storeErrors }]),
+    ),
+    new Collector(
+      'bulk_limiter_degraded',
+      '1 while the store is skipped (breaker open) and onStoreError answers',
+      'gauge',
+      byLimiter((c) => [{ labels: { limiter: c.limiter.name }, value: c.degraded ? 1 : 0 }]),
+      'max',
+    ),
+    new Collector(
+      'bulk_limiter_jobs',
+      'Jobs by state, read from the store at scrape time',
+      'gauge',
+      async () => {
+        const all = await Promise.all(
+          limiters.map(async (limiter) => {
+            const counts = await countsOf(limiter);
+            return counts === undefined ? [] : JOB_STATES.map((state) => ({ labels: { limiter: limiter.name, state }, value: counts[state] }));
+          }),
+        );
+        return all.flat();
+      },
+      'max',
+    ),
+    new Collector(
+      'bulk_limiter_oldest_waiting_seconds',
+      'How long the oldest job that is due but not started has waited (0 when none is due), read from the store at scrape time',
+      'gauge',
+      async () => {
+        const all = await Promise.all(
+          limiters.map(async (limiter) => {
+            const counts = await countsOf(limiter);
+            return counts === undefined ? [] : [{ labels: { limiter: limiter.name }, value: counts.oldestWaitingMs / 1000 }];
+          }),
+        );
+        return all.flat();
+      },
+      'max',
+    ),
     new Collector('bulk_limiter_jobs_completed_total', 'Jobs whose handler resolved', 'counter', total('completed')),
     new Collector('bulk_limiter_jobs_failed_total', 'Handler runs that threw (not snoozes)', 'counter', total('failed')),
-    new Collector('bulk_limiter_jobs_retried_total', 'Jobs sent back to wait: after an error (kind="error") or a RetryLaterError (kind="snooze")', 'counter',
-      byTotals((t, limiter) => [{ labels: { limiter, kind: 'error' }, value: t.retriedError }, { labels: { limiter, kind: 'snooze' }, value: t.retriedSnooze }])),
-    new Collector('bulk_limiter_jobs_stalled_total', 'Expired leases returned by dispatchers (a worker crashed or hung)', 'counter', total('stalled')),
-    new Collector('bulk_limiter_jobs_dead_total', 'Jobs dead-lettered (by workers, and by dispatchers after too many stalls)', 'counter', total('dead')),
-    new Collector('bulk_limiter_job_run_seconds', 'Handler run time by job type', 'histogram',
-      byTotals((t, limiter) => [...t.runs].flatMap(([type, h]) => h.samples('bulk_limiter_job_run_seconds', { limiter, type })))),
+    new Collector(
+      'bulk_limiter_jobs_retried_total',
+      'Jobs sent back to wait: after an error (kind="error") or a RetryLaterError (kind="snooze")',
+      'counter',
+      byTotals((t, limiter) => [
+        { labels: { limiter, kind: 'error' }, value: t.retriedError },
+        { labels: { limiter, kind: 'snooze' }, value: t.retriedSnooze },
+      ]),
+    ),
+    new Collector(
+      'bulk_limiter_jobs_stalled_total',
+      'Expired leases returned by dispatchers (a worker crashed or hung)',
+      'counter',
+      total('stalled'),
+    ),
+    new Collector(
+      'bulk_limiter_jobs_dead_total',
+      'Jobs dead-lettered (by workers, and by dispatchers after too many stalls)',
+      'counter',
+      total('dead'),
+    ),
+    new Collector(
+      'bulk_limiter_job_run_seconds',
+      'Handler run time by job type',
+      'histogram',
+      byTotals((t, limiter) => [...t.runs].flatMap(([type, h]) => h.samples('bulk_limiter_job_run_seconds', { limiter, type }))),
+    ),
     new Collector('bulk_limiter_dispatcher_moved_total', 'Jobs moved to the ready list', 'counter', total('moved')),
     new Collector('bulk_limiter_dispatcher_promoted_total', 'Delayed jobs that came due (delayed → pending)', 'counter', total('promoted')),
-    new Collector('bulk_limiter_dispatcher_lag_seconds', 'While jobs are pending (due, waiting for budget or room in ready): seconds since a dispatcher of this process last moved one to ready; 0 otherwise', 'gauge', async () => {
-      const out: Sample[] = [];
-      for (const [name, t] of jobTotals) {
-        const limiter = limiterOfTotals.get(name);
-        if (!t.hasDispatcher || limiter === undefined) continue;
-        const counts = await countsOf(limiter);
-        if (counts === undefined) continue;
-        out.push({ labels: { limiter: name }, value: counts.pending > 0 ? (Date.now() - t.lastMoveAt) / 1000 : 0 });
-      }
-      return out;
-    }, 'max'),
+    new Collector(
+      'bulk_limiter_dispatcher_lag_seconds',
+      'While jobs are pending (due, waiting for budget or room in ready): seconds since a dispatcher of this process last moved one to ready; 0 otherwise',
+      'gauge',
+      async () => {
+        const out: Sample[] = [];
+        for (const [name, t] of jobTotals) {
+          const limiter = limiterOfTotals.get(name);
+          if (!t.hasDispatcher || limiter === undefined) continue;
+          const counts = await countsOf(limiter);
+          if (counts === undefined) continue;
+          out.push({ labels: { limiter: name }, value: counts.pending > 0 ? (Date.now() - t.lastMoveAt) / 1000 : 0 });
+        }
+        return out;
+      },
+      'max',
+    ),
   ];
   for (const collector of collectors) {
     // The Registry reads only name, help, type, aggregator and get() (see src/metrics/collector.ts).
@@ -201,21 +303,40 @@ function countWorker(worker: Worker, t: JobTotals): () => void {
     h.observe((performance.now() - started) / 1000);
   };
   const listeners = {
-    active: (job: WorkerJob) => { startedAt.set(job, performance.now()); },
-    completed: (job: WorkerJob) => { t.completed += 1; ran(job); },
-    failed: (job: WorkerJob) => { t.failed += 1; ran(job); },
+    active: (job: WorkerJob) => {
+      startedAt.set(job, performance.now());
+    },
+    completed: (job: WorkerJob) => {
+      t.completed += 1;
+      ran(job);
+    },
+    failed: (job: WorkerJob) => {
+      t.failed += 1;
+      ran(job);
+    },
     retrying: (job: WorkerJob, info: { kind: 'error' | 'snooze' }) => {
       if (info.kind === 'error') t.retriedError += 1;
       else t.retriedSnooze += 1;
       ran(job);
     },
-    dead: (job: WorkerJob) => { t.dead += 1; ran(job); },
+    dead: (job: WorkerJob) => {
+      t.dead += 1;
+      ran(job);
+    },
   };
-  worker.on('active', listeners.active).on('completed', listeners.completed).on('failed', listeners.failed)
-    .on('retrying', listeners.retrying).on('dead', listeners.dead);
+  worker
+    .on('active', listeners.active)
+    .on('completed', listeners.completed)
+    .on('failed', listeners.failed)
+    .on('retrying', listeners.retrying)
+    .on('dead', listeners.dead);
   return () => {
-    worker.off('active', listeners.active).off('completed', listeners.completed).off('failed', listeners.failed)
-      .off('retrying', listeners.retrying).off('dead', listeners.dead);
+    worker
+      .off('active', listeners.active)
+      .off('completed', listeners.completed)
+      .off('failed', listeners.failed)
+      .off('retrying', listeners.retrying)
+      .off('dead', listeners.dead);
   };
 }
 
@@ -231,7 +352,9 @@ function countDispatcher(dispatcher: Dispatcher, t: JobTotals): () => void {
     t.dead += r.dead;
   };
   dispatcher.on('dispatched', dispatched).on('reclaimed', reclaimed);
-  return () => { dispatcher.off('dispatched', dispatched).off('reclaimed', reclaimed); };
+  return () => {
+    dispatcher.off('dispatched', dispatched).off('reclaimed', reclaimed);
+  };
 }
 
 function validate(options: MetricsOptions): Required<MetricsOptions> {
@@ -239,7 +362,8 @@ function validate(options: MetricsOptions): Required<MetricsOptions> {
     throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
   }
   for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key)) throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${[...OPTION_NAMES].join(', ')}`);
+    if (!OPTION_NAMES.has(key))
+      throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${[...OPTION_NAMES].join(', ')}`);
   }
   const { registry, limiters, workers = [], dispatchers = [], topGroups = 10 } = options;
   if (typeof registry?.registerMetric !== 'function' || typeof registry.removeSingleMetric !== 'function') {
@@ -251,12 +375,16 @@ function validate(options: MetricsOptions): Required<MetricsOptions> {
   }
   const names = limiters.map((l) => l.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined) throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names (the \`limiter\` label), got "${repeated}" twice`);
+  if (repeated !== undefined)
+    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names (the \`limiter\` label), got "${repeated}" twice`);
   if (!Array.isArray(workers) || !workers.every((w) => isLimiter(w?.limiter) && typeof w.worker?.on === 'function')) {
     throw new ConfigError('ERR_BL_WORKERS', `Expected \`workers\` to be an array of { limiter, worker }, got ${describeValue(workers)}`);
   }
   if (!Array.isArray(dispatchers) || !dispatchers.every((d) => isLimiter(d?.limiter) && typeof d.dispatcher?.on === 'function')) {
-    throw new ConfigError('ERR_BL_DISPATCHERS', `Expected \`dispatchers\` to be an array of { limiter, dispatcher }, got ${describeValue(dispatchers)}`);
+    throw new ConfigError(
+      'ERR_BL_DISPATCHERS',
+      `Expected \`dispatchers\` to be an array of { limiter, dispatcher }, got ${describeValue(dispatchers)}`,
+    );
   }
   if (!Number.isInteger(topGroups) || topGroups < 0 || topGroups > 1000) {
     throw new ConfigError('ERR_BL_TOP_GROUPS', `Expected \`topGroups\` to be an integer from 0 to 1000, got ${describeValue(topGroups)}`);

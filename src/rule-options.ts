@@ -38,10 +38,12 @@ export function resolveRules(value: unknown): readonly RuleSpec[] {
   const names = new Set<string>();
   const out = list.map((item, i): RuleSpec => {
     const at = `rules[${i}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) fail(`Expected \`${at}\` to be { name, limit, windowMs, algorithm? }, got ${describeValue(item)}`);
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      fail(`Expected \`${at}\` to be { name, limit, windowMs, algorithm? }, got ${describeValue(item)}`);
     refuseUnknownOptions(item, ['name', 'limit', 'windowMs', 'algorithm'], 'createLimiter()', `${at}.`);
     const r = item as Rule;
-    if (typeof r.name !== 'string' || !RULE_NAME.test(r.name)) fail(`Expected \`${at}.name\` to be 1–32 letters, digits or ._-, got ${describeValue(r.name)}`);
+    if (typeof r.name !== 'string' || !RULE_NAME.test(r.name))
+      fail(`Expected \`${at}.name\` to be 1–32 letters, digits or ._-, got ${describeValue(r.name)}`);
     if (r.name === 'global') fail(`Expected \`${at}.name\` not to be "global": that names the global limit's fair share`);
     if (names.has(r.name)) fail(`Expected \`${at}.name\` to be unique, got ${describeValue(r.name)} twice`);
     names.add(r.name);
@@ -50,7 +52,8 @@ export function resolveRules(value: unknown): readonly RuleSpec[] {
       if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(`Expected \`${at}.${key}\` to be an integer ≥ 1, got ${describeValue(v)}`);
     }
     const algorithm = r.algorithm ?? 'token-bucket';
-    if (!ALGORITHMS.includes(algorithm)) fail(`Expected \`${at}.algorithm\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describeValue(r.algorithm)}`);
+    if (!ALGORITHMS.includes(algorithm))
+      fail(`Expected \`${at}.algorithm\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describeValue(r.algorithm)}`);
     const burst = Math.max(1, Math.ceil(r.limit / 20));
     return Object.freeze({ name: r.name, limit: r.limit, windowMs: r.windowMs, algorithm, burst, tag: ruleTag(r.name, algorithm, r.windowMs) });
   });

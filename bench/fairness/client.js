@@ -40,7 +40,13 @@ async function run(cfg) {
   if (cfg.design === 'fair') {
     const core = requireCore();
     // A slow store call must not turn into an in-process fallback decision here: deny it and count it.
-    const limiter = core.createLimiter({ store: new core.RedisStore({ client, prefix: 'blf' }), name: cfg.name, ...cfg.spec, timeoutMs: 2000, onStoreError: 'deny' });
+    const limiter = core.createLimiter({
+      store: new core.RedisStore({ client, prefix: 'blf' }),
+      name: cfg.name,
+      ...cfg.spec,
+      timeoutMs: 2000,
+      onStoreError: 'deny',
+    });
     decide = async (group, weight) => {
       const d = await limiter.check(group, { cost: 1, weight });
       if (d.reason === 'store-error') storeErrors++;
@@ -53,14 +59,19 @@ async function run(cfg) {
   await client.ping();
 
   const schedule = [];
-  cfg.groups.forEach((g, gi) => { if (g.rate > 0) for (const t of arrivals(g, cfg.processes, cfg.durationMs)) schedule.push([t, gi]); });
+  cfg.groups.forEach((g, gi) => {
+    if (g.rate > 0) for (const t of arrivals(g, cfg.processes, cfg.durationMs)) schedule.push([t, gi]);
+  });
   schedule.sort((a, b) => a[0] - b[0]);
 
   const log = { group: [], allowed: [], at: [], issued: [] };
   let inFlight = 0;
   let errors = 0;
   const record = (gi, issued, d) => {
-    log.group.push(gi); log.allowed.push(d.allowed ? 1 : 0); log.at.push(d.at - cfg.t0); log.issued.push(issued);
+    log.group.push(gi);
+    log.allowed.push(d.allowed ? 1 : 0);
+    log.at.push(d.at - cfg.t0);
+    log.issued.push(issued);
   };
   const now = () => Date.now() - cfg.t0;
   while (now() < 0) await new Promise((r) => setTimeout(r, Math.max(1, -now())));
@@ -71,15 +82,20 @@ async function run(cfg) {
   for (const c of cfg.closed || []) {
     const gi = cfg.groups.findIndex((g) => g.name === c.group);
     for (let k = 0; k < c.callers; k++) {
-      closedLoops.push((async () => {
-        while (now() < cfg.durationMs) {
-          const issued = now();
-          const d = await decide(c.group, cfg.groups[gi].weight);
-          record(gi, issued, d);
-          if (issued >= cfg.warmupMs) { closed.attempts++; if (d.allowed) closed.successes++; }
-          if (!d.allowed) await new Promise((r) => setTimeout(r, Math.max(1, d.retryAfterMs)));
-        }
-      })());
+      closedLoops.push(
+        (async () => {
+          while (now() < cfg.durationMs) {
+            const issued = now();
+            const d = await decide(c.group, cfg.groups[gi].weight);
+            record(gi, issued, d);
+            if (issued >= cfg.warmupMs) {
+              closed.attempts++;
+              if (d.allowed) closed.successes++;
+            }
+            if (!d.allowed) await new Promise((r) => setTimeout(r, Math.max(1, d.retryAfterMs)));
+          }
+        })(),
+      );
     }
   }
 
@@ -92,7 +108,16 @@ async function run(cfg) {
       maxLagMs = Math.max(maxLagMs, t - due);
       const g = cfg.groups[gi];
       inFlight++;
-      decide(g.name, g.weight).then((d) => record(gi, due, d), () => { errors++; }).finally(() => { inFlight--; });
+      decide(g.name, g.weight)
+        .then(
+          (d) => record(gi, due, d),
+          () => {
+            errors++;
+          },
+        )
+        .finally(() => {
+          inFlight--;
+        });
     }
     await new Promise((r) => setTimeout(r, 1));
   }

@@ -15,7 +15,9 @@ function expressApp(use) {
   app.disable('x-powered-by');
   app.disable('etag');
   if (use) app.use(use);
-  app.get('/', (_req, res) => { res.send('ok'); });
+  app.get('/', (_req, res) => {
+    res.send('ok');
+  });
   return app;
 }
 
@@ -24,17 +26,25 @@ function koaApp(use) {
   const app = new Koa();
   app.silent = true;
   if (use) app.use(use);
-  app.use((ctx) => { ctx.body = 'ok'; });
+  app.use((ctx) => {
+    ctx.body = 'ok';
+  });
   return app.callback();
 }
 
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
-  return core.createLimiter({ store: new core.RedisStore({ client, prefix: 'blh' }), name: `http-${process.pid}`, limit: limits.global, windowMs: WINDOW_MS, ...extra });
+  return core.createLimiter({
+    store: new core.RedisStore({ client, prefix: 'blh' }),
+    name: `http-${process.pid}`,
+    limit: limits.global,
+    windowMs: WINDOW_MS,
+    ...extra,
+  });
 }
 
 const VARIANTS = {
-  'express': () => expressApp(),
+  express: () => expressApp(),
   'express+bulk-limiter': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/express');
     return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (req) => tenantOf(req.headers) }));
@@ -42,26 +52,31 @@ const VARIANTS = {
   'express+express-rate-limit': (client, limits) => {
     const { rateLimit } = require('express-rate-limit');
     const { RedisStore } = require('rate-limit-redis');
-    return expressApp(rateLimit({
-      windowMs: WINDOW_MS,
-      limit: limits.perTenant,
-      keyGenerator: (req) => tenantOf(req.headers),
-      standardHeaders: 'draft-8',
-      legacyHeaders: false,
-      validate: false,
-      store: new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args), prefix: `erl-${process.pid}:` }),
-    }));
+    return expressApp(
+      rateLimit({
+        windowMs: WINDOW_MS,
+        limit: limits.perTenant,
+        keyGenerator: (req) => tenantOf(req.headers),
+        standardHeaders: 'draft-8',
+        legacyHeaders: false,
+        validate: false,
+        store: new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args), prefix: `erl-${process.pid}:` }),
+      }),
+    );
   },
   'express+rate-limiter-flexible': (client, limits) => {
     const { RateLimiterRedis, RateLimiterRes } = require('rate-limiter-flexible');
     const rl = new RateLimiterRedis({ storeClient: client, points: limits.perTenant, duration: WINDOW_MS / 1000, keyPrefix: `rlf-${process.pid}` });
     // The middleware its README shows: consume, 429 with Retry-After on rejection.
     return expressApp((req, res, next) => {
-      rl.consume(tenantOf(req.headers)).then(() => next(), (r) => {
-        if (!(r instanceof RateLimiterRes)) return next(r);
-        res.set('Retry-After', String(Math.ceil(r.msBeforeNext / 1000)));
-        res.status(429).send('Too Many Requests');
-      });
+      rl.consume(tenantOf(req.headers)).then(
+        () => next(),
+        (r) => {
+          if (!(r instanceof RateLimiterRes)) return next(r);
+          res.set('Retry-After', String(Math.ceil(r.msBeforeNext / 1000)));
+          res.status(429).send('Too Many Requests');
+        },
+      );
     });
   },
   // The opt-in local deny cache (README "Speed on Redis"); it only answers denials, so it runs deny-heavy only.
@@ -71,9 +86,11 @@ const VARIANTS = {
   },
   'express+bulk-limiter(denyCache retry)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/express');
-    return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (req) => tenantOf(req.headers) }));
+    return expressApp(
+      bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (req) => tenantOf(req.headers) }),
+    );
   },
-  'koa': () => koaApp(),
+  koa: () => koaApp(),
   'koa+bulk-limiter': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
@@ -89,7 +106,16 @@ const VARIANTS = {
   },
   'koa+koa-ratelimit': (client, limits) => {
     const ratelimit = require('koa-ratelimit');
-    return koaApp(ratelimit({ driver: 'redis', db: client, duration: WINDOW_MS, max: limits.perTenant, id: (ctx) => tenantOf(ctx.headers), namespace: `koa-${process.pid}` }));
+    return koaApp(
+      ratelimit({
+        driver: 'redis',
+        db: client,
+        duration: WINDOW_MS,
+        max: limits.perTenant,
+        id: (ctx) => tenantOf(ctx.headers),
+        namespace: `koa-${process.pid}`,
+      }),
+    );
   },
 };
 

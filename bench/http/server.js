@@ -16,7 +16,11 @@ function main() {
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', (m) => {
-    if (m === 'stop') server.close(() => { client.disconnect(); process.exit(0); });
+    if (m === 'stop')
+      server.close(() => {
+        client.disconnect();
+        process.exit(0);
+      });
   });
 }
 

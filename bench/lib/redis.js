@@ -44,9 +44,11 @@ async function waitForPing(port, timeoutMs = 10_000) {
 async function startRedis() {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bl-bench-'));
-  const child = spawn(process.env.REDIS_SERVER_BIN || 'redis-server',
+  const child = spawn(
+    process.env.REDIS_SERVER_BIN || 'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
-    { stdio: 'ignore' });
+    { stdio: 'ignore' },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await waitForPing(port);
   const clients = [];

@@ -26,5 +26,11 @@ test('Jain is 1 for equal shares and 1/n for one taker', () => {
 
 test('percentile is nearest-rank', () => {
   assert.equal(percentile([4, 1, 3, 2], 50), 2);
-  assert.equal(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99), 99);
+  assert.equal(
+    percentile(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+      99,
+    ),
+    99,
+  );
 });

@@ -14,7 +14,10 @@ function jain(xs) {
   if (xs.length === 0) return NaN;
   let sum = 0;
   let sq = 0;
-  for (const x of xs) { sum += x; sq += x * x; }
+  for (const x of xs) {
+    sum += x;
+    sq += x * x;
+  }
   return sq === 0 ? 1 : (sum * sum) / (xs.length * sq);
 }
 
@@ -63,7 +66,10 @@ function waterFill(capacity, demands, weights) {
       left = 0;
       break;
     }
-    for (const i of capped) { left -= demands[i] - share[i]; share[i] = demands[i]; }
+    for (const i of capped) {
+      left -= demands[i] - share[i];
+      share[i] = demands[i];
+    }
     open = open.filter((i) => !capped.includes(i));
   }
   return share;

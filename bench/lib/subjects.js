@@ -45,12 +45,21 @@ function bulkLimiterMemory(_client, { limit, windowMs, options = {} }) {
 
 /** rate-limiter-flexible RateLimiterRedis.consume(): per-key fixed window, one Lua call. */
 function rateLimiterFlexible(client, { limit, windowMs }) {
-  const rl = new RateLimiterRedis({ storeClient: client, points: limit, duration: Math.max(1, Math.round(windowMs / 1000)), keyPrefix: unique('rlf') });
+  const rl = new RateLimiterRedis({
+    storeClient: client,
+    points: limit,
+    duration: Math.max(1, Math.round(windowMs / 1000)),
+    keyPrefix: unique('rlf'),
+  });
   return {
-    check: (key) => rl.consume(key).then(() => true, (res) => {
-      if (res instanceof RateLimiterRes) return false;
-      throw res;
-    }),
+    check: (key) =>
+      rl.consume(key).then(
+        () => true,
+        (res) => {
+          if (res instanceof RateLimiterRes) return false;
+          throw res;
+        },
+      ),
   };
 }
 

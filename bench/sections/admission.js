@@ -14,14 +14,22 @@ const { progress } = require('../lib/progress');
 const SUBJECTS = [
   { id: 'bulk', label: 'bulk-limiter check() (RedisStore)', make: subjects.bulkLimiter },
   // The same store sending every check in a script call of its own (no batching): the script's own cost.
-  { id: 'bulk-single', label: 'bulk-limiter check() (RedisStore, maxBatch: 1)', make: (client, o) => subjects.bulkLimiter(client, { ...o, storeOptions: { maxBatch: 1 } }) },
+  {
+    id: 'bulk-single',
+    label: 'bulk-limiter check() (RedisStore, maxBatch: 1)',
+    make: (client, o) => subjects.bulkLimiter(client, { ...o, storeOptions: { maxBatch: 1 } }),
+  },
   { id: 'rlf', label: 'rate-limiter-flexible consume()', make: subjects.rateLimiterFlexible },
   { id: 'ref', label: 'INCR+PEXPIRE Lua (reference)', make: subjects.incrExpireReference },
   { id: 'memory', label: 'bulk-limiter check() (MemoryStore, in-process)', make: subjects.bulkLimiterMemory },
   // Prometheus metrics counting every decision: what observing costs on the hot path.
   { id: 'bulk-metrics', label: 'bulk-limiter check() (RedisStore, registerMetrics counting)', make: subjects.bulkLimiterCounted },
   // The opt-in local deny cache, measured next to the default above.
-  { id: 'bulk-cache', label: 'bulk-limiter check() (RedisStore, denyCache: true)', make: (client, o) => subjects.bulkLimiter(client, { ...o, options: { ...o.options, denyCache: true } }) },
+  {
+    id: 'bulk-cache',
+    label: 'bulk-limiter check() (RedisStore, denyCache: true)',
+    make: (client, o) => subjects.bulkLimiter(client, { ...o, options: { ...o.options, denyCache: true } }),
+  },
 ];
 
 // Deny-heavy: the budget is spent during warm-up and the window outlives the run, so nearly every
@@ -46,7 +54,11 @@ async function prepare(redis, subject, groups, modeName, cfg) {
 async function measure(redis, check, groups, cfg) {
   const admin = redis.client();
   await resetStats(admin);
-  const result = await closedLoop(check, { inFlight: cfg.inFlight, durationMs: cfg.durationMs, keyOf: () => `g${Math.floor(Math.random() * groups)}` });
+  const result = await closedLoop(check, {
+    inFlight: cfg.inFlight,
+    durationMs: cfg.durationMs,
+    keyOf: () => `g${Math.floor(Math.random() * groups)}`,
+  });
   const cost = await commandCost(admin);
   admin.disconnect();
   return { ...result, serverUsPerCall: cost.usec / result.ops };
@@ -102,40 +114,75 @@ function report(rows, cfg) {
   const find = (g, m, id) => rows.find((r) => r.groups === g && r.mode === m && r.subject.id === id && !r.skipped);
   const table = markdownTable(
     ['active groups', 'load', 'subject', 'ops/s', 'p50 ms', 'p99 ms', 'Redis CPU µs/call', 'client CPU µs/call', 'denied', 'ops/s vs RLF'],
-    rows.map((r) => r.skipped
-      ? [fmt(r.groups), r.mode, r.subject.label, `skipped: ${r.skipped}`, '', '', '', '', '', '']
-      : [fmt(r.groups), r.mode, r.subject.label, fmt(r.opsPerSec), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.serverUsPerCall, 1), fmt(r.clientUsPerCall, 1),
-        `${fmt(r.deniedShare * 100, 0)} %`, ratio(r.opsPerSec, find(r.groups, r.mode, 'rlf')?.opsPerSec)]));
+    rows.map((r) =>
+      r.skipped
+        ? [fmt(r.groups), r.mode, r.subject.label, `skipped: ${r.skipped}`, '', '', '', '', '', '']
+        : [
+            fmt(r.groups),
+            r.mode,
+            r.subject.label,
+            fmt(r.opsPerSec),
+            fmt(r.p50Ms, 2),
+            fmt(r.p99Ms, 2),
+            fmt(r.serverUsPerCall, 1),
+            fmt(r.clientUsPerCall, 1),
+            `${fmt(r.deniedShare * 100, 0)} %`,
+            ratio(r.opsPerSec, find(r.groups, r.mode, 'rlf')?.opsPerSec),
+          ],
+    ),
+  );
   const g0 = cfg.groupCounts[0];
-  const bars = rows.filter((r) => r.groups === g0 && !r.skipped)
+  const bars = rows
+    .filter((r) => r.groups === g0 && !r.skipped)
     .filter((r) => r.subject.id !== 'memory')
     .map((r) => ({ label: `${r.subject.id} ${r.mode}-heavy`, value: r.opsPerSec, highlight: r.subject.id.startsWith('bulk') }));
   const bulkCpu = rows.filter((r) => (r.subject.id === 'bulk' || r.subject.id === 'bulk-single') && !r.skipped).map((r) => r.serverUsPerCall);
-  const checks = cfg.groupCounts.flatMap((g) => ['allow', 'deny'].map((m) => {
-    const bulk = find(g, m, 'bulk');
-    const rlf = find(g, m, 'rlf');
-    return { name: `check() ops/s ≥ 1.0× RLF consume() (${m}-heavy, ${g} groups)`, value: ratio(bulk?.opsPerSec, rlf?.opsPerSec), pass: bulk && rlf ? bulk.opsPerSec >= rlf.opsPerSec : undefined };
-  }));
+  const checks = cfg.groupCounts.flatMap((g) =>
+    ['allow', 'deny'].map((m) => {
+      const bulk = find(g, m, 'bulk');
+      const rlf = find(g, m, 'rlf');
+      return {
+        name: `check() ops/s ≥ 1.0× RLF consume() (${m}-heavy, ${g} groups)`,
+        value: ratio(bulk?.opsPerSec, rlf?.opsPerSec),
+        pass: bulk && rlf ? bulk.opsPerSec >= rlf.opsPerSec : undefined,
+      };
+    }),
+  );
   for (const id of ['bulk-cache']) {
     for (const m of ['allow', 'deny']) {
       const x = find(g0, m, id);
       const rlf = find(g0, m, 'rlf');
-      if (x && rlf) checks.push({ name: `${id}: check() ops/s ≥ 1.0× RLF consume() (${m}-heavy, ${g0} groups; opt-in setting)`, value: ratio(x.opsPerSec, rlf.opsPerSec), pass: x.opsPerSec >= rlf.opsPerSec });
+      if (x && rlf)
+        checks.push({
+          name: `${id}: check() ops/s ≥ 1.0× RLF consume() (${m}-heavy, ${g0} groups; opt-in setting)`,
+          value: ratio(x.opsPerSec, rlf.opsPerSec),
+          pass: x.opsPerSec >= rlf.opsPerSec,
+        });
     }
   }
   for (const m of ['allow', 'deny']) {
     const counted = find(g0, m, 'bulk-metrics');
     const plain = find(g0, m, 'bulk');
     if (counted && plain) {
-      checks.push({ name: `registerMetrics counting: check() ops/s ≥ 0.9× without it (${m}-heavy, ${g0} groups)`, value: ratio(counted.opsPerSec, plain.opsPerSec), pass: counted.opsPerSec >= 0.9 * plain.opsPerSec });
+      checks.push({
+        name: `registerMetrics counting: check() ops/s ≥ 0.9× without it (${m}-heavy, ${g0} groups)`,
+        value: ratio(counted.opsPerSec, plain.opsPerSec),
+        pass: counted.opsPerSec >= 0.9 * plain.opsPerSec,
+      });
     }
   }
-  checks.push({ name: 'Redis CPU per check ≤ 30 µs, flat in groups (batched and maxBatch: 1)', value: bulkCpu.length ? `${fmt(Math.min(...bulkCpu), 1)}–${fmt(Math.max(...bulkCpu), 1)} µs` : '—', pass: bulkCpu.length ? Math.max(...bulkCpu) <= 30 : undefined });
+  checks.push({
+    name: 'Redis CPU per check ≤ 30 µs, flat in groups (batched and maxBatch: 1)',
+    value: bulkCpu.length ? `${fmt(Math.min(...bulkCpu), 1)}–${fmt(Math.max(...bulkCpu), 1)} µs` : '—',
+    pass: bulkCpu.length ? Math.max(...bulkCpu) <= 30 : undefined,
+  });
   return {
     title: '1. Admission throughput (no HTTP)',
     intro: `One ioredis client, ${cfg.inFlight} calls in flight, keys drawn uniformly from the active groups (all touched once before measuring), ${cfg.durationMs / 1000} s per round, best of ${cfg.rounds} interleaved rounds. Deny-heavy: the budget is spent during warm-up. Redis CPU = INFO commandstats µs / calls measured; client CPU = this process's user + system time / calls (ioredis, the library, the loop). "Calls" are check() / consume() calls: the RedisStore sends the checks of one event-loop turn in one script call (up to \`maxBatch\`, default 64); the \`maxBatch: 1\` row sends each on its own.`,
     markdown: table,
-    charts: { 'admission-ops.svg': barChart({ title: `Admission ops/s, ${g0} groups, ${cfg.inFlight} in flight (higher is better)`, unit: 'ops/s', bars }) },
+    charts: {
+      'admission-ops.svg': barChart({ title: `Admission ops/s, ${g0} groups, ${cfg.inFlight} in flight (higher is better)`, unit: 'ops/s', bars }),
+    },
     checks,
     rows,
   };

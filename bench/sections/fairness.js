@@ -19,7 +19,9 @@ const DESIGNS = { fair: 'bulk-limiter', baseline: 'original design' };
 function runClient(cfg) {
   const child = fork(join(__dirname, '..', 'fairness', 'client.js'), [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   child.send(cfg);
   return new Promise((resolve, reject) => {
     child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve(m.result)));
@@ -35,11 +37,22 @@ async function runScenario(id, design, cfg) {
   try {
     // Start on a whole second of the wall clock, so edge bursts line up with fixed windows.
     const t0 = Math.ceil((Date.now() + 700) / 1000) * 1000;
-    const results = await Promise.all(Array.from({ length: cfg.processes }, (_, p) => runClient({
-      redisPort: redis.port, design, name: `${id}-${design}`, spec, groups, processes: cfg.processes, t0,
-      durationMs: cfg.durationMs, warmupMs: cfg.warmupMs,
-      closed: (sc.closed || []).map((c) => ({ ...c, callers: Math.round(c.callers / cfg.processes) + (p < c.callers % cfg.processes ? 1 : 0) })),
-    })));
+    const results = await Promise.all(
+      Array.from({ length: cfg.processes }, (_, p) =>
+        runClient({
+          redisPort: redis.port,
+          design,
+          name: `${id}-${design}`,
+          spec,
+          groups,
+          processes: cfg.processes,
+          t0,
+          durationMs: cfg.durationMs,
+          warmupMs: cfg.warmupMs,
+          closed: (sc.closed || []).map((c) => ({ ...c, callers: Math.round(c.callers / cfg.processes) + (p < c.callers % cfg.processes ? 1 : 0) })),
+        }),
+      ),
+    );
     const log = { group: [], allowed: [], at: [], issued: [] };
     for (const r of results) for (const k of Object.keys(log)) for (const v of r.log[k]) log[k].push(v);
     const steady = sc.steady ? sc.steady(cfg.durationMs) : [cfg.warmupMs, cfg.durationMs];
@@ -66,7 +79,10 @@ async function runFairness(cfg) {
   for (const id of ids) {
     for (const design of Object.keys(DESIGNS)) {
       progress(`fairness: ${id} on ${DESIGNS[design]} (${cfg.durationMs / 1000} s)`);
-      if (design === 'fair' && coreError) { rows.push({ id, design, skipped: coreError }); continue; }
+      if (design === 'fair' && coreError) {
+        rows.push({ id, design, skipped: coreError });
+        continue;
+      }
       try {
         rows.push({ id, design, ...(await runScenario(id, design, cfg)) });
       } catch (error) {
@@ -80,7 +96,8 @@ async function runFairness(cfg) {
 function note(r) {
   const parts = [];
   if (r.attemptsPerSuccess !== undefined) parts.push(`attempts/success ${fmt(r.attemptsPerSuccess, 2)}`);
-  if (r.convergenceMs !== undefined) parts.push(`converged ${Number.isFinite(r.convergenceMs) ? `${fmt(r.convergenceMs)} ms after the step` : 'never (±5 %)'}`);
+  if (r.convergenceMs !== undefined)
+    parts.push(`converged ${Number.isFinite(r.convergenceMs) ? `${fmt(r.convergenceMs)} ms after the step` : 'never (±5 %)'}`);
   if (r.id === 's2') parts.push(r.perGroup.map((g) => `${g.name} ${fmt(g.admitted)}/s (fair ${fmt(g.fair)})`).join(', '));
   if (r.errors) parts.push(`${r.errors} errors`);
   if (r.maxLagMs > 50) parts.push(`client lag up to ${fmt(r.maxLagMs)} ms`);
@@ -89,28 +106,86 @@ function note(r) {
 
 function report(rows, cfg) {
   const ok = rows.filter((r) => !r.skipped);
-  const table = markdownTable(['scenario', 'design', 'admitted/s', `max in any ${cfg.windowMs / 1000} s (limit ${cfg.limit})`, 'max in a fixed window', 'over-admission', 'utilisation', 'Jain vs max-min', 'guarantee', 'notes'],
-    rows.map((r) => r.skipped
-      ? [r.id, DESIGNS[r.design], `skipped: ${r.skipped}`, '', '', '', '', '', '', '']
-      : [r.id, DESIGNS[r.design], fmt(r.admittedPerSec), fmt(r.maxSliding), fmt(r.maxFixed), fmt(r.overAdmission), fmt(r.utilisation, 3), fmt(r.jain, 3), fmt(r.guarantee, 3), note(r)]));
+  const table = markdownTable(
+    [
+      'scenario',
+      'design',
+      'admitted/s',
+      `max in any ${cfg.windowMs / 1000} s (limit ${cfg.limit})`,
+      'max in a fixed window',
+      'over-admission',
+      'utilisation',
+      'Jain vs max-min',
+      'guarantee',
+      'notes',
+    ],
+    rows.map((r) =>
+      r.skipped
+        ? [r.id, DESIGNS[r.design], `skipped: ${r.skipped}`, '', '', '', '', '', '', '']
+        : [
+            r.id,
+            DESIGNS[r.design],
+            fmt(r.admittedPerSec),
+            fmt(r.maxSliding),
+            fmt(r.maxFixed),
+            fmt(r.overAdmission),
+            fmt(r.utilisation, 3),
+            fmt(r.jain, 3),
+            fmt(r.guarantee, 3),
+            note(r),
+          ],
+    ),
+  );
   const fair = ok.filter((r) => r.design === 'fair');
   const saturated = fair.filter((r) => !['s4', 's6'].includes(r.id));
   const range = (xs, d) => (xs.length ? `${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)}` : '—');
   const check = (name, xs, d, pass) => ({ name, value: range(xs, d), pass: xs.length ? pass(xs) : undefined });
   const epochMs = Math.max(100, cfg.windowMs / 4);
   const checks = [
-    check('over-admission in any sliding window = 0 (all scenarios)', fair.map((r) => r.overAdmission), 0, (xs) => Math.max(...xs) === 0),
-    check('utilisation of strict capacity ≥ 0.97 (demand > capacity)', saturated.map((r) => r.utilisation), 3, (xs) => Math.min(...xs) >= 0.97),
-    check('Jain vs max-min ≥ 0.99 (≥ 10 tenants: s1, s8)', fair.filter((r) => ['s1', 's8'].includes(r.id)).map((r) => r.jain), 3, (xs) => Math.min(...xs) >= 0.99),
-    check('guarantee ratio ≥ 0.95 (backlogged tenants)', saturated.map((r) => r.guarantee), 3, (xs) => Math.min(...xs) >= 0.95),
-    check(`convergence after a demand step ≤ 4 epochs (${4 * epochMs} ms)`, fair.filter((r) => r.convergenceMs !== undefined).map((r) => r.convergenceMs), 0, (xs) => Math.max(...xs) <= 4 * epochMs),
-    check('Retry-After: attempts per success ≤ 2.5 (20 closed-loop callers)', fair.filter((r) => r.attemptsPerSuccess !== undefined).map((r) => r.attemptsPerSuccess), 2, (xs) => Math.max(...xs) <= 2.5),
+    check(
+      'over-admission in any sliding window = 0 (all scenarios)',
+      fair.map((r) => r.overAdmission),
+      0,
+      (xs) => Math.max(...xs) === 0,
+    ),
+    check(
+      'utilisation of strict capacity ≥ 0.97 (demand > capacity)',
+      saturated.map((r) => r.utilisation),
+      3,
+      (xs) => Math.min(...xs) >= 0.97,
+    ),
+    check(
+      'Jain vs max-min ≥ 0.99 (≥ 10 tenants: s1, s8)',
+      fair.filter((r) => ['s1', 's8'].includes(r.id)).map((r) => r.jain),
+      3,
+      (xs) => Math.min(...xs) >= 0.99,
+    ),
+    check(
+      'guarantee ratio ≥ 0.95 (backlogged tenants)',
+      saturated.map((r) => r.guarantee),
+      3,
+      (xs) => Math.min(...xs) >= 0.95,
+    ),
+    check(
+      `convergence after a demand step ≤ 4 epochs (${4 * epochMs} ms)`,
+      fair.filter((r) => r.convergenceMs !== undefined).map((r) => r.convergenceMs),
+      0,
+      (xs) => Math.max(...xs) <= 4 * epochMs,
+    ),
+    check(
+      'Retry-After: attempts per success ≤ 2.5 (20 closed-loop callers)',
+      fair.filter((r) => r.attemptsPerSuccess !== undefined).map((r) => r.attemptsPerSuccess),
+      2,
+      (xs) => Math.max(...xs) <= 2.5,
+    ),
   ];
   const charts = {};
   for (const r of ok) {
     charts[`fairness-${r.id}-${r.design}.svg`] = lineChart({
       title: `${r.id} on ${DESIGNS[r.design]}: admitted per second per tenant`,
-      xLabel: 'seconds', yLabel: 'admitted / s (250 ms bins)', series: r.series,
+      xLabel: 'seconds',
+      yLabel: 'admitted / s (250 ms bins)',
+      series: r.series,
       hLines: [{ y: cfg.limit, label: `limit ${cfg.limit}/s` }],
     });
   }

@@ -17,9 +17,13 @@ const { VARIANTS } = require('../http/apps');
 const HUGE = 10_000_000;
 
 function startServer(variant, redisPort, limits) {
-  const child = fork(join(__dirname, '..', 'http', 'server.js'), [JSON.stringify({ variant, redisPort, limits })], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = fork(join(__dirname, '..', 'http', 'server.js'), [JSON.stringify({ variant, redisPort, limits })], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve({ port: m.port, stop: () => stopServer(child) })));
     child.once('exit', (code) => reject(new Error(`server exited (${code}): ${stderr.split('\n')[0]}`)));
@@ -41,7 +45,9 @@ function load(port, cfg, durationS) {
     url: `http://127.0.0.1:${port}/`,
     connections: cfg.connections,
     duration: durationS,
-    requests: [{ method: 'GET', path: '/', setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-tenant': `tenant-${n++ % cfg.tenants}` } }) }],
+    requests: [
+      { method: 'GET', path: '/', setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-tenant': `tenant-${n++ % cfg.tenants}` } }) },
+    ],
   });
 }
 
@@ -53,7 +59,13 @@ async function measure(variant, limits, cfg) {
       if (!cfg.smoke) await load(server.port, cfg, 2); // JIT and connection warm-up
       const r = await load(server.port, cfg, cfg.durationS);
       const total = r['2xx'] + r.non2xx;
-      return { reqPerSec: total / (r.duration || cfg.durationS), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xxShare: total ? r.non2xx / total : NaN, errors: r.errors + r.timeouts };
+      return {
+        reqPerSec: total / (r.duration || cfg.durationS),
+        p50Ms: r.latency.p50,
+        p99Ms: r.latency.p99,
+        non2xxShare: total ? r.non2xx / total : NaN,
+        errors: r.errors + r.timeouts,
+      };
     } finally {
       await server.stop();
     }
@@ -97,14 +109,32 @@ async function runHttp(cfg) {
 function report(rows, cfg, denyGlobal) {
   const find = (variant, mode) => rows.find((r) => r.variant === variant && r.mode === mode && !r.skipped);
   const baseOf = (variant) => (variant.startsWith('koa') ? 'koa' : 'express');
-  const table = markdownTable(['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '2xx/s', 'errors', 'req/s vs bare'],
-    rows.map((r) => r.skipped
-      ? [r.variant, r.mode, `skipped: ${r.skipped}`, '', '', '', '', '', '']
-      : [r.variant, r.mode, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), `${fmt(r.non2xxShare * 100, 1)} %`, fmt(r.reqPerSec * (1 - r.non2xxShare)), fmt(r.errors), ratio(r.reqPerSec, find(baseOf(r.variant), 'allow')?.reqPerSec)]));
+  const table = markdownTable(
+    ['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '2xx/s', 'errors', 'req/s vs bare'],
+    rows.map((r) =>
+      r.skipped
+        ? [r.variant, r.mode, `skipped: ${r.skipped}`, '', '', '', '', '', '']
+        : [
+            r.variant,
+            r.mode,
+            fmt(r.reqPerSec),
+            fmt(r.p50Ms, 1),
+            fmt(r.p99Ms, 1),
+            `${fmt(r.non2xxShare * 100, 1)} %`,
+            fmt(r.reqPerSec * (1 - r.non2xxShare)),
+            fmt(r.errors),
+            ratio(r.reqPerSec, find(baseOf(r.variant), 'allow')?.reqPerSec),
+          ],
+    ),
+  );
   const target = (name, a, b, min, mode) => {
     const x = find(a, mode);
     const y = find(b, mode);
-    return { name: `${a} ≥ ${min}× ${b} req/s (${mode}-heavy)`, value: ratio(x?.reqPerSec, y?.reqPerSec), pass: x && y ? x.reqPerSec >= min * y.reqPerSec : undefined };
+    return {
+      name: `${a} ≥ ${min}× ${b} req/s (${mode}-heavy)`,
+      value: ratio(x?.reqPerSec, y?.reqPerSec),
+      pass: x && y ? x.reqPerSec >= min * y.reqPerSec : undefined,
+    };
   };
   const checks = [
     target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.0, 'allow'),
@@ -116,7 +146,9 @@ function report(rows, cfg, denyGlobal) {
     target('koa+bulk-limiter(denyCache retry)', 'koa+bulk-limiter(denyCache retry)', 'koa+koa-ratelimit', 1.5, 'deny'),
     target('express+bulk-limiter(denyCache retry)', 'express+bulk-limiter(denyCache retry)', 'express+rate-limiter-flexible', 1.1, 'deny'),
   ];
-  const bars = rows.filter((r) => !r.skipped).map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
+  const bars = rows
+    .filter((r) => !r.skipped)
+    .map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
   return {
     title: '2. HTTP overhead',
     intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave).`,

@@ -19,8 +19,16 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function recordingStarts(queue, leaseMs, startedAt) {
   const record = (jobs) => jobs.forEach((j) => startedAt.push(j.leaseUntil - leaseMs));
   return Object.assign(Object.create(queue), {
-    claimMany: async (...a) => { const r = await queue.claimMany(...a); record(r.claimed); return r; },
-    completeAndClaim: async (...a) => { const r = await queue.completeAndClaim(...a); record(r.claimed); return r; },
+    claimMany: async (...a) => {
+      const r = await queue.claimMany(...a);
+      record(r.claimed);
+      return r;
+    },
+    completeAndClaim: async (...a) => {
+      const r = await queue.completeAndClaim(...a);
+      record(r.claimed);
+      return r;
+    },
   });
 }
 
@@ -62,8 +70,13 @@ async function pauseScenario(core, store, cfg) {
   await limiter.close();
   const sorted = (xs) => [...xs].sort((a, b) => a - b);
   return {
-    jobs, done, readyAtReturn, drainMs, live: liveAt.length,
-    maxStarts: maxInSlidingWindow(sorted(startedAt), 1000), maxAll: maxInSlidingWindow(sorted([...startedAt, ...liveAt]), 1000),
+    jobs,
+    done,
+    readyAtReturn,
+    drainMs,
+    live: liveAt.length,
+    maxStarts: maxInSlidingWindow(sorted(startedAt), 1000),
+    maxAll: maxInSlidingWindow(sorted([...startedAt, ...liveAt]), 1000),
   };
 }
 
@@ -83,8 +96,26 @@ async function runPause(cfg) {
   }
   const markdown = [
     `**Where the limit holds.** limit ${cfg.limit}/s, readyMax ${cfg.readyMax}, ${cfg.jobs} deferred jobs from 4 tenants; the Dispatcher runs while the workers are away for ${fmt(cfg.pauseMs / 1000, 1)} s, then one Worker (concurrency 10) comes back; live requests every 100 ms through the same limiter all along. A job's start is the store time of its claim. Charging jobs when the dispatcher moved them (before this round) ran the whole ready list at once: 120 starts in one second.`,
-    markdownTable(['store', 'jobs ready when the workers came back', 'jobs run', 'drain s', 'most job starts in any 1 s', 'most starts + live admissions in any 1 s', 'limit'],
-      rows.map((r) => [r.store, fmt(r.readyAtReturn), `${fmt(r.done)} / ${fmt(r.jobs)}`, fmt(r.drainMs / 1000, 1), fmt(r.maxStarts), fmt(r.maxAll), fmt(cfg.limit)])),
+    markdownTable(
+      [
+        'store',
+        'jobs ready when the workers came back',
+        'jobs run',
+        'drain s',
+        'most job starts in any 1 s',
+        'most starts + live admissions in any 1 s',
+        'limit',
+      ],
+      rows.map((r) => [
+        r.store,
+        fmt(r.readyAtReturn),
+        `${fmt(r.done)} / ${fmt(r.jobs)}`,
+        fmt(r.drainMs / 1000, 1),
+        fmt(r.maxStarts),
+        fmt(r.maxAll),
+        fmt(cfg.limit),
+      ]),
+    ),
   ].join('\n\n');
   const checks = rows.map((r) => ({
     name: `${r.store}: job starts + live ≤ limit in any 1 s after an ${fmt(cfg.pauseMs / 1000, 1)} s worker pause`,

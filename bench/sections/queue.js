@@ -60,7 +60,14 @@ async function bulkLimiterQueue(redis, cfg, dispatcherOptions = {}) {
   // Draining: real Redis time and a budget the drain cannot reach, so the drain measures the queue.
   const frozenMs = Date.now() - 60_000;
   const common = { name, maxGroups: 10_000, maxBacklog: cfg.jobs };
-  const deferring = core.createLimiter({ ...common, store: new core.RedisStore({ client, prefix: 'blq', clock: () => frozenMs }), limit: 1_000_000, windowMs: 1000, burst: 2, reserve: 1 });
+  const deferring = core.createLimiter({
+    ...common,
+    store: new core.RedisStore({ client, prefix: 'blq', clock: () => frozenMs }),
+    limit: 1_000_000,
+    windowMs: 1000,
+    burst: 2,
+    reserve: 1,
+  });
   const draining = core.createLimiter({ ...common, store: new core.RedisStore({ client, prefix: 'blq' }), limit: 10_000_000, windowMs: 1000 });
   for (let i = 0; i < 4; i++) await deferring.check('warm-up', { cost: 1, weight: 1 }); // spends the tokens
   const defer = { type: 'bench', payload: {} };
@@ -68,15 +75,17 @@ async function bulkLimiterQueue(redis, cfg, dispatcherOptions = {}) {
   let notDeferred = 0;
   let lastRunAt = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: cfg.enqueueInFlight }, async () => {
-    while (next < cfg.jobs) {
-      const i = next++;
-      const g = i % GROUPS;
-      const d = await deferring.check(`g${g}`, { cost: 1, weight: weightOf(g), defer: { ...defer, payload: { at: Date.now(), g } } });
-      if (!d.job) notDeferred++;
-      else lastRunAt = Math.max(lastRunAt, d.job.runAt);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: cfg.enqueueInFlight }, async () => {
+      while (next < cfg.jobs) {
+        const i = next++;
+        const g = i % GROUPS;
+        const d = await deferring.check(`g${g}`, { cost: 1, weight: weightOf(g), defer: { ...defer, payload: { at: Date.now(), g } } });
+        if (!d.job) notDeferred++;
+        else lastRunAt = Math.max(lastRunAt, d.job.runAt);
+      }
+    }),
+  );
   const enqueueMs = performance.now() - t0;
   if (notDeferred) throw new Error(`${notDeferred} of ${cfg.jobs} requests were not deferred`);
   // Jobs due only later would make the drain measure the wait, not the queue.
@@ -86,7 +95,16 @@ async function bulkLimiterQueue(redis, cfg, dispatcherOptions = {}) {
   const e2e = [];
   const order = [];
   const dispatcher = new core.Dispatcher({ limiter: draining, readyMax: 1000, ...dispatcherOptions });
-  const worker = new core.Worker({ limiter: draining, concurrency: cfg.concurrency, handlers: { bench: (job) => { e2e.push(Date.now() - job.payload.at); order.push(job.payload.g); } } });
+  const worker = new core.Worker({
+    limiter: draining,
+    concurrency: cfg.concurrency,
+    handlers: {
+      bench: (job) => {
+        e2e.push(Date.now() - job.payload.at);
+        order.push(job.payload.g);
+      },
+    },
+  });
   const t1 = performance.now();
   dispatcher.start();
   worker.start();
@@ -114,7 +132,14 @@ async function bullmqQueue(redis, cfg) {
   const e2e = [];
   const order = [];
   const t1 = performance.now();
-  const worker = new bullmq.Worker('bench', async (job) => { e2e.push(Date.now() - job.data.at); order.push(job.data.g); }, { connection, concurrency: cfg.concurrency });
+  const worker = new bullmq.Worker(
+    'bench',
+    async (job) => {
+      e2e.push(Date.now() - job.data.at);
+      order.push(job.data.g);
+    },
+    { connection, concurrency: cfg.concurrency },
+  );
   await waitFor(() => e2e.length >= cfg.jobs, 300_000, 'the BullMQ drain');
   const drainMs = performance.now() - t1;
   await worker.close();
@@ -150,15 +175,37 @@ async function runQueue(cfg) {
   return {
     title: '3. Deferred-work queue',
     intro: `${fmt(cfg.jobs)} no-op jobs over ${GROUPS} groups; workers at concurrency ${cfg.concurrency}, fresh redis-server per row. bulk-limiter defers through the admission script itself (${cfg.enqueueInFlight} calls in flight; every job is a denied request written atomically with its decision), with the deferring limiter's store clock frozen (so jobs are due at once), then drains with a Dispatcher and Workers whose claims go through a budget the drain cannot reach. End-to-end = handler start − enqueue time (includes waiting in the backlog). Every 4th group has weight 2; "drained share vs weight" = over the jobs run before the first group ran dry, the worst deviation of a group's jobs/weight from the mean (BullMQ has no weights: FIFO).`,
-    markdown: markdownTable(['queue', 'enqueue jobs/s', 'drain jobs/s', 'end-to-end p50 ms', 'end-to-end p99 ms', 'drained share vs weight, worst error'],
-      rows.map((r) => r.skipped ? [r.subject.label, `skipped: ${r.skipped}`, '', '', '', '']
-        : [r.subject.label, fmt(r.enqueuePerSec), fmt(r.drainPerSec), fmt(r.p50Ms), fmt(r.p99Ms), `${fmt(r.shareError * 100, 1)} %`])),
-    charts: { 'queue-drain.svg': barChart({ title: `Drain jobs/s, concurrency ${cfg.concurrency} (higher is better)`, unit: 'jobs/s',
-      bars: rows.filter((r) => !r.skipped).map((r) => ({ label: r.subject.id, value: r.drainPerSec, highlight: r.subject.id.startsWith('bulk') })) }) },
+    markdown: markdownTable(
+      ['queue', 'enqueue jobs/s', 'drain jobs/s', 'end-to-end p50 ms', 'end-to-end p99 ms', 'drained share vs weight, worst error'],
+      rows.map((r) =>
+        r.skipped
+          ? [r.subject.label, `skipped: ${r.skipped}`, '', '', '', '']
+          : [r.subject.label, fmt(r.enqueuePerSec), fmt(r.drainPerSec), fmt(r.p50Ms), fmt(r.p99Ms), `${fmt(r.shareError * 100, 1)} %`],
+      ),
+    ),
+    charts: {
+      'queue-drain.svg': barChart({
+        title: `Drain jobs/s, concurrency ${cfg.concurrency} (higher is better)`,
+        unit: 'jobs/s',
+        bars: rows.filter((r) => !r.skipped).map((r) => ({ label: r.subject.id, value: r.drainPerSec, highlight: r.subject.id.startsWith('bulk') })),
+      }),
+    },
     checks: [
-      { name: 'drain ≥ 1.0× BullMQ', value: ratio(bulk?.drainPerSec, bull?.drainPerSec), pass: bulk && bull ? bulk.drainPerSec >= bull.drainPerSec : undefined },
-      { name: 'enqueue ≥ 1.0× BullMQ addBulk', value: ratio(bulk?.enqueuePerSec, bull?.enqueuePerSec), pass: bulk && bull ? bulk.enqueuePerSec >= bull.enqueuePerSec : undefined },
-      { name: 'per-group drained share vs weights while backlogged: within 5 %', value: bulk ? `${fmt(bulk.shareError * 100, 1)} %` : '—', pass: bulk ? bulk.shareError <= 0.05 : undefined },
+      {
+        name: 'drain ≥ 1.0× BullMQ',
+        value: ratio(bulk?.drainPerSec, bull?.drainPerSec),
+        pass: bulk && bull ? bulk.drainPerSec >= bull.drainPerSec : undefined,
+      },
+      {
+        name: 'enqueue ≥ 1.0× BullMQ addBulk',
+        value: ratio(bulk?.enqueuePerSec, bull?.enqueuePerSec),
+        pass: bulk && bull ? bulk.enqueuePerSec >= bull.enqueuePerSec : undefined,
+      },
+      {
+        name: 'per-group drained share vs weights while backlogged: within 5 %',
+        value: bulk ? `${fmt(bulk.shareError * 100, 1)} %` : '—',
+        pass: bulk ? bulk.shareError <= 0.05 : undefined,
+      },
       ...pause.checks,
     ],
     extra: pause.markdown,

@@ -36,8 +36,14 @@ async function runVariant(core, cfg, variant) {
   try {
     const client = redis.client({ enableAutoPipelining: true });
     const limiter = core.createLimiter({
-      store: new core.RedisStore({ client }), name: `sybil-${variant.id}`, limit: LIMIT, windowMs: 1000,
-      timeoutMs: 2000, onStoreError: 'deny', logger: { warn: () => {} }, ...variant.options,
+      store: new core.RedisStore({ client }),
+      name: `sybil-${variant.id}`,
+      limit: LIMIT,
+      windowMs: 1000,
+      timeoutMs: 2000,
+      onStoreError: 'deny',
+      logger: { warn: () => {} },
+      ...variant.options,
     });
     await client.ping();
     const memoryBefore = await usedMemory(client);
@@ -60,15 +66,20 @@ async function runVariant(core, cfg, variant) {
       const wait = t0 + t - Date.now();
       if (wait > 1) await sleep(wait);
       const inFlood = t >= floodFrom;
-      pending.push(limiter.check(group).then((d) => {
-        if (d.reason === 'store-error') errors += 1;
-        if (d.allowed) admittedAt.push(d.at);
-        if (!group.startsWith('tenant-')) { if (d.allowed) floodAdmitted += 1; return; }
-        if (!inFlood) return;
-        const s = tenants[Number(group.slice(7))];
-        s.sent += 1;
-        if (d.allowed) s.admitted += 1;
-      }));
+      pending.push(
+        limiter.check(group).then((d) => {
+          if (d.reason === 'store-error') errors += 1;
+          if (d.allowed) admittedAt.push(d.at);
+          if (!group.startsWith('tenant-')) {
+            if (d.allowed) floodAdmitted += 1;
+            return;
+          }
+          if (!inFlood) return;
+          const s = tenants[Number(group.slice(7))];
+          s.sent += 1;
+          if (d.allowed) s.admitted += 1;
+        }),
+      );
       if (pending.length > 5000) await Promise.all(pending.splice(0));
     }
     await Promise.all(pending);
@@ -106,9 +117,24 @@ async function runSybil(cfg) {
     rows.push(await runVariant(core, cfg, variant));
   }
   const table = markdownTable(
-    ['options', 'established tenants: admitted / demand during the flood', 'new ids admitted/s', `max in any 1 s (limit ${LIMIT})`, 'Redis memory after', 'groups hash fields', 'notes'],
-    rows.map((r) => [r.variant.label, r.shares.map((s) => fmt(s, 2)).join(', '), fmt(r.floodPerSec), fmt(r.maxSliding), `${fmt(r.memoryMiB, 1)} MiB`, fmt(r.fields),
-      r.errors ? `${r.errors} store errors` : '']),
+    [
+      'options',
+      'established tenants: admitted / demand during the flood',
+      'new ids admitted/s',
+      `max in any 1 s (limit ${LIMIT})`,
+      'Redis memory after',
+      'groups hash fields',
+      'notes',
+    ],
+    rows.map((r) => [
+      r.variant.label,
+      r.shares.map((s) => fmt(s, 2)).join(', '),
+      fmt(r.floodPerSec),
+      fmt(r.maxSliding),
+      `${fmt(r.memoryMiB, 1)} MiB`,
+      fmt(r.fields),
+      r.errors ? `${r.errors} store errors` : '',
+    ]),
   );
   const byDefault = rows[0];
   return {
@@ -116,8 +142,16 @@ async function runSybil(cfg) {
     intro: `limit ${LIMIT}/s, default options otherwise; ${TENANTS} established tenants at ${TENANT_RATE}/s each (Poisson, sending ${cfg.warmupMs / 1000} s before the flood), then ${fmt(byDefault.floodSent)} new ids at ${fmt(cfg.floodRate)}/s, one request each, for ${cfg.floodMs / 1000} s; one client process, one fresh redis-server per row.`,
     markdown: table,
     checks: [
-      { name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand (default options)', value: byDefault.shares.map((s) => fmt(s, 2)).join(', '), pass: Math.min(...byDefault.shares) >= 0.9 },
-      { name: 'flood of new ids: never more than the limit in any 1 s', value: rows.map((r) => fmt(r.maxSliding)).join(', '), pass: Math.max(...rows.map((r) => r.maxSliding)) <= LIMIT },
+      {
+        name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand (default options)',
+        value: byDefault.shares.map((s) => fmt(s, 2)).join(', '),
+        pass: Math.min(...byDefault.shares) >= 0.9,
+      },
+      {
+        name: 'flood of new ids: never more than the limit in any 1 s',
+        value: rows.map((r) => fmt(r.maxSliding)).join(', '),
+        pass: Math.max(...rows.map((r) => r.maxSliding)) <= LIMIT,
+      },
     ],
     rows: rows.map(({ variant, ...rest }) => ({ variant: variant.id, ...rest })),
   };

@@ -40,17 +40,48 @@ function sideBySide(summary) {
   });
   const tenthBound = strictBound(summary, 100);
   return [
-    fact(`most backend work in any ${win}`, (s) => s.maxInWindow, String, (v) => (v <= limit ? 'good' : 'bad'),
-      `live requests + job starts; the limit is ${limit} per ${win}`),
-    fact('most backend work in any 100 ms', (s) => s.maxIn100Ms, String, (v) => (v <= tenthBound ? 'good' : 'bad'),
-      `a strict limit of ${limit} per ${win} lets at most ${tenthBound} through in 100 ms (burst ${summary.burst} + ${capacity}/s); a fixed window lets its whole budget through as it opens`),
-    fact('capacity used while loaded', (s) => s.utilisation, pct, (v) => (v >= (0.9 * summary.capacityPerS) / limit ? 'good' : 'bad'),
-      `of the limit; the strict limit can admit ${capacity}/s (${pct(summary.capacityPerS / limit)}); floor(limit / tenants ever seen) leaves capacity idle`),
-    fact('worst tenant vs its fair share', (s) => s.worstFairRatio, pct, (v) => fairVerdict(v) || 'good',
-      `fair share: weighted max-min split of ${capacity}/s over each tenant’s demand; under ${pct(STARVED_BELOW)} is starved`),
-    fact('jobs deferred, by tenant', (s) => s, deferredByTenant, () => '', 'denied imports become jobs of the tenant that sent them'),
-    fact('backlog drained after the load', (s) => s.drainMs, fmtDrain, (v) => (v === null ? 'bad' : 'good'),
-      'bulk-limiter drains through the same budget as live traffic; the fixed window releases jobs unchecked'),
+    fact(
+      `most backend work in any ${win}`,
+      (s) => s.maxInWindow,
+      String,
+      (v) => (v <= limit ? 'good' : 'bad'),
+      `live requests + job starts; the limit is ${limit} per ${win}`,
+    ),
+    fact(
+      'most backend work in any 100 ms',
+      (s) => s.maxIn100Ms,
+      String,
+      (v) => (v <= tenthBound ? 'good' : 'bad'),
+      `a strict limit of ${limit} per ${win} lets at most ${tenthBound} through in 100 ms (burst ${summary.burst} + ${capacity}/s); a fixed window lets its whole budget through as it opens`,
+    ),
+    fact(
+      'capacity used while loaded',
+      (s) => s.utilisation,
+      pct,
+      (v) => (v >= (0.9 * summary.capacityPerS) / limit ? 'good' : 'bad'),
+      `of the limit; the strict limit can admit ${capacity}/s (${pct(summary.capacityPerS / limit)}); floor(limit / tenants ever seen) leaves capacity idle`,
+    ),
+    fact(
+      'worst tenant vs its fair share',
+      (s) => s.worstFairRatio,
+      pct,
+      (v) => fairVerdict(v) || 'good',
+      `fair share: weighted max-min split of ${capacity}/s over each tenant’s demand; under ${pct(STARVED_BELOW)} is starved`,
+    ),
+    fact(
+      'jobs deferred, by tenant',
+      (s) => s,
+      deferredByTenant,
+      () => '',
+      'denied imports become jobs of the tenant that sent them',
+    ),
+    fact(
+      'backlog drained after the load',
+      (s) => s.drainMs,
+      fmtDrain,
+      (v) => (v === null ? 'bad' : 'good'),
+      'bulk-limiter drains through the same budget as live traffic; the fixed window releases jobs unchecked',
+    ),
   ];
 }
 

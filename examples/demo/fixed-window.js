@@ -10,11 +10,29 @@
 class FixedWindowLimiter {
   constructor({ name = 'fixed-window', limit, windowMs = 1000, clock = Date.now }) {
     this.name = name;
-    this.spec = { name, limit, windowMs, burst: limit, reserve: 0, idleMs: Infinity, epochMs: windowMs, sustained: true, maxGroups: Number.MAX_SAFE_INTEGER };
+    this.spec = {
+      name,
+      limit,
+      windowMs,
+      burst: limit,
+      reserve: 0,
+      idleMs: Infinity,
+      epochMs: windowMs,
+      sustained: true,
+      maxGroups: Number.MAX_SAFE_INTEGER,
+    };
     // What bulk-limiter's middleware reads from a limiter (its resolved options).
     this.options = {
-      spec: this.spec, store: null, maxGroups: Number.MAX_SAFE_INTEGER, maxGroupLength: 256, maxCost: limit, maxWeight: 1000,
-      onStoreError: 'allow', timeoutMs: 500, instances: 1, logger: console,
+      spec: this.spec,
+      store: null,
+      maxGroups: Number.MAX_SAFE_INTEGER,
+      maxGroupLength: 256,
+      maxCost: limit,
+      maxWeight: 1000,
+      onStoreError: 'allow',
+      timeoutMs: 500,
+      instances: 1,
+      logger: console,
     };
     this.clock = clock;
     this.window = -1;

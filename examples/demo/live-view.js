@@ -74,8 +74,14 @@ class LiveView {
       `${BOLD}bulk-limiter demo${RESET}  ${bar(progress, 30)}  ${(Math.min(elapsedMs, this.durationMs) / 1000).toFixed(1)} / ${this.durationMs / 1000} s  ` +
         `${DIM}limit ${this.limit}/s · ${this.storeKind} store · ${phase}${RESET}`,
       '',
-      row('', this.systems.map((s) => `   ${BOLD}${s.title}${RESET}`)),
-      row(`${DIM}tenant        w sent/s`, this.systems.map(() => '  admit/s defer/s reject/s')) + RESET,
+      row(
+        '',
+        this.systems.map((s) => `   ${BOLD}${s.title}${RESET}`),
+      ),
+      row(
+        `${DIM}tenant        w sent/s`,
+        this.systems.map(() => '  admit/s defer/s reject/s'),
+      ) + RESET,
     ];
     for (const t of this.tenants) {
       const sent = this.rates(this.systems[0], elapsedMs, t.name).sent;
@@ -95,8 +101,18 @@ class LiveView {
         }),
       ),
     );
-    lines.push(row('deferred so far', this.systems.map((s) => withTenants(s.recorder.total('deferred'), s.recorder.byTenant('deferred')))));
-    lines.push(row('backlog / jobs done', this.systems.map((s) => `${withTenants(s.recorder.backlog(), s.recorder.byTenant('backlog'))} / ${s.recorder.total('completed')}`)));
+    lines.push(
+      row(
+        'deferred so far',
+        this.systems.map((s) => withTenants(s.recorder.total('deferred'), s.recorder.byTenant('deferred'))),
+      ),
+    );
+    lines.push(
+      row(
+        'backlog / jobs done',
+        this.systems.map((s) => `${withTenants(s.recorder.backlog(), s.recorder.byTenant('backlog'))} / ${s.recorder.total('completed')}`),
+      ),
+    );
     const moveUp = this.drawnLines > 0 ? `\x1b[${this.drawnLines}F\x1b[J` : '';
     this.out.write(moveUp + lines.join('\n') + '\n');
     this.drawnLines = lines.length;

@@ -33,16 +33,37 @@ function parseOptions(argv) {
       return next;
     };
     switch (arg) {
-      case '--duration': options.durationS = positive('duration', value(), false); durationGiven = true; break;
-      case '--limit': options.limit = positive('limit', value(), true); break;
-      case '--tenants': options.lightTenants = Number(value()); break;
-      case '--short': options.short = true; break;
-      case '--out': options.out = value(); break;
-      case '--json': options.json = value(); break;
-      case '--seed': options.seed = positive('seed', value(), true); break;
-      case '--plain': options.plain = true; break;
-      case '--help': case '-h': options.help = true; break;
-      default: throw new Error(`unknown option ${arg}\n\n${HELP}`);
+      case '--duration':
+        options.durationS = positive('duration', value(), false);
+        durationGiven = true;
+        break;
+      case '--limit':
+        options.limit = positive('limit', value(), true);
+        break;
+      case '--tenants':
+        options.lightTenants = Number(value());
+        break;
+      case '--short':
+        options.short = true;
+        break;
+      case '--out':
+        options.out = value();
+        break;
+      case '--json':
+        options.json = value();
+        break;
+      case '--seed':
+        options.seed = positive('seed', value(), true);
+        break;
+      case '--plain':
+        options.plain = true;
+        break;
+      case '--help':
+      case '-h':
+        options.help = true;
+        break;
+      default:
+        throw new Error(`unknown option ${arg}\n\n${HELP}`);
     }
   }
   if (!Number.isInteger(options.lightTenants) || options.lightTenants < 0 || options.lightTenants > 20) {

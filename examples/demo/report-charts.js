@@ -61,10 +61,22 @@ function backlogPoints(recorder, untilMs, tenant) {
 function chartScales({ summary, systems, endMs }) {
   const maxOf = (fn) => Math.max(...systems.map((s) => Math.max(0, ...fn(s.recorder).map((p) => p[1]))));
   return {
-    admitted: Math.max(summary.limit, maxOf((r) => summary.tenants.flatMap((t) => ratePoints(r.series.admitted[t.name], r.bucketMs, 1000, endMs)))),
-    tenth: Math.max(10, maxOf((r) => countPoints(sumSeries(r, 'work'), r.bucketMs, endMs))),
-    window: Math.max(summary.limit * 1.2, maxOf((r) => windowPoints(r.workTimes, summary.windowMs, endMs))),
-    backlog: Math.max(10, maxOf((r) => summary.tenants.flatMap((t) => backlogPoints(r, endMs, t.name)))),
+    admitted: Math.max(
+      summary.limit,
+      maxOf((r) => summary.tenants.flatMap((t) => ratePoints(r.series.admitted[t.name], r.bucketMs, 1000, endMs))),
+    ),
+    tenth: Math.max(
+      10,
+      maxOf((r) => countPoints(sumSeries(r, 'work'), r.bucketMs, endMs)),
+    ),
+    window: Math.max(
+      summary.limit * 1.2,
+      maxOf((r) => windowPoints(r.workTimes, summary.windowMs, endMs)),
+    ),
+    backlog: Math.max(
+      10,
+      maxOf((r) => summary.tenants.flatMap((t) => backlogPoints(r, endMs, t.name))),
+    ),
   };
 }
 
@@ -84,7 +96,15 @@ function systemCharts({ system, summary, colours, endMs, scales }) {
     .filter((t) => r.total('deferred', t.name) > 0)
     .map((t) => ({ name: t.name, color: colours.get(t.name), area: true, points: backlogPoints(r, endMs, t.name) }));
   return [
-    svgChart({ id: `${system.key}-admitted`, title: `live requests admitted per ${win}, by tenant`, xMaxS, yMax: scales.admitted, series: tenantSeries, guides: limitPerWindow, marks }),
+    svgChart({
+      id: `${system.key}-admitted`,
+      title: `live requests admitted per ${win}, by tenant`,
+      xMaxS,
+      yMax: scales.admitted,
+      series: tenantSeries,
+      guides: limitPerWindow,
+      marks,
+    }),
     svgChart({
       id: `${system.key}-window`,
       title: `backend work in the trailing ${win} (requests + job starts)`,

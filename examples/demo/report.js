@@ -31,10 +31,16 @@ function renderReport({ summary, systems, endMs }) {
   const [ours, base] = [summary.systems.ours, summary.systems.baseline];
   const win = `${summary.windowMs / 1000} s`;
   const facts = sideBySide(summary)
-    .map((f) => `<tr><th>${esc(f.label)}</th>${f.cells.map((c) => `<td class="${c.verdict}">${esc(c.text)}</td>`).join('')}<td class="note">${esc(f.note)}</td></tr>`)
+    .map(
+      (f) =>
+        `<tr><th>${esc(f.label)}</th>${f.cells.map((c) => `<td class="${c.verdict}">${esc(c.text)}</td>`).join('')}<td class="note">${esc(f.note)}</td></tr>`,
+    )
     .join('\n');
   const legend = summary.tenants
-    .map((t) => `<li><span class="swatch" style="background:${colours.get(t.name)}"></span><b>${esc(t.name)}</b> <span class="role">w ${t.weight} · ${esc(t.role)}</span></li>`)
+    .map(
+      (t) =>
+        `<li><span class="swatch" style="background:${colours.get(t.name)}"></span><b>${esc(t.name)}</b> <span class="role">w ${t.weight} · ${esc(t.role)}</span></li>`,
+    )
     .join('\n');
   const columns = systems
     .map((system) => {

@@ -27,7 +27,15 @@ function buildTenants({ limit, lightTenants }) {
     tenants.push({ name: `light-${i}`, weight: 1, route: 'reports', rate: 0.05 * limit, role: 'light tenant' });
   }
   for (let i = 0; i < 3; i++) {
-    tenants.push({ name: `trial-${i + 1}`, weight: 1, route: 'reports', rate: 0.08 * limit, from: 0.1 + 0.3 * i, to: 0.3 + 0.3 * i, role: 'trial tenant, here for a while' });
+    tenants.push({
+      name: `trial-${i + 1}`,
+      weight: 1,
+      route: 'reports',
+      rate: 0.08 * limit,
+      from: 0.1 + 0.3 * i,
+      to: 0.3 + 0.3 * i,
+      role: 'trial tenant, here for a while',
+    });
   }
   return tenants;
 }

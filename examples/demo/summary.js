@@ -22,7 +22,10 @@ const MIN_SENT_TO_JUDGE = 10;
 function summarizeSystem(system, { tenants, limit, windowMs, durationMs, drainedAtMs, capacityPerS }) {
   const r = system.recorder;
   const seconds = durationMs / 1000;
-  const fair = fairShares(capacityPerS, tenants.map((t) => ({ name: t.name, weight: t.weight, rate: r.total('sent', t.name) / seconds })));
+  const fair = fairShares(
+    capacityPerS,
+    tenants.map((t) => ({ name: t.name, weight: t.weight, rate: r.total('sent', t.name) / seconds })),
+  );
   const rows = tenants.map((t) => {
     // Served while the load ran: live requests let through plus deferred jobs the workers finished.
     const served = r.between('admitted', 0, durationMs, t.name) + r.between('completed', 0, durationMs, t.name);
@@ -56,7 +59,14 @@ function summarizeSystem(system, { tenants, limit, windowMs, durationMs, drained
     deferring: system.deferring,
     errorStatuses: r.errorStatuses,
     tenants: rows,
-    totals: { sent: sum('sent'), admitted: sum('admitted'), deferred: sum('deferred'), rejected: sum('rejected'), errors: sum('errors'), completed: sum('completed') },
+    totals: {
+      sent: sum('sent'),
+      admitted: sum('admitted'),
+      deferred: sum('deferred'),
+      rejected: sum('rejected'),
+      errors: sum('errors'),
+      completed: sum('completed'),
+    },
     servedPerS: sum('servedPerS'),
     fairPerS: sum('fairPerS'),
     // Backend work (live + jobs) while the load ran, against what the limit allows in that time.
@@ -112,9 +122,33 @@ function formatSummary(summary) {
   const parts = [];
   for (const s of Object.values(summary.systems)) {
     parts.push(`\n${s.title}${s.deferring ? '' : ' (deferral not available in this build: denied imports get 429)'}`);
-    const rows = s.tenants.map((t) => [t.name, t.weight, t.sent, t.admitted, t.deferred, t.rejected, t.completed, lastJob(t.jobsDrainedMs), rate(t.servedPerS), rate(t.fairPerS), vsFair(t.vsFair)]);
+    const rows = s.tenants.map((t) => [
+      t.name,
+      t.weight,
+      t.sent,
+      t.admitted,
+      t.deferred,
+      t.rejected,
+      t.completed,
+      lastJob(t.jobsDrainedMs),
+      rate(t.servedPerS),
+      rate(t.fairPerS),
+      vsFair(t.vsFair),
+    ]);
     const tot = s.totals;
-    rows.push(['total', '', tot.sent, tot.admitted, tot.deferred, tot.rejected, tot.completed, lastJob(lastOf(s.tenants)), rate(s.servedPerS), rate(s.fairPerS), '']);
+    rows.push([
+      'total',
+      '',
+      tot.sent,
+      tot.admitted,
+      tot.deferred,
+      tot.rejected,
+      tot.completed,
+      lastJob(lastOf(s.tenants)),
+      rate(s.servedPerS),
+      rate(s.fairPerS),
+      '',
+    ]);
     parts.push(table(['tenant', 'w', 'demand', 'admitted', 'deferred', 'rejected', 'completed', 'last job', 'served/s', 'fair/s', 'vs fair'], rows));
     if (tot.errors > 0) parts.push(`(${tot.errors} requests failed: ${JSON.stringify(s.errorStatuses)} by HTTP status, 0 = no answer)`);
   }
@@ -123,7 +157,10 @@ function formatSummary(summary) {
     '',
     `fair/s: weighted max-min split of what the strict limit can admit, (limit − burst + 1) per window = ${rate(summary.capacityPerS)}/s (limit ${summary.limit}, burst ${summary.burst}); vs fair: served / fair (not judged under ${MIN_SENT_TO_JUDGE} requests); last job: when the tenant's last deferred job finished, after the load`,
     '',
-    table(['side by side', ours.title, base.title], sideBySide(summary).map((f) => [f.label, ...f.cells.map((c) => c.text)])),
+    table(
+      ['side by side', ours.title, base.title],
+      sideBySide(summary).map((f) => [f.label, ...f.cells.map((c) => c.text)]),
+    ),
   );
   return parts.join('\n');
 }

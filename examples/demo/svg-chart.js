@@ -28,12 +28,16 @@ function svgChart({ id, title, xMaxS, yMax, series, guides = [], marks = [], wid
   const x = (s) => pad.left + (Math.min(s, xMaxS) / xMaxS) * w;
   const y = (v) => pad.top + h - (Math.min(v, top) / top) * h;
   const out = [];
-  out.push(`<svg class="chart" id="${esc(id)}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(title)}" xmlns="http://www.w3.org/2000/svg">`);
+  out.push(
+    `<svg class="chart" id="${esc(id)}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(title)}" xmlns="http://www.w3.org/2000/svg">`,
+  );
   out.push(`<text class="chart-title" x="${pad.left}" y="16">${esc(title)}</text>`);
   for (let i = 0; i <= 4; i++) {
     const v = (top * i) / 4;
     out.push(`<line class="grid" x1="${pad.left}" x2="${pad.left + w}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}"/>`);
-    out.push(`<text class="tick" x="${pad.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${Number.isInteger(v) ? v : v.toFixed(1)}${yUnit}</text>`);
+    out.push(
+      `<text class="tick" x="${pad.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${Number.isInteger(v) ? v : v.toFixed(1)}${yUnit}</text>`,
+    );
   }
   const xStep = xMaxS > 40 ? 10 : xMaxS > 12 ? 5 : xMaxS > 5 ? 2 : 1;
   for (let s = 0; s <= xMaxS + 1e-9; s += xStep) {
@@ -42,7 +46,9 @@ function svgChart({ id, title, xMaxS, yMax, series, guides = [], marks = [], wid
   for (const mark of marks) {
     out.push(`<line class="mark" x1="${x(mark.x).toFixed(1)}" x2="${x(mark.x).toFixed(1)}" y1="${pad.top}" y2="${pad.top + h}"/>`);
     const nearRight = x(mark.x) > pad.left + w - 70;
-    out.push(`<text class="mark-label" x="${(x(mark.x) + (nearRight ? -4 : 4)).toFixed(1)}" y="${pad.top + 10}" text-anchor="${nearRight ? 'end' : 'start'}">${esc(mark.label)}</text>`);
+    out.push(
+      `<text class="mark-label" x="${(x(mark.x) + (nearRight ? -4 : 4)).toFixed(1)}" y="${pad.top + 10}" text-anchor="${nearRight ? 'end' : 'start'}">${esc(mark.label)}</text>`,
+    );
   }
   for (const s of series) {
     const pts = s.points.map(([px, py]) => `${x(px).toFixed(1)},${y(py).toFixed(1)}`);
@@ -53,7 +59,9 @@ function svgChart({ id, title, xMaxS, yMax, series, guides = [], marks = [], wid
       const last = x(s.points[s.points.length - 1][0]).toFixed(1);
       out.push(`<path d="M${first},${base} L${pts.join(' L')} L${last},${base} Z" fill="${s.color}" fill-opacity="0.25" stroke="none"/>`);
     }
-    out.push(`<polyline points="${pts.join(' ')}" fill="none" stroke="${s.color}" stroke-width="${s.area ? 1.2 : 1.8}" stroke-linejoin="round"><title>${esc(s.name)}</title></polyline>`);
+    out.push(
+      `<polyline points="${pts.join(' ')}" fill="none" stroke="${s.color}" stroke-width="${s.area ? 1.2 : 1.8}" stroke-linejoin="round"><title>${esc(s.name)}</title></polyline>`,
+    );
     out.push('</g>');
   }
   for (const guide of guides) {

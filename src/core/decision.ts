@@ -7,8 +7,17 @@ const COLOURS = ['green', 'yellow', 'red'] as const;
 
 /** The reply both stores give, in whole ms (durations ceil'd, like admit.lua's reply). */
 export interface AdmitReply {
-  allowed: boolean; colour: 0 | 1 | 2; remaining: number; limit: number; guaranteed: number;
-  retryMs: number; hintMs: number; resetMs: number; active: number; atMs: number; group: string;
+  allowed: boolean;
+  colour: 0 | 1 | 2;
+  remaining: number;
+  limit: number;
+  guaranteed: number;
+  retryMs: number;
+  hintMs: number;
+  resetMs: number;
+  active: number;
+  atMs: number;
+  group: string;
   /** Floor'd (a lower bound), unlike the other durations. */
   emptyMs: number;
   /** 0 the global share, i the i-th rule (the one that denied). */
@@ -19,17 +28,31 @@ export interface AdmitReply {
 
 export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
   return {
-    allowed: r.allowed, colour: r.colour, remaining: r.remaining, limit: r.limit, guaranteed: r.guaranteed,
-    retryMs: Math.ceil(r.retryUs / 1000), hintMs: Math.ceil(r.hintUs / 1000), resetMs: Math.ceil(r.resetUs / 1000),
-    active: r.active, atMs: nowMs, group: r.group, emptyMs: Math.floor(r.emptyUs / 1000),
-    policy: r.policy, rules: r.rules && r.rules.map((v, i) => (i % 2 === 0 ? v : Math.ceil(v / 1000))),
+    allowed: r.allowed,
+    colour: r.colour,
+    remaining: r.remaining,
+    limit: r.limit,
+    guaranteed: r.guaranteed,
+    retryMs: Math.ceil(r.retryUs / 1000),
+    hintMs: Math.ceil(r.hintUs / 1000),
+    resetMs: Math.ceil(r.resetUs / 1000),
+    active: r.active,
+    atMs: nowMs,
+    group: r.group,
+    emptyMs: Math.floor(r.emptyUs / 1000),
+    policy: r.policy,
+    rules: r.rules && r.rules.map((v, i) => (i % 2 === 0 ? v : Math.ceil(v / 1000))),
   };
 }
 
 function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
   const nums = r.rules || [];
   return rules.map((rule, i) => ({
-    name: rule.name, limit: rule.limit, windowMs: rule.windowMs, remaining: nums[2 * i] ?? rule.limit, resetMs: nums[2 * i + 1] ?? 0,
+    name: rule.name,
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    remaining: nums[2 * i] ?? rule.limit,
+    resetMs: nums[2 * i + 1] ?? 0,
   }));
 }
 
@@ -38,16 +61,35 @@ export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision
   const withRules = rules !== undefined && rules.length > 0;
   if (r.allowed) {
     const d: Decision = {
-      allowed: true, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
-      retryAfterMs: 0, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
+      allowed: true,
+      group: r.group,
+      limit: r.limit,
+      guaranteed: r.guaranteed,
+      remaining: r.remaining,
+      retryAfterMs: 0,
+      resetMs: r.resetMs,
+      activeGroups: r.active,
+      colour: COLOURS[r.colour],
+      at: r.atMs,
     };
     return withRules ? { ...d, rules: ruleStatuses(r, rules) } : d;
   }
   const d: Decision = {
-    allowed: false, group: r.group, limit: r.limit, guaranteed: r.guaranteed, remaining: r.remaining,
-    retryAfterMs: r.retryMs, resetMs: r.resetMs, activeGroups: r.active, colour: COLOURS[r.colour], at: r.atMs,
-    reason: 'limit', hintMs: Math.min(r.hintMs, r.retryMs), globalWaitMs: r.emptyMs, policy: 'global',
+    allowed: false,
+    group: r.group,
+    limit: r.limit,
+    guaranteed: r.guaranteed,
+    remaining: r.remaining,
+    retryAfterMs: r.retryMs,
+    resetMs: r.resetMs,
+    activeGroups: r.active,
+    colour: COLOURS[r.colour],
+    at: r.atMs,
+    reason: 'limit',
+    hintMs: Math.min(r.hintMs, r.retryMs),
+    globalWaitMs: r.emptyMs,
+    policy: 'global',
   };
   if (!withRules) return d;
-  return { ...d, policy: r.policy > 0 ? rules[r.policy - 1]?.name ?? 'global' : 'global', rules: ruleStatuses(r, rules) };
+  return { ...d, policy: r.policy > 0 ? (rules[r.policy - 1]?.name ?? 'global') : 'global', rules: ruleStatuses(r, rules) };
 }

@@ -46,17 +46,34 @@ export interface FairShareConfig {
 }
 
 export interface MetaState {
-  gt: number; gl: number; ws: number; gn: number; sh: number; ep: number; fc: number; tr: number;
+  gt: number;
+  gl: number;
+  ws: number;
+  gn: number;
+  sh: number;
+  ep: number;
+  fc: number;
+  tr: number;
   /** SFQ virtual time (the dispatcher's); kept here, unused by admission. */
   vt: number;
   /** Green reservation (see fair-share.lua): units held (0 = none), the holder, when it lapses (µs). */
-  rv: number; rg: string; re: number;
+  rv: number;
+  rg: string;
+  re: number;
 }
 
 export interface GroupState {
-  tokMin: number; tokCap: number; tokDem: number; last: number; w: number; ftag: number; seen: number; promise: number;
+  tokMin: number;
+  tokCap: number;
+  tokDem: number;
+  last: number;
+  w: number;
+  ftag: number;
+  seen: number;
+  promise: number;
   /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
-  rs?: RuleStates; rulesUntil?: number;
+  rs?: RuleStates;
+  rulesUntil?: number;
 }
 
 /** Everything one limiter keeps in memory; the counterpart of its Redis keys. */

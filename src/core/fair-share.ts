@@ -7,14 +7,20 @@
  */
 import { fsGroup, fsTrim } from './fair-share-groups';
 import {
-  DEFAULT_MAX_GROUPS, FS_EPS, FS_GREEN_MIN,
-  type FairShare, type FairShareConfig, type FairShareResult, type FairShareSpec, type FairShareState, type MetaState,
+  DEFAULT_MAX_GROUPS,
+  FS_EPS,
+  FS_GREEN_MIN,
+  type FairShare,
+  type FairShareConfig,
+  type FairShareResult,
+  type FairShareSpec,
+  type FairShareState,
+  type MetaState,
 } from './fair-share-state';
 import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
 
 export * from './fair-share-state';
 export { fsGroup } from './fair-share-groups';
-
 
 /** The same numbers fs_config derives from the config block. */
 export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
@@ -23,8 +29,14 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
   const [rules, spanMs] = rlConfig(spec.rules);
   return {
-    limit: spec.limit, windowUs, burst: spec.burst, reserve: spec.reserve, idleMs: spec.idleMs, epochUs,
-    maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS, T,
+    limit: spec.limit,
+    windowUs,
+    burst: spec.burst,
+    reserve: spec.reserve,
+    idleMs: spec.idleMs,
+    epochUs,
+    maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS,
+    T,
     // a rule's state must outlive its window (and a rule's window may be longer than idleMs)
     ttlMs: Math.max(spec.idleMs, spanMs) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs ?? 0,
@@ -62,7 +74,18 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
   let meta = state.meta;
   if (!meta) {
     meta = {
-      gt: cfg.burst, gl: nowUsIn, ws: 0, gn: 0, sh: 1, ep: nowUsIn, fc: 0, tr: Math.floor(nowUsIn / 1000), vt: 0, rv: 0, rg: '', re: 0,
+      gt: cfg.burst,
+      gl: nowUsIn,
+      ws: 0,
+      gn: 0,
+      sh: 1,
+      ep: nowUsIn,
+      fc: 0,
+      tr: Math.floor(nowUsIn / 1000),
+      vt: 0,
+      rv: 0,
+      rg: '',
+      re: 0,
     };
     // meta alone may have gone (eviction, in Redis): groups it no longer counts in Σw must not linger.
     state.groups.clear();
@@ -99,7 +122,12 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
 }
 
 export function decide(
-  fs: FairShare, groupIn: string, weight: number, cost: number, promise: boolean, rules: readonly RuleConfig[] | false = fs.cfg.rules,
+  fs: FairShare,
+  groupIn: string,
+  weight: number,
+  cost: number,
+  promise: boolean,
+  rules: readonly RuleConfig[] | false = fs.cfg.rules,
 ): FairShareResult {
   const { cfg, meta } = fs;
   const now = fs.nowUs;
@@ -236,11 +264,19 @@ export function decide(
   let limit = Math.floor(kappa * cfg.limit + 0.5);
   if (kappa === gamma) limit = Math.floor((st.w * cfg.limit) / meta.ws + 0.5);
   return {
-    allowed, colour, remaining: k1 + k2, limit,
+    allowed,
+    colour,
+    remaining: k1 + k2,
+    limit,
     guaranteed: Math.floor((st.w * cfg.limit) / meta.ws + FS_EPS),
-    retryUs: retry, hintUs: hint, resetUs: reset, group, active: meta.gn,
+    retryUs: retry,
+    hintUs: hint,
+    resetUs: reset,
+    group,
+    active: meta.gn,
     emptyUs: fsWait(meta.gt, T, 1, b),
-    policy, rules: ruleStatus,
+    policy,
+    rules: ruleStatus,
   };
 }
 

@@ -23,12 +23,20 @@ const RL_TOKEN = 1;
 const RL_SLIDING = 2;
 const RL_FIXED = 3;
 export const RULE_ALGORITHM_CODES: Readonly<Record<RuleAlgorithm, number>> = {
-  'token-bucket': RL_TOKEN, 'sliding-window': RL_SLIDING, 'fixed-window': RL_FIXED,
+  'token-bucket': RL_TOKEN,
+  'sliding-window': RL_SLIDING,
+  'fixed-window': RL_FIXED,
 };
 
 export interface RuleConfig {
-  readonly tag: number; readonly alg: number; readonly limit: number; readonly windowUs: number;
-  readonly burst: number; readonly name: string; readonly T: number; readonly slotUs: number;
+  readonly tag: number;
+  readonly alg: number;
+  readonly limit: number;
+  readonly windowUs: number;
+  readonly burst: number;
+  readonly name: string;
+  readonly T: number;
+  readonly slotUs: number;
 }
 
 /** Rule state of one group: tag → values (see rules.lua). */

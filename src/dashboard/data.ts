@@ -82,7 +82,10 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
     return {
       group: g.group,
       ...(label === undefined ? {} : { plan: label }),
-      guaranteed: g.guaranteed, traffic: g.series, jobs: groupJobs[i] ?? null, busy: sum(g.series),
+      guaranteed: g.guaranteed,
+      traffic: g.series,
+      jobs: groupJobs[i] ?? null,
+      busy: sum(g.series),
     };
   });
   const shown = views
@@ -91,14 +94,28 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
     .map(({ busy: _busy, ...view }) => view);
   const { spec } = limiter;
   return {
-    name: limiter.name, limit: spec.limit, windowMs: spec.windowMs, burst: spec.burst, sustained: spec.sustained,
+    name: limiter.name,
+    limit: spec.limit,
+    windowMs: spec.windowMs,
+    burst: spec.burst,
+    sustained: spec.sustained,
     capacityPerSecond: ((spec.sustained ? spec.limit : spec.limit - spec.burst + 1) * 1000) / spec.windowMs,
-    degraded: traffic.degraded, traffic: all, other, groups: shown, jobs,
-    dead: dead === null ? null : dead.map((j) => ({
-      id: j.id, type: j.type, group: j.group, attempts: j.attempts,
-      ...(j.error === undefined ? {} : { error: j.error }),
-      ...(j.finishedAt === undefined ? {} : { diedAt: j.finishedAt }),
-    })),
+    degraded: traffic.degraded,
+    traffic: all,
+    other,
+    groups: shown,
+    jobs,
+    dead:
+      dead === null
+        ? null
+        : dead.map((j) => ({
+            id: j.id,
+            type: j.type,
+            group: j.group,
+            attempts: j.attempts,
+            ...(j.error === undefined ? {} : { error: j.error }),
+            ...(j.finishedAt === undefined ? {} : { diedAt: j.finishedAt }),
+          })),
   };
 }
 

@@ -55,10 +55,13 @@ const MAX_PLAN_LENGTH = 40;
 export function createDashboard<Ctx>(options: DashboardOptions<Ctx>, extraNames: readonly string[] = []): DashboardHandler<Ctx> {
   const { limiters, authorize, plan, topGroups } = validate(options, extraNames);
   const traffic = limiters.map((limiter) => new LimiterTraffic(limiter, topGroups));
-  const planOf = plan === undefined ? undefined : (group: string): string | undefined => {
-    const label = plan(group);
-    return label === undefined || label === null ? undefined : String(label).slice(0, MAX_PLAN_LENGTH);
-  };
+  const planOf =
+    plan === undefined
+      ? undefined
+      : (group: string): string | undefined => {
+          const label = plan(group);
+          return label === undefined || label === null ? undefined : String(label).slice(0, MAX_PLAN_LENGTH);
+        };
   const actionsFor = async (ctx: Ctx): Promise<ActionsState> => {
     if (authorize === undefined) return 'none';
     return (await authorize(ctx)) === true ? 'allowed' : 'locked';
@@ -70,7 +73,9 @@ export function createDashboard<Ctx>(options: DashboardOptions<Ctx>, extraNames:
     if ((method === 'GET' || method === 'HEAD') && path === '/') return { status: 200, headers: PAGE_HEADERS, body: PAGE_HTML };
     if ((method === 'GET' || method === 'HEAD') && path === '/data') {
       const data: DashboardData = {
-        now: Date.now(), actions: await actionsFor(ctx), limiters: await Promise.all(traffic.map((t) => readLimiter(t, planOf))),
+        now: Date.now(),
+        actions: await actionsFor(ctx),
+        limiters: await Promise.all(traffic.map((t) => readLimiter(t, planOf))),
       };
       return json(200, data);
     }
@@ -100,12 +105,18 @@ function validate<Ctx>(options: DashboardOptions<Ctx>, extraNames: readonly stri
   const { limiters, authorize, plan, topGroups = 10 } = options;
   const isLimiter = (l: unknown): l is Limiter => typeof (l as Limiter | undefined)?.observe === 'function';
   if (!Array.isArray(limiters) || limiters.length === 0 || !limiters.every(isLimiter)) {
-    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to be a non-empty array of limiters from createLimiter, got ${describeValue(limiters)}`);
+    throw new ConfigError(
+      'ERR_BL_LIMITERS',
+      `Expected \`limiters\` to be a non-empty array of limiters from createLimiter, got ${describeValue(limiters)}`,
+    );
   }
   const names = limiters.map((l) => l.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
   if (repeated !== undefined) throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names, got "${repeated}" twice`);
-  for (const [name, value] of [['authorize', authorize], ['plan', plan]] as const) {
+  for (const [name, value] of [
+    ['authorize', authorize],
+    ['plan', plan],
+  ] as const) {
     if (value !== undefined && typeof value !== 'function') {
       throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
     }

@@ -38,7 +38,13 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
   'Content-Security-Policy': [
-    "default-src 'none'", `script-src ${hash(PAGE_SCRIPT)}`, `style-src ${hash(PAGE_STYLE)}`, "connect-src 'self'",
-    "img-src data:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+    "default-src 'none'",
+    `script-src ${hash(PAGE_SCRIPT)}`,
+    `style-src ${hash(PAGE_STYLE)}`,
+    "connect-src 'self'",
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
   ].join('; '),
 };

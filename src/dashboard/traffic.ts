@@ -33,10 +33,20 @@ export class LimiterTraffic {
   private rankedAt = -Infinity;
   degraded = false;
 
-  constructor(readonly limiter: Limiter, topGroups: number, private readonly clock: () => number = Date.now) {
+  constructor(
+    readonly limiter: Limiter,
+    topGroups: number,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.groups = new TopGroups<GroupTraffic>(topGroups, () => ({ ring: new SecondRing(HISTORY_SECONDS), guaranteed: -1 }));
     limiter.observe({ decision: (d, fallback) => this.count(d, fallback === undefined) });
-    limiter.on('degraded', () => { this.degraded = true; }).on('recovered', () => { this.degraded = false; });
+    limiter
+      .on('degraded', () => {
+        this.degraded = true;
+      })
+      .on('recovered', () => {
+        this.degraded = false;
+      });
   }
 
   private count(d: Decision, fromStore: boolean): void {
@@ -62,7 +72,9 @@ export class LimiterTraffic {
     }
     const second = Math.floor(now / 1000);
     const groups = this.groups.labelledGroups().map(([group, t]): GroupSeries => ({
-      group, guaranteed: t.guaranteed < 0 ? null : t.guaranteed, series: t.ring.read(second),
+      group,
+      guaranteed: t.guaranteed < 0 ? null : t.guaranteed,
+      series: t.ring.read(second),
     }));
     return { second, all: this.all.read(second), other: this.other.read(second), groups };
   }

@@ -24,8 +24,7 @@ interface Labelled<T> {
 }
 
 /** Decision outcome: allowed, denied, or denied and deferred (a job holds its work). */
-export const outcomeOf = (d: { readonly allowed: boolean; readonly job?: unknown }): OutcomeIndex =>
-  (d.allowed ? 0 : d.job === undefined ? 1 : 2);
+export const outcomeOf = (d: { readonly allowed: boolean; readonly job?: unknown }): OutcomeIndex => (d.allowed ? 0 : d.job === undefined ? 1 : 2);
 
 export class TopGroups<T = undefined> {
   private readonly labelled = new Map<string, Labelled<T>>();
@@ -35,7 +34,10 @@ export class TopGroups<T = undefined> {
   private ticks = 0;
 
   /** @param attach makes the data of a group that gets a series of its own */
-  constructor(private readonly k: number, private readonly attach: () => T = () => undefined as T) {
+  constructor(
+    private readonly k: number,
+    private readonly attach: () => T = () => undefined as T,
+  ) {
     this.maxCandidates = Math.max(16, 4 * k);
   }
 
@@ -106,7 +108,9 @@ export class TopGroups<T = undefined> {
   series(): Array<[string, string, number]> {
     const out: Array<[string, string, number]> = [];
     const push = (group: string, counts: readonly number[]): void => {
-      counts.forEach((n, i) => { if (n > 0) out.push([group, OUTCOMES[i]!, n]); });
+      counts.forEach((n, i) => {
+        if (n > 0) out.push([group, OUTCOMES[i]!, n]);
+      });
     };
     for (const [group, entry] of this.labelled) push(group, entry.counts);
     push(OTHER_GROUP, this.other);

@@ -56,11 +56,17 @@ function ipv6Words(address: string): number[] | undefined {
 function compress(words: number[]): string {
   let bestAt = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (words[i] !== 0) { i++; continue; }
+  for (let i = 0; i < 8;) {
+    if (words[i] !== 0) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && words[j] === 0) j++;
-    if (j - i > bestLength) { bestAt = i; bestLength = j - i; }
+    if (j - i > bestLength) {
+      bestAt = i;
+      bestLength = j - i;
+    }
     i = j;
   }
   const hex = words.map((w) => w.toString(16));

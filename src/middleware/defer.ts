@@ -51,7 +51,12 @@ export interface DeferredOutcome {
 }
 
 const DEFER_OPTIONS: OptionNames<DeferOptions<unknown>> = {
-  type: true, payload: true, idempotencyKey: true, statusUrl: true, when: true, groupConcurrency: true,
+  type: true,
+  payload: true,
+  idempotencyKey: true,
+  statusUrl: true,
+  when: true,
+  groupConcurrency: true,
 };
 const DEFER_OPTION_NAMES = Object.keys(DEFER_OPTIONS);
 
@@ -70,14 +75,20 @@ export function validateDefer(defer: unknown): void {
     }
   }
   if (typeof d.statusUrl !== 'function') {
-    throw new ConfigError('ERR_BL_DEFER_STATUS_URL', `Expected \`defer.statusUrl\` to be a function (jobId) => URL, got ${describeValue(d.statusUrl)}`);
+    throw new ConfigError(
+      'ERR_BL_DEFER_STATUS_URL',
+      `Expected \`defer.statusUrl\` to be a function (jobId) => URL, got ${describeValue(d.statusUrl)}`,
+    );
   }
   if (d.when !== undefined && d.when !== 'denied' && d.when !== 'always') {
     throw new ConfigError('ERR_BL_DEFER_WHEN', `Expected \`defer.when\` to be 'denied' or 'always', got ${describeValue(d.when)}`);
   }
   const cap = d.groupConcurrency;
   if (cap !== undefined && typeof cap !== 'function' && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
-    throw new ConfigError('ERR_BL_DEFER_GROUP_CONCURRENCY', `Expected \`defer.groupConcurrency\` to be an integer ≥ 1 or a function (group, request), got ${describeValue(cap)}`);
+    throw new ConfigError(
+      'ERR_BL_DEFER_GROUP_CONCURRENCY',
+      `Expected \`defer.groupConcurrency\` to be an integer ≥ 1 or a function (group, request), got ${describeValue(cap)}`,
+    );
   }
 }
 
@@ -91,7 +102,13 @@ export function offloadedOutcome<Ctx>(defer: DeferOptions<Ctx>, job: EnqueuedJob
   };
 }
 
-export async function deferredOutcome<Ctx>(limiter: Limiter, defer: DeferOptions<Ctx>, decision: Decision, headers: HeaderMap, ctx: Ctx): Promise<DeferredOutcome> {
+export async function deferredOutcome<Ctx>(
+  limiter: Limiter,
+  defer: DeferOptions<Ctx>,
+  decision: Decision,
+  headers: HeaderMap,
+  ctx: Ctx,
+): Promise<DeferredOutcome> {
   const job = decision.job!;
   // A new job is waiting for its slot; an existing one (idempotency key) may have moved on since.
   const state = job.duplicate ? ((await limiter.getJob(job.id).catch(() => null))?.state ?? 'delayed') : 'delayed';

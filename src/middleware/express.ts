@@ -76,7 +76,10 @@ export function dashboard(options: DashboardOptions<Request>): RequestHandler {
     try {
       const query = req.originalUrl.indexOf('?');
       const answer = await handle(req, {
-        method: req.method, path: req.path, search: query < 0 ? '' : req.originalUrl.slice(query + 1), header: (name) => req.get(name),
+        method: req.method,
+        path: req.path,
+        search: query < 0 ? '' : req.originalUrl.slice(query + 1),
+        header: (name) => req.get(name),
       });
       if (answer === undefined) return next();
       res.status(answer.status);

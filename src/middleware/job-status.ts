@@ -52,11 +52,16 @@ const JOB_STATUS_OPTIONS: OptionNames<JobStatusOptions<unknown>> = { limiter: tr
 const JOB_STATUS_OPTION_NAMES = Object.keys(JOB_STATUS_OPTIONS);
 
 export type JobStatusAnswer =
-  | { readonly status: 200; readonly body: JobStatusBody }
-  | { readonly status: 404 | 500 | 503; readonly problem: ProblemDetails };
+  { readonly status: 200; readonly body: JobStatusBody } | { readonly status: 404 | 500 | 503; readonly problem: ProblemDetails };
 
-const NOT_FOUND: JobStatusAnswer = { status: 404, problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No such job (unknown, or its record has expired).' } };
-const UNAVAILABLE: JobStatusAnswer = { status: 503, problem: { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The job store is temporarily unavailable.' } };
+const NOT_FOUND: JobStatusAnswer = {
+  status: 404,
+  problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No such job (unknown, or its record has expired).' },
+};
+const UNAVAILABLE: JobStatusAnswer = {
+  status: 503,
+  problem: { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The job store is temporarily unavailable.' },
+};
 
 export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, routeParam: RouteParam<Ctx>): (ctx: Ctx) => Promise<JobStatusAnswer> {
   const o = options as Partial<JobStatusOptions<Ctx>> | null;
@@ -72,12 +77,16 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
   const isPublic = o.public ?? false;
   if (typeof isPublic !== 'boolean') throw new ConfigError('ERR_BL_PUBLIC', `Expected \`public\` to be a boolean, got ${describeValue(o.public)}`);
   if (isPublic === (o.group !== undefined)) {
-    throw new ConfigError('ERR_BL_GROUP', isPublic
-      ? 'Pass either `group` or `public: true`, not both'
-      : 'Expected `group` (the requester\'s group, the same function as bulkLimiter\'s), or `public: true` to show every job to anyone who has its id: job ids are guessable');
+    throw new ConfigError(
+      'ERR_BL_GROUP',
+      isPublic
+        ? 'Pass either `group` or `public: true`, not both'
+        : "Expected `group` (the requester's group, the same function as bulkLimiter's), or `public: true` to show every job to anyone who has its id: job ids are guessable",
+    );
   }
   const param = o.param ?? 'id';
-  if (typeof param !== 'string' || param.length === 0) throw new ConfigError('ERR_BL_PARAM', `Expected \`param\` to be a route parameter name, got ${describeValue(o.param)}`);
+  if (typeof param !== 'string' || param.length === 0)
+    throw new ConfigError('ERR_BL_PARAM', `Expected \`param\` to be a route parameter name, got ${describeValue(o.param)}`);
   if (o.param !== undefined && o.id !== undefined) throw new ConfigError('ERR_BL_PARAM', 'Pass either `param` or `id`, not both');
   const { limiter, group, id } = options;
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
@@ -108,8 +117,14 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
 function toBody(job: JobInfo): JobStatusBody {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
-    id: job.id, type: job.type, state: job.state, attempts: job.attempts, stalls: job.stalls, snoozes: job.snoozes,
-    createdAt: iso(job.createdAt), runAt: iso(job.runAt),
+    id: job.id,
+    type: job.type,
+    state: job.state,
+    attempts: job.attempts,
+    stalls: job.stalls,
+    snoozes: job.snoozes,
+    createdAt: iso(job.createdAt),
+    runAt: iso(job.runAt),
     ...(job.finishedAt === undefined ? {} : { finishedAt: iso(job.finishedAt) }),
     ...(job.result === undefined ? {} : { result: job.result }),
     ...(job.error === undefined ? {} : { error: job.error }),

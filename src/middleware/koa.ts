@@ -90,7 +90,10 @@ export function dashboard(options: KoaDashboardOptions): Middleware {
   const handle = createDashboard<Context>(options === null || typeof options !== 'object' ? options : rest, ['path']);
   return async function dashboardMiddleware(ctx: Context, next: Next): Promise<void> {
     const path = ctx.path === prefix ? '/' : ctx.path.startsWith(`${prefix}/`) ? ctx.path.slice(prefix.length) : undefined;
-    const answer = path === undefined ? undefined : await handle(ctx, { method: ctx.method, path, search: ctx.querystring, header: (name) => ctx.get(name) || undefined });
+    const answer =
+      path === undefined
+        ? undefined
+        : await handle(ctx, { method: ctx.method, path, search: ctx.querystring, header: (name) => ctx.get(name) || undefined });
     if (answer === undefined) return next();
     ctx.status = answer.status;
     ctx.set(answer.headers);

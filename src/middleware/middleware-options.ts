@@ -12,7 +12,16 @@ import type { BulkLimiterOptions } from './shared';
 
 const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {
-  limiter: true, group: true, ipv6Subnet: true, missingGroup: true, weight: true, cost: true, skip: true, headers: true, onLimit: true, defer: true,
+  limiter: true,
+  group: true,
+  ipv6Subnet: true,
+  missingGroup: true,
+  weight: true,
+  cost: true,
+  skip: true,
+  headers: true,
+  onLimit: true,
+  defer: true,
 };
 const MIDDLEWARE_OPTION_NAMES: readonly string[] = Object.keys(MIDDLEWARE_OPTIONS);
 const ALL_OPTION_NAMES: readonly string[] = [...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES];
@@ -42,7 +51,10 @@ export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>)
   }
   fn('group', o.group);
   if (o.group !== undefined && o.ipv6Subnet !== undefined) {
-    throw new ConfigError('ERR_BL_IPV6_SUBNET', '`ipv6Subnet` shapes the default group (the client IP); with a `group` function, group addresses there');
+    throw new ConfigError(
+      'ERR_BL_IPV6_SUBNET',
+      '`ipv6Subnet` shapes the default group (the client IP); with a `group` function, group addresses there',
+    );
   }
   fn('skip', o.skip);
   oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
@@ -69,6 +81,9 @@ function intOrFn(name: string, value: unknown): void {
 function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
   if (value !== undefined && !allowed.includes(value)) {
     const code = codeOf(name);
-    throw new ConfigError(code, `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`);
+    throw new ConfigError(
+      code,
+      `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`,
+    );
   }
 }

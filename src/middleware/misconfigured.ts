@@ -16,7 +16,10 @@ import type { LimitError, ProblemDetails, Rejection } from './shared';
 export const OPTION_RESULT = 'ERR_BL_OPTION_RESULT';
 
 const PROBLEM: ProblemDetails = Object.freeze({
-  type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'The rate limiter is misconfigured; the server log says how.',
+  type: 'about:blank',
+  title: 'Internal Server Error',
+  status: 500,
+  detail: 'The rate limiter is misconfigured; the server log says how.',
 });
 const BODY = JSON.stringify(PROBLEM);
 
@@ -33,9 +36,17 @@ export function createMisconfigured(logger: Logger, limiterName: string): Miscon
     const error = new ConfigError(OPTION_RESULT, message);
     if (!warned.has(option)) {
       warned.add(option);
-      logger.warn(`${detail?.code ?? 'WRN_BL_OPTION_RESULT'}: ${message}. Such requests are answered 500 until this is fixed (limiter "${limiterName}")`);
+      logger.warn(
+        `${detail?.code ?? 'WRN_BL_OPTION_RESULT'}: ${message}. Such requests are answered 500 until this is fixed (limiter "${limiterName}")`,
+      );
     }
-    const httpError = createError(500, PROBLEM.detail, { expose: false, headers: {}, problem: PROBLEM, code: OPTION_RESULT, cause: error }) as LimitError;
+    const httpError = createError(500, PROBLEM.detail, {
+      expose: false,
+      headers: {},
+      problem: PROBLEM,
+      code: OPTION_RESULT,
+      cause: error,
+    }) as LimitError;
     return { kind: 'reject', status: 500, headers: httpError.headers, body: BODY, error: httpError };
   };
 }

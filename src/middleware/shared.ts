@@ -87,10 +87,7 @@ export interface Rejection {
   readonly error: LimitError;
 }
 
-export type Outcome =
-  | { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined }
-  | Rejection
-  | DeferredOutcome;
+export type Outcome = { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined } | Rejection | DeferredOutcome;
 
 export interface Runner<Ctx> {
   evaluate(ctx: Ctx): Promise<Outcome>;
@@ -129,17 +126,22 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     throw new ConfigError('ERR_BL_COST', `Expected \`cost\` to be at most the limiter's \`maxCost\` (${maxCost}), got ${describeValue(cost)}`);
   }
   if (typeof weight === 'number' && weight > maxWeight) {
-    throw new ConfigError('ERR_BL_WEIGHT', `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`);
+    throw new ConfigError(
+      'ERR_BL_WEIGHT',
+      `Expected \`weight\` to be at most the limiter's \`maxWeight\` (${maxWeight}), got ${describeValue(weight)}`,
+    );
   }
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs, limiter.spec.rules);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
   // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter).
-  const rulePolicies = new Map((limiter.spec.rules ?? []).map((r) => {
-    const named = Object.freeze([r.name]);
-    return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
-  }));
+  const rulePolicies = new Map(
+    (limiter.spec.rules ?? []).map((r) => {
+      const named = Object.freeze([r.name]);
+      return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
+    }),
+  );
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
@@ -155,7 +157,9 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       if (rejectMissing) return badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id'));
       if (!warnedMissing) {
         warnedMissing = true;
-        limiter.options.logger.warn(`WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`);
+        limiter.options.logger.warn(
+          `WRN_BL_MISSING_GROUP: a request without a group id was counted in the shared group "${SHARED_GROUP}" (limiter "${limiter.name}"; check \`group\` and, for client IPs, trust proxy)`,
+        );
       }
       group = SHARED_GROUP;
     } else if (typeof group !== 'string') {
@@ -166,9 +170,9 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     }
     let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
     if (constantCheck === undefined) {
-      const w = typeof weight === 'function' ? await weight(group, ctx) : weight ?? 1;
+      const w = typeof weight === 'function' ? await weight(group, ctx) : (weight ?? 1);
       if (!isIntUpTo(w, maxWeight)) return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
-      const c = typeof cost === 'function' ? await cost(ctx) : cost ?? 1;
+      const c = typeof cost === 'function' ? await cost(ctx) : (cost ?? 1);
       if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
       check = { weight: w, cost: c };
     }
@@ -186,7 +190,8 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       let cap: unknown = defer.groupConcurrency;
       if (typeof cap === 'function') {
         cap = await cap(group, ctx);
-        if (!isIntUpTo(cap, MAX_GROUP_CONCURRENCY)) return misconfigured('defer.groupConcurrency', cap, `an integer from 1 to ${MAX_GROUP_CONCURRENCY}`);
+        if (!isIntUpTo(cap, MAX_GROUP_CONCURRENCY))
+          return misconfigured('defer.groupConcurrency', cap, `an integer from 1 to ${MAX_GROUP_CONCURRENCY}`);
       }
       const groupConcurrency = cap as number | undefined;
       if (defer.when === 'always') return offload(group, { ...job, ...check, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
@@ -198,7 +203,8 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
-      if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
+      if (error.code === 'ERR_BL_BAD_PAYLOAD')
+        return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
       return badRequest(error);
     }
     const headers = writeHeaders(decision, !isDegraded(decision));
@@ -228,7 +234,13 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
 function queueFullRejection(error: EnqueueError, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
   const seconds = retryAfterSeconds(error.retryAfterMs);
   const headers: HeaderMap = { 'Retry-After': String(seconds) };
-  const problem: ProblemDetails = { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
+  const problem: ProblemDetails = {
+    type: QUOTA_EXCEEDED,
+    title: 'Too Many Requests',
+    status: 429,
+    detail: `Too many requests; retry in ${seconds} s.`,
+    'violated-policies': policies,
+  };
   const httpError = withoutStack(() => createError(429, problem.detail, { expose: true, headers, problem, code: error.code }) as LimitError);
   return { kind: 'reject', status: 429, headers, body: quotaBody(seconds), error: httpError };
 }
@@ -265,10 +277,21 @@ function quotaBodyWriter(policies: readonly string[]): (seconds: number) => stri
 function limitRejection(decision: Decision, headers: HeaderMap, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
   const seconds = retryAfterSeconds(decision.retryAfterMs);
   if (decision.reason === 'store-error') {
-    const problem: ProblemDetails = { type: REDUCED_CAPACITY, title: 'Service Unavailable', status: 503, detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.` };
+    const problem: ProblemDetails = {
+      type: REDUCED_CAPACITY,
+      title: 'Service Unavailable',
+      status: 503,
+      detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.`,
+    };
     return new LazyRejection(headers, problem, JSON.stringify(problem), decision);
   }
-  const problem: ProblemDetails = { type: QUOTA_EXCEEDED, title: 'Too Many Requests', status: 429, detail: `Too many requests; retry in ${seconds} s.`, 'violated-policies': policies };
+  const problem: ProblemDetails = {
+    type: QUOTA_EXCEEDED,
+    title: 'Too Many Requests',
+    status: 429,
+    detail: `Too many requests; retry in ${seconds} s.`,
+    'violated-policies': policies,
+  };
   return new LazyRejection(headers, problem, quotaBody(seconds), decision);
 }
 

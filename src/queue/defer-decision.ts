@@ -20,9 +20,25 @@ export function withDeferral(decision: Decision, outcome: EnqueueResult | undefi
 }
 
 const QUEUE_METHODS = [
-  'enqueue', 'cancel', 'groupCounts', 'dispatch', 'acquireDispatcherLease', 'claim', 'claimMany', 'waitForReady', 'onError', 'complete', 'completeAndClaim', 'fail',
-  'extendLease', 'reclaimExpired',
-  'getJob', 'counts', 'listDead', 'retryDead', 'removeDead',
+  'enqueue',
+  'cancel',
+  'groupCounts',
+  'dispatch',
+  'acquireDispatcherLease',
+  'claim',
+  'claimMany',
+  'waitForReady',
+  'onError',
+  'complete',
+  'completeAndClaim',
+  'fail',
+  'extendLease',
+  'reclaimExpired',
+  'getJob',
+  'counts',
+  'listDead',
+  'retryDead',
+  'removeDead',
 ] as const satisfies ReadonlyArray<keyof QueueStore>;
 
 type AnyMethod = (...args: unknown[]) => unknown;

@@ -77,11 +77,17 @@ export function checkDeferRequest(defer: DeferRequest): void {
   }
   const { type, idempotencyKey } = defer;
   if (typeof type !== 'string' || type.length === 0 || type.length > MAX_TYPE_LENGTH) {
-    throw new InputError('ERR_BL_BAD_JOB_TYPE', `Expected the job type to be a string of 1–${MAX_TYPE_LENGTH} characters, got ${describeValue(type)}`);
+    throw new InputError(
+      'ERR_BL_BAD_JOB_TYPE',
+      `Expected the job type to be a string of 1–${MAX_TYPE_LENGTH} characters, got ${describeValue(type)}`,
+    );
   }
   if (idempotencyKey !== undefined) {
     if (typeof idempotencyKey !== 'string' || idempotencyKey.length === 0 || Buffer.byteLength(idempotencyKey, 'utf8') > MAX_IDEMPOTENCY_KEY_BYTES) {
-      throw new InputError('ERR_BL_BAD_IDEMPOTENCY_KEY', `Expected the idempotency key to be a string of 1–${MAX_IDEMPOTENCY_KEY_BYTES} bytes, got ${describeValue(idempotencyKey)}`);
+      throw new InputError(
+        'ERR_BL_BAD_IDEMPOTENCY_KEY',
+        `Expected the idempotency key to be a string of 1–${MAX_IDEMPOTENCY_KEY_BYTES} bytes, got ${describeValue(idempotencyKey)}`,
+      );
     }
   }
 }
@@ -94,12 +100,19 @@ export function toDeferInput(defer: DeferRequest, options: ResolvedDeferOptions,
   try {
     payload = JSON.stringify(defer.payload === undefined ? null : defer.payload);
   } catch (error) {
-    throw new InputError('ERR_BL_BAD_PAYLOAD', `The job payload cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new InputError(
+      'ERR_BL_BAD_PAYLOAD',
+      `The job payload cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  if (payload === undefined) throw new InputError('ERR_BL_BAD_PAYLOAD', `The job payload cannot be encoded as JSON, got ${describeValue(defer.payload)}`);
+  if (payload === undefined)
+    throw new InputError('ERR_BL_BAD_PAYLOAD', `The job payload cannot be encoded as JSON, got ${describeValue(defer.payload)}`);
   // One UTF-16 unit is at most 3 UTF-8 bytes: short payloads skip the byte count.
   if (payload.length * 3 > options.maxPayloadBytes && Buffer.byteLength(payload, 'utf8') > options.maxPayloadBytes) {
-    throw new InputError('ERR_BL_PAYLOAD_TOO_LARGE', `Expected the job payload to be at most ${options.maxPayloadBytes} bytes of JSON, got ${Buffer.byteLength(payload, 'utf8')} bytes`);
+    throw new InputError(
+      'ERR_BL_PAYLOAD_TOO_LARGE',
+      `Expected the job payload to be at most ${options.maxPayloadBytes} bytes of JSON, got ${Buffer.byteLength(payload, 'utf8')} bytes`,
+    );
   }
   return {
     type,

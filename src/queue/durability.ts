@@ -26,9 +26,18 @@ export function resolveDurability(value: unknown): ResolvedDurability | undefine
   const d = value as Partial<DurabilityOptions> | null;
   const replicas = d?.replicas;
   const timeoutMs = d?.timeoutMs ?? 1000;
-  if (typeof d !== 'object' || d === null || !Number.isInteger(replicas) || (replicas as number) < 1
-    || !Number.isInteger(timeoutMs) || timeoutMs < 1) {
-    throw new ConfigError('ERR_BL_DURABILITY', `Expected \`durability\` to be { replicas: integer ≥ 1, timeoutMs?: integer ≥ 1 }, got ${describeValue(value)}`);
+  if (
+    typeof d !== 'object' ||
+    d === null ||
+    !Number.isInteger(replicas) ||
+    (replicas as number) < 1 ||
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < 1
+  ) {
+    throw new ConfigError(
+      'ERR_BL_DURABILITY',
+      `Expected \`durability\` to be { replicas: integer ≥ 1, timeoutMs?: integer ≥ 1 }, got ${describeValue(value)}`,
+    );
   }
   return Object.freeze({ replicas: replicas as number, timeoutMs });
 }
@@ -52,7 +61,10 @@ export function createDurability(store: LimiterStore, options: ResolvedDurabilit
   const writes: DurableWrites = store.durableWrites();
   const { replicas, timeoutMs } = options;
   const confirmed = (written: Decision | EnqueueResult): Promise<boolean> =>
-    writes.confirm(written, replicas, timeoutMs).then((n) => n >= replicas, () => false);
+    writes.confirm(written, replicas, timeoutMs).then(
+      (n) => n >= replicas,
+      () => false,
+    );
   return {
     store: { ...store, admit: (input) => (input.defer ? writes.admit(input) : store.admit(input)) },
     async confirm(decision) {
@@ -64,7 +76,10 @@ export function createDurability(store: LimiterStore, options: ResolvedDurabilit
       const result = await writes.enqueue(input);
       if (result.status !== 'written' && result.status !== 'duplicate') return result;
       if (await confirmed(result)) return result;
-      throw new StoreError('ERR_BL_NOT_DURABLE', `The job was not confirmed on ${replicas} replica(s) within ${timeoutMs} ms; enqueue it again with the same idempotency key`);
+      throw new StoreError(
+        'ERR_BL_NOT_DURABLE',
+        `The job was not confirmed on ${replicas} replica(s) within ${timeoutMs} ms; enqueue it again with the same idempotency key`,
+      );
     },
     close: () => writes.close(),
   };

@@ -97,8 +97,7 @@ export function decodeRecord(raw: string): JobRecord {
 
 /** What `enqueue` (and a deferred admission) answers. */
 export type EnqueueResult =
-  | { readonly status: 'written' | 'duplicate'; readonly id: string; readonly runAt: number }
-  | { readonly status: 'backlog-full' | 'defer-horizon' };
+  { readonly status: 'written' | 'duplicate'; readonly id: string; readonly runAt: number } | { readonly status: 'backlog-full' | 'defer-horizon' };
 
 export interface EnqueueInput {
   readonly group: string;

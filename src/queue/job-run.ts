@@ -84,7 +84,10 @@ export class JobRun {
       if (decodeError !== undefined) throw decodeError;
       const handler = this.config.handlers.get(this.claimed.type);
       if (handler === undefined) {
-        throw new BulkLimiterError('ERR_BL_NO_HANDLER', `No handler for job type ${JSON.stringify(this.claimed.type)} (job ${this.claimed.id}); known types: ${[...this.config.handlers.keys()].join(', ') || 'none'}`);
+        throw new BulkLimiterError(
+          'ERR_BL_NO_HANDLER',
+          `No handler for job type ${JSON.stringify(this.claimed.type)} (job ${this.claimed.id}); known types: ${[...this.config.handlers.keys()].join(', ') || 'none'}`,
+        );
       }
       outcome = { ok: true, result: await handler(this.job!, this.controller.signal) };
     } catch (error) {
@@ -111,7 +114,10 @@ export class JobRun {
       try {
         resultJson = outcome.result === undefined ? undefined : JSON.stringify(outcome.result);
       } catch (error) {
-        return this.acknowledge({ ok: false, error: new BulkLimiterError('ERR_BL_JOB_RESULT', `Job ${id} returned a result that is not JSON-serialisable: ${messageOf(error)}`) });
+        return this.acknowledge({
+          ok: false,
+          error: new BulkLimiterError('ERR_BL_JOB_RESULT', `Job ${id} returned a result that is not JSON-serialisable: ${messageOf(error)}`),
+        });
       }
       const completed: RunOutcome = { kind: 'completed', result: outcome.result };
       const { keepCompletedMs, leaseMs } = this.config;

@@ -73,7 +73,14 @@ export interface WriteParts {
  * job_defer in includes/job.lua: a new waiting job, or the live one its idempotency key names. runAt is
  * recorded and checked against the horizon; dueAt enters delayed. `nextSeq` gives the id's sequence part.
  */
-export function writeJobInMemory(q: WriteParts, now: number, input: Omit<EnqueueInput, 'delayMs'>, runAt: number, dueAt: number, nextSeq: () => number): EnqueueResult {
+export function writeJobInMemory(
+  q: WriteParts,
+  now: number,
+  input: Omit<EnqueueInput, 'delayMs'>,
+  runAt: number,
+  dueAt: number,
+  nextSeq: () => number,
+): EnqueueResult {
   const idem = input.idempotencyKey ?? '';
   if (idem !== '') {
     const existing = q.idempotency.get(idem);
@@ -89,8 +96,18 @@ export function writeJobInMemory(q: WriteParts, now: number, input: Omit<Enqueue
   do id = `${now}-${String(nextSeq()).padStart(6, '0')}`;
   while (q.jobs.has(id));
   const r: JobRecord = {
-    id, type: input.type, group: input.group, weight: input.weight, cost: input.cost, payload: input.payload,
-    state: 'waiting', attempts: 0, stalls: 0, snoozes: 0, createdAt: now, runAt,
+    id,
+    type: input.type,
+    group: input.group,
+    weight: input.weight,
+    cost: input.cost,
+    payload: input.payload,
+    state: 'waiting',
+    attempts: 0,
+    stalls: 0,
+    snoozes: 0,
+    createdAt: now,
+    runAt,
     ...(idem !== '' ? { idem } : {}),
     ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
     ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),

@@ -5,7 +5,13 @@
  * trimmed after keepMs, dead records capped at maxDead.
  */
 import {
-  closeFairShare, createFairShareState, fairShareConfig, openFairShare, type FairShareConfig, type FairShareSpec, type FairShareState,
+  closeFairShare,
+  createFairShareState,
+  fairShareConfig,
+  openFairShare,
+  type FairShareConfig,
+  type FairShareSpec,
+  type FairShareState,
 } from '../core/fair-share';
 import { ConfigError, describeValue } from '../errors';
 import type { Clock } from '../types';
@@ -16,7 +22,17 @@ import { GroupFlight } from './memory-flight';
 import { WaitingSince } from './memory-since';
 import { SortedSet } from './sorted-set';
 import type {
-  ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, QueueStore,
+  ClaimedJob,
+  ClaimResult,
+  CompleteAndClaimResult,
+  GroupJobCounts,
+  DispatchOptions,
+  DispatchResult,
+  FailOutcome,
+  FailResult,
+  JobCounts,
+  JobInfo,
+  QueueStore,
 } from './types';
 import { claimCount } from './validate';
 
@@ -195,7 +211,11 @@ export class MemoryQueue implements QueueStore {
   async groupCounts(group: string): Promise<GroupJobCounts> {
     let active = 0;
     for (const { member: id } of this.active.range(0, this.active.size)) if (this.jobs.get(id)?.group === group) active += 1;
-    return { waiting: Math.max(0, (this.backlog.get(group) ?? 0) - active), active, oldestWaitingMs: this.since.oldestOfGroupMs(group, this.nowMs()) };
+    return {
+      waiting: Math.max(0, (this.backlog.get(group) ?? 0) - active),
+      active,
+      oldestWaitingMs: this.since.oldestOfGroupMs(group, this.nowMs()),
+    };
   }
 
   /** dispatch.lua: fair tags in the limiter's admission state (shared with MemoryStore's admit); no budget spent. */
@@ -276,7 +296,14 @@ export class MemoryQueue implements QueueStore {
     return this.completeNow(this.nowMs(), id, token, resultJson, keepMs);
   }
 
-  async completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
+  async completeAndClaim(
+    id: string,
+    token: string,
+    resultJson: string | undefined,
+    keepMs: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<CompleteAndClaimResult> {
     const now = this.nowMs();
     const completed = this.completeNow(now, id, token, resultJson, keepMs);
     return { completed, ...this.claimNow(now * 1000, leaseMs, claimCount(max)) };
@@ -371,20 +398,31 @@ export class MemoryQueue implements QueueStore {
     return { requeued, dead };
   }
 
-  async getJob(id: string): Promise<JobInfo | null> { return jobInfoInMemory(this, id, this.nowMs()); }
+  async getJob(id: string): Promise<JobInfo | null> {
+    return jobInfoInMemory(this, id, this.nowMs());
+  }
 
   async counts(): Promise<JobCounts> {
     const now = this.nowMs();
     this.trimCompleted(now);
     return {
-      delayed: this.delayed.size, pending: this.pending.size + this.held.size, ready: this.ready.length,
-      active: this.active.size, completed: this.completed.size, dead: this.dead.size, oldestWaitingMs: this.since.oldestMs(now),
+      delayed: this.delayed.size,
+      pending: this.pending.size + this.held.size,
+      ready: this.ready.length,
+      active: this.active.size,
+      completed: this.completed.size,
+      dead: this.dead.size,
+      oldestWaitingMs: this.since.oldestMs(now),
     };
   }
 
-  async listDead(offset: number, count: number): Promise<JobInfo[]> { return listDeadInMemory(this, offset, count); }
+  async listDead(offset: number, count: number): Promise<JobInfo[]> {
+    return listDeadInMemory(this, offset, count);
+  }
 
-  async retryDead(id: string): Promise<boolean> { return retryDeadInMemory(this, id, this.nowMs()); }
+  async retryDead(id: string): Promise<boolean> {
+    return retryDeadInMemory(this, id, this.nowMs());
+  }
 
   async removeDead(id: string): Promise<boolean> {
     if (!this.dead.remove(id)) return false;

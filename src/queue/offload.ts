@@ -31,13 +31,24 @@ export interface EnqueuedJob {
 
 /** The queue refused a job: the group's backlog is full, or `delayMs` is beyond `maxDeferMs`. */
 export class EnqueueError extends BulkLimiterError {
-  constructor(code: 'ERR_BL_BACKLOG_FULL' | 'ERR_BL_DEFER_HORIZON', message: string, readonly retryAfterMs: number) {
+  constructor(
+    code: 'ERR_BL_BACKLOG_FULL' | 'ERR_BL_DEFER_HORIZON',
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
     super(code, message);
   }
 }
 
 const ENQUEUE_OPTIONS: OptionNames<EnqueueOptions> = {
-  type: true, payload: true, idempotencyKey: true, delayMs: true, weight: true, cost: true, groupConcurrency: true, maxAttempts: true,
+  type: true,
+  payload: true,
+  idempotencyKey: true,
+  delayMs: true,
+  weight: true,
+  cost: true,
+  groupConcurrency: true,
+  maxAttempts: true,
 };
 const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
@@ -69,7 +80,11 @@ export function toEnqueueInput(group: string, options: EnqueueOptions, defer: Re
   const maxAttempts = optionalInt('maxAttempts', options.maxAttempts, 1, 1_000_000);
   const job = toDeferInput(options, defer, cap);
   return {
-    ...job, group, weight, cost, delayMs,
+    ...job,
+    group,
+    weight,
+    cost,
+    delayMs,
     ...(job.idempotencyKey === undefined ? {} : { idempotencyKey: job.idempotencyKey }),
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
   };
@@ -84,6 +99,10 @@ export function toEnqueuedJob(result: EnqueueResult, input: EnqueueInput, limits
     case 'backlog-full':
       throw new EnqueueError('ERR_BL_BACKLOG_FULL', `The group's backlog is full (maxBacklog ${input.maxBacklog}); try again later`, limits.windowMs);
     case 'defer-horizon':
-      throw new EnqueueError('ERR_BL_DEFER_HORIZON', `The job would be due beyond maxDeferMs (${input.maxDeferMs} ms)`, Math.max(1, input.delayMs - input.maxDeferMs));
+      throw new EnqueueError(
+        'ERR_BL_DEFER_HORIZON',
+        `The job would be due beyond maxDeferMs (${input.maxDeferMs} ms)`,
+        Math.max(1, input.delayMs - input.maxDeferMs),
+      );
   }
 }

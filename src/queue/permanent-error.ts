@@ -12,5 +12,7 @@ export class PermanentError extends BulkLimiterError {
 
 /** True for a PermanentError, also one thrown by another copy of this package (instanceof fails there). */
 export function isPermanent(error: unknown): boolean {
-  return error instanceof PermanentError || (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ERR_BL_PERMANENT');
+  return (
+    error instanceof PermanentError || (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ERR_BL_PERMANENT')
+  );
 }

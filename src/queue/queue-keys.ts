@@ -6,8 +6,22 @@ import type { LimiterKeys } from '../store/keys';
 
 export function queueKeyBlock(keys: LimiterKeys): string[] {
   return [
-    keys.counters, keys.groups, keys.seen, keys.delayed, keys.pending, keys.ready, keys.jobs,
-    keys.active, keys.dead, keys.completed, keys.idempotency, keys.backlog, keys.wake, keys.inflight, keys.held,
-    keys.since, keys.groupSince,
+    keys.counters,
+    keys.groups,
+    keys.seen,
+    keys.delayed,
+    keys.pending,
+    keys.ready,
+    keys.jobs,
+    keys.active,
+    keys.dead,
+    keys.completed,
+    keys.idempotency,
+    keys.backlog,
+    keys.wake,
+    keys.inflight,
+    keys.held,
+    keys.since,
+    keys.groupSince,
   ];
 }

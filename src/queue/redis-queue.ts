@@ -13,7 +13,17 @@ import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
 import type {
-  ClaimedJob, ClaimResult, CompleteAndClaimResult, GroupJobCounts, DispatchOptions, DispatchResult, FailOutcome, FailResult, JobCounts, JobInfo, JobState,
+  ClaimedJob,
+  ClaimResult,
+  CompleteAndClaimResult,
+  GroupJobCounts,
+  DispatchOptions,
+  DispatchResult,
+  FailOutcome,
+  FailResult,
+  JobCounts,
+  JobInfo,
+  JobState,
   QueueStore,
 } from './types';
 import { claimCount, deadPage } from './validate';
@@ -75,9 +85,15 @@ export class RedisQueue implements QueueStore {
 
   constructor(options: RedisQueueOptions) {
     const prefix = options.prefix ?? 'bl';
-    for (const [field, value] of [['prefix', prefix], ['name', options.spec.name]] as const) {
+    for (const [field, value] of [
+      ['prefix', prefix],
+      ['name', options.spec.name],
+    ] as const) {
       if (typeof value !== 'string' || !NAME_PATTERN.test(value)) {
-        throw new ConfigError(`ERR_BL_${field.toUpperCase()}`, `Expected \`${field}\` to be 1–64 of A-Z a-z 0-9 . _ - : /, got ${describeValue(value)}`);
+        throw new ConfigError(
+          `ERR_BL_${field.toUpperCase()}`,
+          `Expected \`${field}\` to be 1–64 of A-Z a-z 0-9 . _ - : /, got ${describeValue(value)}`,
+        );
       }
     }
     const maxDead = options.maxDead ?? 10_000;
@@ -103,8 +119,17 @@ export class RedisQueue implements QueueStore {
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
     const reply = (await this.run('enqueue', [
-      input.group, input.weight, input.cost, input.type, input.payload, input.idempotencyKey ?? '',
-      input.maxBacklog, input.delayMs, input.maxDeferMs, input.groupConcurrency ?? 0, input.maxAttempts ?? 0,
+      input.group,
+      input.weight,
+      input.cost,
+      input.type,
+      input.payload,
+      input.idempotencyKey ?? '',
+      input.maxBacklog,
+      input.delayMs,
+      input.maxDeferMs,
+      input.groupConcurrency ?? 0,
+      input.maxAttempts ?? 0,
     ])) as [number, string, number];
     const [status, id, runAt] = reply;
     if (status === 1 || status === 2) return { status: status === 1 ? 'written' : 'duplicate', id, runAt: Number(runAt) };
@@ -122,7 +147,11 @@ export class RedisQueue implements QueueStore {
 
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
     const [moved, promoted, wakeMs, readyFull] = (await this.run('dispatch', [
-      this.config, options.readyMax, options.moveMax, options.promoteMax, options.scanMax,
+      this.config,
+      options.readyMax,
+      options.moveMax,
+      options.promoteMax,
+      options.scanMax,
     ])) as [number, number, number, number];
     return { moved, promoted, wakeMs, readyFull: readyFull === 1 };
   }
@@ -150,7 +179,14 @@ export class RedisQueue implements QueueStore {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
-      signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(false); }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve(false);
+        },
+        { once: true },
+      );
     });
     try {
       for (;;) {
@@ -176,8 +212,13 @@ export class RedisQueue implements QueueStore {
     }
     const read = this.blocking
       .blpop(this.keys.wake, Math.max(0.01, timeoutMs / 1000))
-      .then((reply) => (reply ? reply[1] : null), () => false as const)
-      .finally(() => { this.blockingWait = undefined; });
+      .then(
+        (reply) => (reply ? reply[1] : null),
+        () => false as const,
+      )
+      .finally(() => {
+        this.blockingWait = undefined;
+      });
     this.blockingWait = read;
     return read;
   }
@@ -191,26 +232,35 @@ export class RedisQueue implements QueueStore {
     return (await this.run('complete', completeArgs(id, token, resultJson, keepMs))) === 1;
   }
 
-  completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult> {
+  completeAndClaim(
+    id: string,
+    token: string,
+    resultJson: string | undefined,
+    keepMs: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<CompleteAndClaimResult> {
     return this.acks.submit(this.now(), [...completeArgs(id, token, resultJson, keepMs), Math.ceil(leaseMs), claimCount(max)]);
   }
 
   /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
   private readonly acks = new ScriptBatcher<ScriptArg[], CompleteAndClaimResult>(
     (now, args) => this.run('complete-claim', [this.config, ...args], now).then(toCompleteAndClaim),
-    (now, batch) => this.run('complete-claim-many', [this.config, ...batch.flat()], now).then((reply) => {
-      if (!Array.isArray(reply) || reply.length !== batch.length) {
-        throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many reply for ${batch.length} jobs`);
-      }
-      return reply.map(toCompleteAndClaim);
-    }),
+    (now, batch) =>
+      this.run('complete-claim-many', [this.config, ...batch.flat()], now).then((reply) => {
+        if (!Array.isArray(reply) || reply.length !== batch.length) {
+          throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many reply for ${batch.length} jobs`);
+        }
+        return reply.map(toCompleteAndClaim);
+      }),
     ACK_BATCH,
   );
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
-    const args: ScriptArg[] = outcome.kind === 'error'
-      ? [id, token, 'error', outcome.error, Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxAttempts, this.maxDead]
-      : [id, token, 'snooze', '', Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxSnoozes, this.maxDead];
+    const args: ScriptArg[] =
+      outcome.kind === 'error'
+        ? [id, token, 'error', outcome.error, Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxAttempts, this.maxDead]
+        : [id, token, 'snooze', '', Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxSnoozes, this.maxDead];
     return (await this.run('fail', args)) as FailResult;
   }
 
@@ -231,7 +281,15 @@ export class RedisQueue implements QueueStore {
 
   async counts(): Promise<JobCounts> {
     const [delayed, pending, ready, active, completed, dead, oldestWaitingMs] = (await this.run('counts', [TRIM_PAGE])) as number[];
-    return { delayed: delayed!, pending: pending!, ready: ready!, active: active!, completed: completed!, dead: dead!, oldestWaitingMs: oldestWaitingMs! };
+    return {
+      delayed: delayed!,
+      pending: pending!,
+      ready: ready!,
+      active: active!,
+      completed: completed!,
+      dead: dead!,
+      oldestWaitingMs: oldestWaitingMs!,
+    };
   }
 
   async listDead(offset: number, count: number): Promise<JobInfo[]> {

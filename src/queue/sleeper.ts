@@ -9,7 +9,16 @@ export class Sleeper {
   sleep(ms: number): Promise<void> {
     this.wake();
     return new Promise<void>((resolve) => {
-      const cancel = ms <= 0 ? clearImmediate.bind(null, setImmediate(() => this.wake())) : clearTimeout.bind(null, setTimeout(() => this.wake(), ms));
+      const cancel =
+        ms <= 0
+          ? clearImmediate.bind(
+              null,
+              setImmediate(() => this.wake()),
+            )
+          : clearTimeout.bind(
+              null,
+              setTimeout(() => this.wake(), ms),
+            );
       this.finish = () => {
         cancel();
         resolve();
@@ -32,7 +41,13 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     timer = setTimeout(() => resolve(false), Math.max(0, ms));
   });
   try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -144,7 +144,14 @@ export interface QueueStore {
    * `complete(...)` then `claimMany(leaseMs, max)` as one atomic operation (one round trip on Redis), so a
    * worker hands its slot straight to the next job. The claim happens even when the completion is stale.
    */
-  completeAndClaim(id: string, token: string, resultJson: string | undefined, keepMs: number, leaseMs: number, max: number): Promise<CompleteAndClaimResult>;
+  completeAndClaim(
+    id: string,
+    token: string,
+    resultJson: string | undefined,
+    keepMs: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<CompleteAndClaimResult>;
   fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult>;
   extendLease(id: string, token: string, leaseMs: number): Promise<boolean>;
   /** Returns jobs whose lease expired to pending (a stall), or to dead after `maxStalls`. */

@@ -48,7 +48,10 @@ export const DEAD_PAGE_MAX = 1000;
  * A value that is not a finite number is a caller's bug, so it throws instead of guessing.
  */
 export function deadPage(offset: number, count: number): { offset: number; count: number } {
-  for (const [name, value] of [['offset', offset], ['count', count]] as const) {
+  for (const [name, value] of [
+    ['offset', offset],
+    ['count', count],
+  ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new InputError('ERR_BL_DEAD_PAGE', `Expected listDead \`${name}\` to be a finite number, got ${describeValue(value)}`);
     }

@@ -174,7 +174,8 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
       this.emit('active', run.job ?? { id: job.id, type: job.type, group: job.group, payload: undefined, attempts: job.attempts });
       void run.done.then(({ outcome, next }) => {
         this.runs.delete(run);
-        if (next) this.startAll([next]); // the slot passes straight to the next job
+        if (next)
+          this.startAll([next]); // the slot passes straight to the next job
         else this.slotFreed.wake();
         this.runEnded.wake();
         this.publish(run, outcome);
@@ -184,12 +185,19 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
 
   /** A job that reached us after close() resolved: snoozed back (not an attempt) so it runs again at once. */
   private handBack(job: ClaimedJob): void {
-    this.config.queue.fail(job.id, job.token, { kind: 'snooze', delayMs: 0, maxSnoozes: this.config.maxSnoozes })
+    this.config.queue
+      .fail(job.id, job.token, { kind: 'snooze', delayMs: 0, maxSnoozes: this.config.maxSnoozes })
       .catch((error: unknown) => this.report(error));
   }
 
   private publish(run: JobRun, outcome: RunOutcome): void {
-    const job: WorkerJob = run.job ?? { id: run.claimed.id, type: run.claimed.type, group: run.claimed.group, payload: run.claimed.payload, attempts: run.claimed.attempts };
+    const job: WorkerJob = run.job ?? {
+      id: run.claimed.id,
+      type: run.claimed.type,
+      group: run.claimed.group,
+      payload: run.claimed.payload,
+      attempts: run.claimed.attempts,
+    };
     switch (outcome.kind) {
       case 'completed':
         this.emit('completed', job, outcome.result);

@@ -61,7 +61,10 @@ export class ScriptBatcher<Req, Reply> {
       this.one(now, only.request).then(only.resolve, only.reject);
       return;
     }
-    this.many(now, batch.map((w) => w.request)).then(
+    this.many(
+      now,
+      batch.map((w) => w.request),
+    ).then(
       (replies) => {
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(replies[i]!);
       },

@@ -41,7 +41,9 @@ export interface Writer {
 }
 
 /** One TCP session of a connection: broken once that socket closed. */
-interface Session { broken: boolean }
+interface Session {
+  broken: boolean;
+}
 
 interface Link {
   readonly connection: WriteConnection;
@@ -152,7 +154,9 @@ function slotMasterLinks(cluster: ClusterClient, slotKey: string, writerOn: (cli
     // retryStrategy null (as ioredis's node connections): a lost connection ends, and the next write looks again.
     const connection = node.duplicate({ host, port, readOnly: false, retryStrategy: null, lazyConnect: true });
     const opened = openLink(connection, writerOn);
-    connection.on('end', () => { opened.stale = true; });
+    connection.on('end', () => {
+      opened.stale = true;
+    });
     return opened;
   };
 
@@ -163,15 +167,25 @@ function slotMasterLinks(cluster: ClusterClient, slotKey: string, writerOn: (cli
         link?.connection.disconnect();
         link = undefined;
         resolving = resolve().then(
-          (opened) => { link = opened; resolving = undefined; return opened; },
-          (error: unknown) => { resolving = undefined; throw error; },
+          (opened) => {
+            link = opened;
+            resolving = undefined;
+            return opened;
+          },
+          (error: unknown) => {
+            resolving = undefined;
+            throw error;
+          },
         );
       }
       return resolving;
     },
     close: () => {
       link?.connection.disconnect();
-      void resolving?.then((opened) => opened.connection.disconnect(), () => undefined);
+      void resolving?.then(
+        (opened) => opened.connection.disconnect(),
+        () => undefined,
+      );
     },
   };
 }

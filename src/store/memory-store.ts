@@ -5,7 +5,14 @@
  * untouched for idleMs + windowMs + epochMs starts afresh.
  */
 import {
-  NEWCOMERS_GROUP, closeFairShare, createFairShareState, decide, fairShareConfig, openFairShare, type FairShareSpec, type FairShareState,
+  NEWCOMERS_GROUP,
+  closeFairShare,
+  createFairShareState,
+  decide,
+  fairShareConfig,
+  openFairShare,
+  type FairShareSpec,
+  type FairShareState,
 } from '../core/fair-share';
 import { toAdmitReply, toDecision } from '../core/decision';
 import { ConfigError, describeValue } from '../errors';
@@ -61,9 +68,22 @@ export class MemoryStore implements Store {
         if (existing) {
           closeFairShare(fs);
           const wait = Math.max(0, existing.runAt - fs.nowMs);
-          const reply = { allowed: false, colour: 2, remaining: 0, limit: 0, guaranteed: 0, retryMs: wait, hintMs: wait, emptyMs: 0,
-            resetMs: 0, active: fs.meta.gn, atMs: fs.nowMs, group: input.group, policy: 0,
-            rules: cfg.rules && cfg.rules.flatMap(() => [0, 0]) } as const;
+          const reply = {
+            allowed: false,
+            colour: 2,
+            remaining: 0,
+            limit: 0,
+            guaranteed: 0,
+            retryMs: wait,
+            hintMs: wait,
+            emptyMs: 0,
+            resetMs: 0,
+            active: fs.meta.gn,
+            atMs: fs.nowMs,
+            group: input.group,
+            policy: 0,
+            rules: cfg.rules && cfg.rules.flatMap(() => [0, 0]),
+          } as const;
           return withDeferral(toDecision(reply, spec.rules), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
         const r = decide(fs, input.group, input.weight, input.cost, true);

@@ -16,8 +16,19 @@ import { RedisQueue } from '../queue/redis-queue';
 import { ScriptBatcher } from './admit-batch';
 import { openDurableWrites } from './durable-writes';
 import {
-  admitCommand, admitDeferCommand, admitDeferManyCommand, admitManyCommand, admitManyScript, admitScript, defineScripts, fairShareConfig,
-  type AdmitDeferReply, type DeferringInput, type DeferReply, type RedisClient } from './scripts';
+  admitCommand,
+  admitDeferCommand,
+  admitDeferManyCommand,
+  admitManyCommand,
+  admitManyScript,
+  admitScript,
+  defineScripts,
+  fairShareConfig,
+  type AdmitDeferReply,
+  type DeferringInput,
+  type DeferReply,
+  type RedisClient,
+} from './scripts';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -46,11 +57,16 @@ function ownGroup(reply: AdmitReply, input: AdmitInput): AdmitReply {
 
 function deferOutcome(d: DeferReply): EnqueueResult | undefined {
   switch (d.status) {
-    case 0: return undefined;
-    case 1: return { status: 'written', id: d.id, runAt: d.runAt };
-    case 2: return { status: 'duplicate', id: d.id, runAt: d.runAt };
-    case -2: return { status: 'backlog-full' };
-    case -3: return { status: 'defer-horizon' };
+    case 0:
+      return undefined;
+    case 1:
+      return { status: 'written', id: d.id, runAt: d.runAt };
+    case 2:
+      return { status: 'duplicate', id: d.id, runAt: d.runAt };
+    case -2:
+      return { status: 'backlog-full' };
+    case -3:
+      return { status: 'defer-horizon' };
   }
 }
 
@@ -74,7 +90,10 @@ export class RedisStore implements Store {
     }
     const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > MAX_BATCH_LIMIT) {
-      throw new ConfigError('ERR_BL_MAX_BATCH', `Expected \`maxBatch\` to be an integer from 1 to ${MAX_BATCH_LIMIT}, got ${describeValue(options.maxBatch)}`);
+      throw new ConfigError(
+        'ERR_BL_MAX_BATCH',
+        `Expected \`maxBatch\` to be an integer from 1 to ${MAX_BATCH_LIMIT}, got ${describeValue(options.maxBatch)}`,
+      );
     }
     this.client = options.client;
     this.prefix = prefix;
@@ -100,19 +119,29 @@ export class RedisStore implements Store {
     const admitKeys = [keys.groups, keys.seen] as const;
     const block = queueKeyBlock(keys);
     const checks = new ScriptBatcher<AdmitInput, AdmitReply>(
-      admitCommand(this.client, admitKeys, config), admitManyCommand(this.client, admitKeys, config), this.maxBatch);
+      admitCommand(this.client, admitKeys, config),
+      admitManyCommand(this.client, admitKeys, config),
+      this.maxBatch,
+    );
     const deferringChecks = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-      admitDeferCommand(this.client, block, config), admitDeferManyCommand(this.client, block, config), this.maxBatch);
+      admitDeferCommand(this.client, block, config),
+      admitDeferManyCommand(this.client, block, config),
+      this.maxBatch,
+    );
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failed = (error: unknown): never => {
       if (error instanceof StoreError) throw error;
-      throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+      throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
+        cause: error,
+      });
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
       checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), spec.rules), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
-      deferringChecks.submit(this.nowUs(), input).then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed);
+      deferringChecks
+        .submit(this.nowUs(), input)
+        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed);
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
@@ -123,16 +152,22 @@ export class RedisStore implements Store {
       close: () => queue.close(),
       // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals
       // get a connection of their own (on Cluster, to the slot's master), so live checks never queue behind a WAIT.
-      durableWrites: () => openDurableWrites(this.client, keys.jobs, (client) => {
-        const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-          admitDeferCommand(client, block, config), admitDeferManyCommand(client, block, config), this.maxBatch);
-        const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
-        return {
-          admit: (input) => writes.submit(this.nowUs(), input as DeferringInput)
-            .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed),
-          enqueue: (input) => writeQueue.enqueue(input),
-        };
-      }),
+      durableWrites: () =>
+        openDurableWrites(this.client, keys.jobs, (client) => {
+          const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
+            admitDeferCommand(client, block, config),
+            admitDeferManyCommand(client, block, config),
+            this.maxBatch,
+          );
+          const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
+          return {
+            admit: (input) =>
+              writes
+                .submit(this.nowUs(), input as DeferringInput)
+                .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed),
+            enqueue: (input) => writeQueue.enqueue(input),
+          };
+        }),
     };
   }
 }

@@ -81,9 +81,23 @@ export function runScript(client: RedisClient, script: LoadedScript, keys: reado
  * The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua): one argument of
  * 9 comma-separated numbers, built once per limiter (each script argument costs the client time on every call).
  */
-export function fairShareConfig(spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number }, defaultMaxGroups: number): string {
-  return [spec.limit, spec.windowMs, spec.burst, spec.reserve, spec.idleMs, spec.epochMs, spec.sustained ? 1 : 0,
-    spec.maxGroups ?? defaultMaxGroups, spec.probationMs ?? 0].join(',') + rulesConfigText(spec.rules);
+export function fairShareConfig(
+  spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number },
+  defaultMaxGroups: number,
+): string {
+  return (
+    [
+      spec.limit,
+      spec.windowMs,
+      spec.burst,
+      spec.reserve,
+      spec.idleMs,
+      spec.epochMs,
+      spec.sustained ? 1 : 0,
+      spec.maxGroups ?? defaultMaxGroups,
+      spec.probationMs ?? 0,
+    ].join(',') + rulesConfigText(spec.rules)
+  );
 }
 
 /** How many rules a config block carries (each adds 2 fields, and the policy 1, to an admission reply). */
@@ -138,20 +152,29 @@ const QUEUE_KEY_COUNT = 17;
 export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', QUEUE_KEY_COUNT);
 export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', QUEUE_KEY_COUNT);
 
-const deferArgs = (r: DeferringInput): ScriptArg[] =>
-  [r.group, r.weight, r.cost, r.defer.type, r.defer.payload, r.defer.idempotencyKey ?? '', r.defer.maxBacklog, r.defer.maxDeferMs,
-    r.defer.groupConcurrency ?? 0];
+const deferArgs = (r: DeferringInput): ScriptArg[] => [
+  r.group,
+  r.weight,
+  r.cost,
+  r.defer.type,
+  r.defer.payload,
+  r.defer.idempotencyKey ?? '',
+  r.defer.maxBacklog,
+  r.defer.maxDeferMs,
+  r.defer.groupConcurrency ?? 0,
+];
 
 /** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
 export function admitDeferCommand(client: RedisClient, keys: readonly string[], config: string): RunOne<DeferringInput, AdmitDeferReply> {
   const run = scriptCommand(client, admitDeferScript());
   const rules = ruleCountOf(config);
-  return (nowUs, r) => run(...keys, config, nowUs, ...deferArgs(r)).then((reply) => {
-    if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS + ruleFields(rules)) {
-      throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
-    }
-    return admitDeferFields(reply, 0, rules);
-  });
+  return (nowUs, r) =>
+    run(...keys, config, nowUs, ...deferArgs(r)).then((reply) => {
+      if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS + ruleFields(rules)) {
+        throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
+      }
+      return admitDeferFields(reply, 0, rules);
+    });
 }
 
 /** admit-defer-many.lua: several deferring checks in one call, one reply each, in order. */
@@ -184,7 +207,10 @@ function admitDeferFields(reply: unknown[], at: number, rules: number): AdmitDef
 /** A *-many script's reply: `count` replies of `fields` values each, one after the other in one flat array. */
 function parseReplies<T>(reply: unknown, count: number, fields: number, parse: (reply: unknown[], at: number) => T): T[] {
   if (!Array.isArray(reply) || reply.length !== count * fields) {
-    throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected reply for ${count} checks: ${Array.isArray(reply) ? `${reply.length} fields` : String(reply)}`);
+    throw new StoreError(
+      'ERR_BL_STORE_REPLY',
+      `Unexpected reply for ${count} checks: ${Array.isArray(reply) ? `${reply.length} fields` : String(reply)}`,
+    );
   }
   const out = new Array<T>(count);
   for (let i = 0; i < count; i++) out[i] = parse(reply, i * fields);
@@ -207,9 +233,19 @@ function admitFields(reply: unknown[], at: number, rules: number): AdmitReply {
   const colour = n(1);
   const group: unknown = reply[at + 10];
   return {
-    allowed: n(0) === 1, colour: colour === 0 || colour === 1 ? colour : 2, remaining: n(2), limit: n(3),
-    guaranteed: n(4), retryMs: n(5), hintMs: n(6), resetMs: n(7), active: n(8), atMs: n(9), emptyMs: n(11),
+    allowed: n(0) === 1,
+    colour: colour === 0 || colour === 1 ? colour : 2,
+    remaining: n(2),
+    limit: n(3),
+    guaranteed: n(4),
+    retryMs: n(5),
+    hintMs: n(6),
+    resetMs: n(7),
+    active: n(8),
+    atMs: n(9),
+    emptyMs: n(11),
     group: typeof group === 'string' ? group : String(group),
-    policy: rules > 0 ? n(12) : 0, rules: rules > 0 ? Array.from({ length: 2 * rules }, (_, i) => n(13 + i)) : false,
+    policy: rules > 0 ? n(12) : 0,
+    rules: rules > 0 ? Array.from({ length: 2 * rules }, (_, i) => n(13 + i)) : false,
   };
 }

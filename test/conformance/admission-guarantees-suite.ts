@@ -15,7 +15,9 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
   describe(`admission guarantees under floods, costs and clock steps: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       await Promise.all(bound.map((b) => b.destroy()));
       await h.close();
@@ -32,10 +34,14 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
       const st = bind(clock, s);
       let maxRetry = 0;
       let denied = 0;
-      for (let t = 0; t < 3000; t += 2) { // 1000 req/s against 100/s for 3 s
+      for (let t = 0; t < 3000; t += 2) {
+        // 1000 req/s against 100/s for 3 s
         for (let i = 0; i < 2; i++) {
           const d = await st.admit(input('flood'));
-          if (!d.allowed) { denied += 1; maxRetry = Math.max(maxRetry, d.retryAfterMs); }
+          if (!d.allowed) {
+            denied += 1;
+            maxRetry = Math.max(maxRetry, d.retryAfterMs);
+          }
         }
         clock.advance(2);
       }
@@ -65,7 +71,7 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
       }
       expect(attempts / admitted).toBeLessThan(2.5);
       // and the callers get their guaranteed share (951/4 per s) over 2 s
-      expect(admitted).toBeGreaterThan(0.9 * 2 * 951 / 4);
+      expect(admitted).toBeGreaterThan((0.9 * 2 * 951) / 4);
     });
 
     test('the overflow group does not take one of the maxGroups places', async () => {
@@ -143,14 +149,16 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
       const s = spec({ limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 60_000, epochMs: 10_000 });
       const st = bind(clock, s);
       let last: Decision | undefined;
-      for (let t = 0; t < 21_000; t += 10) { // two epochs of both flooding
+      for (let t = 0; t < 21_000; t += 10) {
+        // two epochs of both flooding
         await st.admit(input('a'));
         last = await st.admit(input('b'));
         clock.advance(10);
       }
       expect(last!.limit).toBe(50);
       let a = 0;
-      for (let t = 0; t < 5000; t += 10) { // b is silent for 5 s: a alone, capped at 50/s
+      for (let t = 0; t < 5000; t += 10) {
+        // b is silent for 5 s: a alone, capped at 50/s
         const d = await st.admit(input('a'));
         if (d.allowed) a += 1;
         clock.advance(10);
@@ -168,7 +176,10 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
       let n = 0;
       for (let t = 0; t < 320; t++) {
         for (let i = 0; i < 2; i++) await st.admit(input('survivor'));
-        if (t % 40 < 3) { for (let i = 0; i < 40; i++) await st.admit(input(`c${n}`)); n += 1; }
+        if (t % 40 < 3) {
+          for (let i = 0; i < 40; i++) await st.admit(input(`c${n}`));
+          n += 1;
+        }
         clock.advance(1);
       }
       // the 24 newcomers stay active but silent; two epochs later the survivor may borrow everything again
@@ -182,7 +193,7 @@ export function describeAdmissionGuarantees(name: string, setup: () => Promise<S
       expect(Math.min(...limits)).toBeGreaterThan(0.9 * s.limit);
     });
 
-    test('a small tenant\'s bursts of `reserve` stay green next to a flood', async () => {
+    test("a small tenant's bursts of `reserve` stay green next to a flood", async () => {
       const clock = new ManualClock();
       const s = spec({ limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 10_000 });
       const st = bind(clock, s);

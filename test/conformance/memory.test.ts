@@ -12,10 +12,15 @@ const harness = async (): Promise<StoreHarness> => {
   return {
     make: (clock: Clock, handles = 1) => {
       let s = stores.get(clock);
-      if (!s) { s = new MemoryStore({ clock }); stores.set(clock, s); }
+      if (!s) {
+        s = new MemoryStore({ clock });
+        stores.set(clock, s);
+      }
       return Array.from({ length: handles }, () => s!);
     },
-    close: async () => { stores.clear(); },
+    close: async () => {
+      stores.clear();
+    },
   };
 };
 

@@ -8,7 +8,14 @@ import type { LimiterStore } from '../../src/types';
 import { ManualClock, spec, type StoreHarness } from './store-suite';
 
 const job = (group: string, delayMs = 0): EnqueueInput => ({
-  group, weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 100, delayMs, maxDeferMs: 1e9,
+  group,
+  weight: 1,
+  cost: 1,
+  type: 't',
+  payload: '{}',
+  maxBacklog: 100,
+  delayMs,
+  maxDeferMs: 1e9,
 });
 const MOVE = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 };
 
@@ -16,7 +23,9 @@ export function describeOldestWaitingCases(name: string, setup: () => Promise<St
   describe(`oldest waiting job: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       await Promise.all(bound.map((b) => b.destroy()));
       await h.close();

@@ -31,7 +31,9 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
   describe(`rules: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       await Promise.all(bound.map((b) => b.destroy()));
       await h.close();
@@ -100,10 +102,19 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
 
     test('a request one rule denies spends nothing in the other rules or the global bucket', async () => {
       const clock = new ManualClock();
-      const [s] = bind(clock, spec({ limit: 100, windowMs: 1000, burst: 40, reserve: 1, rules: resolveRules([
-        { name: 'small', limit: 3, windowMs: 1000, algorithm: 'sliding-window' },
-        { name: 'big', limit: 50, windowMs: 60_000, algorithm: 'fixed-window' },
-      ]) }));
+      const [s] = bind(
+        clock,
+        spec({
+          limit: 100,
+          windowMs: 1000,
+          burst: 40,
+          reserve: 1,
+          rules: resolveRules([
+            { name: 'small', limit: 3, windowMs: 1000, algorithm: 'sliding-window' },
+            { name: 'big', limit: 50, windowMs: 60_000, algorithm: 'fixed-window' },
+          ]),
+        }),
+      );
       let last: Decision | undefined;
       for (let i = 0; i < 3; i++) last = await s!.admit(input('a'));
       expect(last!.allowed).toBe(true);
@@ -120,9 +131,16 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
 
     test('a request the global share denies spends nothing in the rules', async () => {
       const clock = new ManualClock();
-      const [s] = bind(clock, spec({ limit: 10, windowMs: 1000, burst: 5, reserve: 1, rules: resolveRules([
-        { name: 'hour', limit: 100, windowMs: 3_600_000, algorithm: 'sliding-window' },
-      ]) }));
+      const [s] = bind(
+        clock,
+        spec({
+          limit: 10,
+          windowMs: 1000,
+          burst: 5,
+          reserve: 1,
+          rules: resolveRules([{ name: 'hour', limit: 100, windowMs: 3_600_000, algorithm: 'sliding-window' }]),
+        }),
+      );
       const ds: Decision[] = [];
       for (let i = 0; i < 20; i++) ds.push(await s!.admit(input('a')));
       const allowed = ds.filter((d) => d.allowed).length;
@@ -137,10 +155,13 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
     test('the retry time is the latest of the violated policies, and names the one that waits longest', async () => {
       const clock = new ManualClock();
       clock.ms = Math.ceil(clock.ms / 60_000) * 60_000 + 1000; // 1 s into an aligned minute
-      const [s] = bind(clock, roomy([
-        { name: 'second', limit: 2, windowMs: 1000, algorithm: 'fixed-window' },
-        { name: 'minute', limit: 3, windowMs: 60_000, algorithm: 'fixed-window' },
-      ]));
+      const [s] = bind(
+        clock,
+        roomy([
+          { name: 'second', limit: 2, windowMs: 1000, algorithm: 'fixed-window' },
+          { name: 'minute', limit: 3, windowMs: 60_000, algorithm: 'fixed-window' },
+        ]),
+      );
       expect((await s!.admit(input('a'))).allowed).toBe(true);
       expect((await s!.admit(input('a'))).allowed).toBe(true);
       expect(await s!.admit(input('a'))).toMatchObject({ allowed: false, policy: 'second', retryAfterMs: 1000 });
@@ -176,7 +197,11 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
       expect((await s!.admit(input('a'))).allowed).toBe(true); // a live request takes one of a's three
       await s!.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
       const first = await s!.claimMany(60_000, 100);
-      const groups = (r: typeof first) => r.claimed.map((c) => c.group).sort().join('');
+      const groups = (r: typeof first) =>
+        r.claimed
+          .map((c) => c.group)
+          .sort()
+          .join('');
       expect(groups(first)).toBe('aabb');
       // a's rule is full until the window ends: nothing more starts, and workers sleep until then
       expect(first.wakeMs).toBe(800);
@@ -185,9 +210,15 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
       expect(groups(await s!.claimMany(60_000, 100))).toBe('aaa');
     });
 
-    test('allowed decisions carry each rule\'s state', async () => {
+    test("allowed decisions carry each rule's state", async () => {
       const clock = new ManualClock();
-      const [s] = bind(clock, roomy([{ name: 'tb', limit: 100, windowMs: 1000 }, { name: 'fw', limit: 7, windowMs: 1000, algorithm: 'fixed-window' }]));
+      const [s] = bind(
+        clock,
+        roomy([
+          { name: 'tb', limit: 100, windowMs: 1000 },
+          { name: 'fw', limit: 7, windowMs: 1000, algorithm: 'fixed-window' },
+        ]),
+      );
       const d = await s!.admit(input('a', 2));
       expect(d.allowed).toBe(true);
       expect(d.policy).toBeUndefined();

@@ -8,7 +8,11 @@ import { resolveLimiterOptions } from '../../src/options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, maxInAnyWindow, type StoreHarness } from './store-suite';
 
-interface Tenant { readonly name: string; readonly rate: number; readonly weight: number }
+interface Tenant {
+  readonly name: string;
+  readonly rate: number;
+  readonly weight: number;
+}
 
 /** mulberry32: the same arrivals on every run and store. */
 function random(seed: number): () => number {
@@ -34,7 +38,10 @@ export function waterFill(capacity: number, demands: ReadonlyArray<Tenant>): Map
       for (const d of open) share.set(d.name, share.get(d.name)! + unit * d.weight);
       break;
     }
-    for (const d of done) { left -= d.rate - share.get(d.name)!; share.set(d.name, d.rate); }
+    for (const d of done) {
+      left -= d.rate - share.get(d.name)!;
+      share.set(d.name, d.rate);
+    }
     open = open.filter((d) => !done.includes(d));
   }
   return share;
@@ -79,7 +86,9 @@ export function describeSmallLimitCases(name: string, setup: () => Promise<Store
   describe(`fairness at limit 100/s with default burst and reserve: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       await Promise.all(bound.map((b) => b.destroy()));
       await h.close();

@@ -16,24 +16,38 @@ let seq = 0;
 export function spec(over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec {
   seq += 1;
   return {
-    name: `conf-${process.pid}-${seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000,
-    epochMs: 250, sustained: false, ...over,
+    name: `conf-${process.pid}-${seq}`,
+    limit: 100,
+    windowMs: 1000,
+    burst: 10,
+    reserve: 2,
+    idleMs: 2000,
+    epochMs: 250,
+    sustained: false,
+    ...over,
   };
 }
 
 export class ManualClock {
   ms = T0;
   readonly now: Clock = () => this.ms;
-  advance(ms: number): void { this.ms += ms; }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
 }
 
 /** Max admitted units in any half-open window [x, x + windowMs) over (at, cost) pairs. */
 export function maxInAnyWindow(admitted: Array<{ at: number; cost: number }>, windowMs: number): number {
   const a = [...admitted].sort((x, y) => x.at - y.at);
-  let best = 0; let sum = 0; let lo = 0;
+  let best = 0;
+  let sum = 0;
+  let lo = 0;
   for (let hi = 0; hi < a.length; hi++) {
     sum += a[hi]!.cost;
-    while (a[lo]!.at <= a[hi]!.at - windowMs) { sum -= a[lo]!.cost; lo++; }
+    while (a[lo]!.at <= a[hi]!.at - windowMs) {
+      sum -= a[lo]!.cost;
+      lo++;
+    }
     best = Math.max(best, sum);
   }
   return best;
@@ -45,7 +59,9 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
   describe(`store conformance: ${name}`, () => {
     let h: StoreHarness;
     const bound: LimiterStore[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       await Promise.all(bound.map((b) => b.destroy()));
       await h.close();
@@ -57,8 +73,15 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
     };
 
     /** Every tick: each group in `perTick` sends that many requests (in parallel), then time moves on. */
-    async function drive(stores: LimiterStore[], clock: ManualClock, ticks: number, tickMs: number,
-      perTick: Record<string, number>, weights: Record<string, number> = {}, cost = 1) {
+    async function drive(
+      stores: LimiterStore[],
+      clock: ManualClock,
+      ticks: number,
+      tickMs: number,
+      perTick: Record<string, number>,
+      weights: Record<string, number> = {},
+      cost = 1,
+    ) {
       const admitted: Record<string, number> = {};
       const log: Array<{ at: number; cost: number }> = [];
       const colours = { green: 0, yellow: 0, red: 0 };
@@ -70,7 +93,10 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
         }
         for (const d of await Promise.all(calls)) {
           colours[d.colour] += 1;
-          if (d.allowed) { admitted[d.group] = (admitted[d.group] ?? 0) + cost; log.push({ at: d.at, cost }); }
+          if (d.allowed) {
+            admitted[d.group] = (admitted[d.group] ?? 0) + cost;
+            log.push({ at: d.at, cost });
+          }
         }
         clock.advance(tickMs);
       }
@@ -82,8 +108,16 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       const [s] = bind(clock, spec());
       const d = await s!.admit(input('a'));
       expect(d).toEqual({
-        allowed: true, group: 'a', limit: 100, guaranteed: 100, remaining: 9, retryAfterMs: 0,
-        resetMs: 11, activeGroups: 1, colour: 'green', at: clock.ms,
+        allowed: true,
+        group: 'a',
+        limit: 100,
+        guaranteed: 100,
+        remaining: 9,
+        retryAfterMs: 0,
+        resetMs: 11,
+        activeGroups: 1,
+        colour: 'green',
+        at: clock.ms,
       });
     });
 
@@ -119,7 +153,8 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       const clock = new ManualClock();
       const s = spec();
       const [st] = bind(clock, s);
-      let heavy = 0; let light = 0;
+      let heavy = 0;
+      let light = 0;
       const seconds = 10;
       for (let t = 0; t < seconds * 200; t++) {
         for (let i = 0; i < 2; i++) if ((await st!.admit(input('heavy'))).allowed) heavy += 1;
@@ -140,7 +175,10 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       const b = await st!.admit(input('b', 3));
       expect(b.activeGroups).toBe(2);
       expect(b.guaranteed).toBe(75);
-      for (let t = 0; t < 30; t++) { clock.advance(100); await st!.admit(input('a', 1)); }
+      for (let t = 0; t < 30; t++) {
+        clock.advance(100);
+        await st!.admit(input('a', 1));
+      }
       const a = await st!.admit(input('a', 1));
       expect(a.activeGroups).toBe(1);
       expect(a.guaranteed).toBe(100);
@@ -207,7 +245,10 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       await st!.admit(input('b')); // b: 1 token used, 19 left
       let d = await st!.admit(input('a'));
       let a = 0;
-      while (d.allowed) { a += 1; d = await st!.admit(input('a')); }
+      while (d.allowed) {
+        a += 1;
+        d = await st!.admit(input('a'));
+      }
       expect(a).toBe(14); // 19 − reserve 5: a's yellow stops at the reserve
       const b = await st!.admit(input('b'));
       expect(b.allowed).toBe(true);

@@ -11,24 +11,31 @@ import { ManualClock, maxInAnyWindow } from '../conformance/store-suite';
 import { arrivalsArb, specArb } from './arbitraries';
 
 let server: RedisServer;
-beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server.stop(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server.stop();
+});
 
 let seq = 0;
 async function neverOverLimit(makeStore: (clock: ManualClock) => Store, runs: number) {
   await fc.assert(
-    fc.asyncProperty(specArb.chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))), async ([s, arrivals]) => {
-      const clock = new ManualClock();
-      const limiter = makeStore(clock).bind({ ...s, name: `prop-${process.pid}-${++seq}` });
-      const admitted: Array<{ at: number; cost: number }> = [];
-      for (const a of arrivals) {
-        clock.advance(a.dtMs);
-        const d = await limiter.admit({ group: `g${a.group}`, weight: a.weight, cost: a.cost });
-        if (d.allowed) admitted.push({ at: d.at, cost: a.cost });
-      }
-      await limiter.destroy();
-      expect(maxInAnyWindow(admitted, s.windowMs)).toBeLessThanOrEqual(s.limit);
-    }),
+    fc.asyncProperty(
+      specArb.chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))),
+      async ([s, arrivals]) => {
+        const clock = new ManualClock();
+        const limiter = makeStore(clock).bind({ ...s, name: `prop-${process.pid}-${++seq}` });
+        const admitted: Array<{ at: number; cost: number }> = [];
+        for (const a of arrivals) {
+          clock.advance(a.dtMs);
+          const d = await limiter.admit({ group: `g${a.group}`, weight: a.weight, cost: a.cost });
+          if (d.allowed) admitted.push({ at: d.at, cost: a.cost });
+        }
+        await limiter.destroy();
+        expect(maxInAnyWindow(admitted, s.windowMs)).toBeLessThanOrEqual(s.limit);
+      },
+    ),
     { numRuns: runs },
   );
 }
@@ -44,7 +51,16 @@ test('RedisStore never admits more than limit in any window', async () => {
 
 test('the check can fail: a sustained-mode limiter with a big burst does go over limit', async () => {
   const clock = new ManualClock();
-  const limiter = new MemoryStore({ clock: clock.now }).bind({ name: 'x', limit: 10, windowMs: 1000, burst: 10, reserve: 0, idleMs: 5000, epochMs: 250, sustained: true });
+  const limiter = new MemoryStore({ clock: clock.now }).bind({
+    name: 'x',
+    limit: 10,
+    windowMs: 1000,
+    burst: 10,
+    reserve: 0,
+    idleMs: 5000,
+    epochMs: 250,
+    sustained: true,
+  });
   const admitted: Array<{ at: number; cost: number }> = [];
   for (let i = 0; i < 200; i++) {
     const d = await limiter.admit({ group: 'a', weight: 1, cost: 1 });

@@ -32,15 +32,35 @@ describe('unknown options are refused everywhere, with a suggestion', () => {
     ['createLimiter: keyPrefix (rate-limiter-flexible)', () => createLimiter({ limit: 1, keyPrefix: 'x' } as never), 'keyPrefix', 'name'],
     ['createLimiter: windowMS (case)', () => createLimiter({ limit: 1, windowMS: 60 } as never), 'windowMS', 'windowMs'],
     ['createLimiter: maxBaclog (a deferral option, misspelt)', () => createLimiter({ limit: 1, maxBaclog: 1 } as never), 'maxBaclog', 'maxBacklog'],
-    ['createLimiter: denyCache.sampelRate', () => createLimiter({ limit: 1, denyCache: { sampelRate: 0.1 } } as never), 'denyCache.sampelRate', 'denyCache.sampleRate'],
+    [
+      'createLimiter: denyCache.sampelRate',
+      () => createLimiter({ limit: 1, denyCache: { sampelRate: 0.1 } } as never),
+      'denyCache.sampelRate',
+      'denyCache.sampleRate',
+    ],
     ['express bulkLimiter: keyGenerator', () => onExpress.bulkLimiter({ limiter, keyGenerator: () => 'a' } as never), 'keyGenerator', 'group'],
     ['koa bulkLimiter: max inline', () => onKoa.bulkLimiter({ max: 5 } as never), 'max', 'limit'],
-    ['express bulkLimiter: standardHeaders', () => onExpress.bulkLimiter({ limiter, standardHeaders: 'draft-7' } as never), 'standardHeaders', 'headers'],
-    ['koa bulkLimiter: defer.statusURL', () => onKoa.bulkLimiter({ limiter, defer: { type: 'a', statusURL: () => '/' } } as never), 'defer.statusURL', 'defer.statusUrl'],
+    [
+      'express bulkLimiter: standardHeaders',
+      () => onExpress.bulkLimiter({ limiter, standardHeaders: 'draft-7' } as never),
+      'standardHeaders',
+      'headers',
+    ],
+    [
+      'koa bulkLimiter: defer.statusURL',
+      () => onKoa.bulkLimiter({ limiter, defer: { type: 'a', statusURL: () => '/' } } as never),
+      'defer.statusURL',
+      'defer.statusUrl',
+    ],
     ['express jobStatus: grup', () => onExpress.jobStatus({ limiter, grup: () => 'a' } as never), 'grup', 'group'],
     ['koa jobStatus: limitter', () => onKoa.jobStatus({ limitter: limiter } as never), 'limitter', 'limiter'],
     ['koa jobStatus: paramName', () => onKoa.jobStatus({ limiter, public: true, paramName: 'jobId' } as never), 'paramName', 'param'],
-    ['Dispatcher: stalledInterval (BullMQ)', () => new Dispatcher({ limiter, stalledInterval: 1000 } as never), 'stalledInterval', 'reclaimIntervalMs'],
+    [
+      'Dispatcher: stalledInterval (BullMQ)',
+      () => new Dispatcher({ limiter, stalledInterval: 1000 } as never),
+      'stalledInterval',
+      'reclaimIntervalMs',
+    ],
     ['Dispatcher: readymax', () => new Dispatcher({ limiter, readymax: 10 } as never), 'readymax', 'readyMax'],
     ['Worker: attempts (BullMQ)', () => new Worker({ limiter, handlers, attempts: 3 } as never), 'attempts', 'maxAttempts'],
     ['Worker: lockDuration (BullMQ)', () => new Worker({ limiter, handlers, lockDuration: 30_000 } as never), 'lockDuration', 'leaseMs'],
@@ -60,9 +80,17 @@ describe('unknown options are refused everywhere, with a suggestion', () => {
   });
 
   test('check(group, opts) refuses unknown options and unknown defer fields (the promise rejects)', async () => {
-    await expect(limiter.check('a', { points: 2 } as never)).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_OPTION', message: expect.stringContaining('did you mean `cost`?') });
-    await expect(limiter.check('a', { cots: 2 } as never)).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_OPTION', message: expect.stringContaining('did you mean `cost`?') });
-    await expect(limiter.check('a', { defer: { type: 'a', paylod: 1 } } as never)).rejects.toMatchObject({ message: expect.stringContaining('`defer.paylod`') });
+    await expect(limiter.check('a', { points: 2 } as never)).rejects.toMatchObject({
+      code: 'ERR_BL_UNKNOWN_OPTION',
+      message: expect.stringContaining('did you mean `cost`?'),
+    });
+    await expect(limiter.check('a', { cots: 2 } as never)).rejects.toMatchObject({
+      code: 'ERR_BL_UNKNOWN_OPTION',
+      message: expect.stringContaining('did you mean `cost`?'),
+    });
+    await expect(limiter.check('a', { defer: { type: 'a', paylod: 1 } } as never)).rejects.toMatchObject({
+      message: expect.stringContaining('`defer.paylod`'),
+    });
     await expect(limiter.check('a', { cost: 1, weight: 1 })).resolves.toMatchObject({ allowed: true });
   });
 
@@ -76,8 +104,14 @@ describe('unknown options are refused everywhere, with a suggestion', () => {
 describe('suggestOption', () => {
   const known = ['limit', 'windowMs', 'group', 'cost', 'maxAttempts'];
   test.each([
-    ['max', 'limit'], ['points', 'limit'], ['keyGenerator', 'group'], ['WINDOWMS', 'windowMs'],
-    ['windwMs', 'windowMs'], ['gruop', 'group'], ['cots', 'cost'], ['limt', 'limit'],
+    ['max', 'limit'],
+    ['points', 'limit'],
+    ['keyGenerator', 'group'],
+    ['WINDOWMS', 'windowMs'],
+    ['windwMs', 'windowMs'],
+    ['gruop', 'group'],
+    ['cots', 'cost'],
+    ['limt', 'limit'],
   ])('%s → %s', (name, expected) => expect(suggestOption(name, known)).toBe(expected));
 
   test.each(['zzz', 'xyz', 'constructor', 'toString'])('%s → no guess', (name) => expect(suggestOption(name, known)).toBeUndefined());

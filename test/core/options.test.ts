@@ -4,13 +4,38 @@ import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from
 import { MemoryStore } from '../../src/store/memory-store';
 
 const codeOf = (options: unknown): string | undefined => {
-  try { resolveLimiterOptions(options as LimiterOptions); return undefined; } catch (e) { expect(e).toBeInstanceOf(ConfigError); return (e as ConfigError).code; }
+  try {
+    resolveLimiterOptions(options as LimiterOptions);
+    return undefined;
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as ConfigError).code;
+  }
 };
 
 test('default burst is 5 % of the limit and the reserve a fifth of it (docs/algorithm.md §2.10); the resolved options are frozen', () => {
   const r = resolveLimiterOptions({ limit: 1000 });
-  expect(r.spec).toEqual({ name: 'default', limit: 1000, windowMs: 60_000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 15_000, sustained: false, maxGroups: 10_000, probationMs: 1000 });
-  expect(r).toMatchObject({ maxGroups: 10_000, maxGroupLength: 128, maxCost: 40, maxWeight: 1000, onStoreError: 'local', timeoutMs: 500, instances: 1 });
+  expect(r.spec).toEqual({
+    name: 'default',
+    limit: 1000,
+    windowMs: 60_000,
+    burst: 50,
+    reserve: 10,
+    idleMs: 60_000,
+    epochMs: 15_000,
+    sustained: false,
+    maxGroups: 10_000,
+    probationMs: 1000,
+  });
+  expect(r).toMatchObject({
+    maxGroups: 10_000,
+    maxGroupLength: 128,
+    maxCost: 40,
+    maxWeight: 1000,
+    onStoreError: 'local',
+    timeoutMs: 500,
+    instances: 1,
+  });
   expect(r.store).toBeInstanceOf(MemoryStore);
   expect(r.logger).toBe(console);
   expect(Object.isFrozen(r)).toBe(true);
@@ -58,7 +83,16 @@ test.each([
   [{ limit: 10, rules: [{ name: '', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a;b', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'global', limit: 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
-  [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000 }, { name: 'a', limit: 2, windowMs: 1000 }] }, 'ERR_BL_RULES'],
+  [
+    {
+      limit: 10,
+      rules: [
+        { name: 'a', limit: 1, windowMs: 1000 },
+        { name: 'a', limit: 2, windowMs: 1000 },
+      ],
+    },
+    'ERR_BL_RULES',
+  ],
   [{ limit: 10, rules: [{ name: 'a', limit: 0, windowMs: 1000 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1.5 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky-bucket' }] }, 'ERR_BL_RULES'],
@@ -77,24 +111,38 @@ test('messages show the bad value and, for maxCost, the bound', () => {
 });
 
 test('rules: resolved with defaults; the default maxCost fits the smallest rule; messages name the rule and value', () => {
-  const r = resolveLimiterOptions({ limit: 1000, rules: [
-    { name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000, algorithm: 'sliding-window' },
-  ] });
+  const r = resolveLimiterOptions({
+    limit: 1000,
+    rules: [
+      { name: 'per-second', limit: 10, windowMs: 1000 },
+      { name: 'per-hour', limit: 5000, windowMs: 3_600_000, algorithm: 'sliding-window' },
+    ],
+  });
   expect(r.spec.rules).toEqual([
     { name: 'per-second', limit: 10, windowMs: 1000, algorithm: 'token-bucket', burst: 1, tag: expect.any(Number) },
     { name: 'per-hour', limit: 5000, windowMs: 3_600_000, algorithm: 'sliding-window', burst: 250, tag: expect.any(Number) },
   ]);
   expect(r.maxCost).toBe(1);
   expect(resolveLimiterOptions({ limit: 1000 }).spec.rules).toBeUndefined();
-  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky' as never }] }))
-    .toThrow(/`rules\[0\]\.algorithm`.*'token-bucket', 'sliding-window', 'fixed-window'.*"leaky" \(string\)/);
-  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1 }, { name: 'a', limit: 1, windowMs: 1 }] }))
-    .toThrow(/`rules\[1\]\.name` to be unique, got "a"/);
+  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky' as never }] })).toThrow(
+    /`rules\[0\]\.algorithm`.*'token-bucket', 'sliding-window', 'fixed-window'.*"leaky" \(string\)/,
+  );
+  expect(() =>
+    resolveLimiterOptions({
+      limit: 10,
+      rules: [
+        { name: 'a', limit: 1, windowMs: 1 },
+        { name: 'a', limit: 1, windowMs: 1 },
+      ],
+    }),
+  ).toThrow(/`rules\[1\]\.name` to be unique, got "a"/);
 });
 
-test('probationMs: 0 by default with rules, and refused above 0 with them (newcomers would share one group\'s rules)', () => {
+test("probationMs: 0 by default with rules, and refused above 0 with them (newcomers would share one group's rules)", () => {
   const rules = [{ name: 'per-second', limit: 10, windowMs: 1000 }];
   expect((resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec as FairShareSpec).probationMs).toBe(250);
   expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec as FairShareSpec).probationMs).toBe(0);
-  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 })).toThrow(expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }));
+  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 })).toThrow(
+    expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }),
+  );
 });

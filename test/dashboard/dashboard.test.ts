@@ -19,7 +19,11 @@ let seq = 0;
 const newLimiter = (over: object = {}): Limiter =>
   createLimiter({ store: new MemoryStore(), name: `dash-${++seq}`, limit: 6, burst: 6, reserve: 1, windowMs: 60_000, probationMs: 0, ...over });
 const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
-const totals = (g: Pick<GroupView, 'traffic'>) => ({ allowed: sum(g.traffic.allowed), denied: sum(g.traffic.denied), deferred: sum(g.traffic.deferred) });
+const totals = (g: Pick<GroupView, 'traffic'>) => ({
+  allowed: sum(g.traffic.allowed),
+  denied: sum(g.traffic.denied),
+  deferred: sum(g.traffic.deferred),
+});
 const TOKEN = 'Bearer let-me-in';
 
 describe.each(mounts)('dashboard through %s', (_name, mount) => {
@@ -42,14 +46,20 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     const limiter = newLimiter();
     const app = mount({ limiters: [limiter], plan: (g: string) => (g === 'acme' ? 'gold' : undefined) });
     const seen = { acme: [0, 0, 0], bulkbot: [0, 0, 0], importer: [0, 0, 0] };
-    const count = (tenant: keyof typeof seen, d: { allowed: boolean; job?: unknown }) => { seen[tenant][d.allowed ? 0 : d.job ? 2 : 1]! += 1; };
+    const count = (tenant: keyof typeof seen, d: { allowed: boolean; job?: unknown }) => {
+      seen[tenant][d.allowed ? 0 : d.job ? 2 : 1]! += 1;
+    };
     for (let i = 0; i < 2; i++) count('acme', await limiter.check('acme', { weight: 3 }));
     for (let i = 0; i < 6; i++) count('bulkbot', await limiter.check('bulkbot'));
     for (let i = 0; i < 3; i++) count('importer', await limiter.check('importer', { defer: { type: 'import', payload: { i } } }));
     // The fair share shown is the one of the group's latest decision: acme's, now that three groups are active.
     count('acme', await limiter.check('acme', { weight: 3 }));
     // The sequence reached every outcome.
-    expect(seen).toEqual({ acme: [expect.any(Number), expect.any(Number), 0], bulkbot: [expect.any(Number), expect.any(Number), 0], importer: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(seen).toEqual({
+      acme: [expect.any(Number), expect.any(Number), 0],
+      bulkbot: [expect.any(Number), expect.any(Number), 0],
+      importer: [expect.any(Number), expect.any(Number), expect.any(Number)],
+    });
     expect(seen.bulkbot[1]! + seen.importer[1]!).toBeGreaterThan(0);
     expect(seen.importer[2]).toBeGreaterThan(0);
 
@@ -62,7 +72,15 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     expect(data.actions).toBe('none');
     const [view] = data.limiters;
     // Strict: (limit − burst + 1) per window.
-    expect(view).toMatchObject({ name: limiter.name, limit: 6, windowMs: 60_000, burst: 6, sustained: false, capacityPerSecond: 1 / 60, degraded: false });
+    expect(view).toMatchObject({
+      name: limiter.name,
+      limit: 6,
+      windowMs: 60_000,
+      burst: 6,
+      sustained: false,
+      capacityPerSecond: 1 / 60,
+      degraded: false,
+    });
     const byGroup = Object.fromEntries(view!.groups.map((g) => [g.group, g]));
     expect(Object.keys(byGroup).sort()).toEqual(['acme', 'bulkbot', 'importer']);
     for (const tenant of ['acme', 'bulkbot', 'importer'] as const) {
@@ -110,19 +128,27 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
 
     const readOnly = mount({ limiters: [limiter] });
     const post = (app: ReturnType<typeof mount>, action: string, id: string, token?: string) => {
-      const r = request(app).post(`/dashboard/dead/${action}?limiter=${encodeURIComponent(limiter.name)}&id=${encodeURIComponent(id)}`).set('X-Requested-With', 'test');
+      const r = request(app)
+        .post(`/dashboard/dead/${action}?limiter=${encodeURIComponent(limiter.name)}&id=${encodeURIComponent(id)}`)
+        .set('X-Requested-With', 'test');
       return token === undefined ? r : r.set('Authorization', token);
     };
     expect((await post(readOnly, 'retry', first, TOKEN)).status).toBe(403);
     expect((await post(readOnly, 'remove', first, TOKEN)).status).toBe(403);
 
     const calls: string[] = [];
-    const authorize = (ctx: { get(name: string): string }) => { calls.push('authorize'); return ctx.get('authorization') === TOKEN; };
+    const authorize = (ctx: { get(name: string): string }) => {
+      calls.push('authorize');
+      return ctx.get('authorization') === TOKEN;
+    };
     const app = mount({ limiters: [limiter], authorize });
     const locked = await request(app).get('/dashboard/data');
     expect(locked.body.actions).toBe('locked');
     const dead = (locked.body as DashboardData).limiters[0]!.dead!;
-    expect(dead.map((j) => [j.id, j.group, j.error])).toEqual([[second, '<b>evil</b>', 'the payload names no account'], [first, 'acme', 'bad account']]);
+    expect(dead.map((j) => [j.id, j.group, j.error])).toEqual([
+      [second, '<b>evil</b>', 'the payload names no account'],
+      [first, 'acme', 'bad account'],
+    ]);
     expect((await request(app).get('/dashboard/data').set('Authorization', TOKEN)).body.actions).toBe('allowed');
 
     expect((await post(app, 'retry', first)).status).toBe(403);
@@ -139,8 +165,12 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
     const removed = await post(app, 'remove', second, TOKEN);
     expect([removed.status, removed.body]).toEqual([200, { ok: true }]);
     expect(await limiter.getJob(second)).toBeNull();
-    expect((await request(app).post('/dashboard/dead/remove?limiter=nope&id=1').set('X-Requested-With', 't').set('Authorization', TOKEN)).status).toBe(404);
-    expect((await request(app).post(`/dashboard/dead/remove?limiter=${limiter.name}`).set('X-Requested-With', 't').set('Authorization', TOKEN)).status).toBe(400);
+    expect(
+      (await request(app).post('/dashboard/dead/remove?limiter=nope&id=1').set('X-Requested-With', 't').set('Authorization', TOKEN)).status,
+    ).toBe(404);
+    expect(
+      (await request(app).post(`/dashboard/dead/remove?limiter=${limiter.name}`).set('X-Requested-With', 't').set('Authorization', TOKEN)).status,
+    ).toBe(400);
     expect(calls.length).toBeGreaterThan(0);
     expect((await limiter.counts()).dead).toBe(0);
   });
@@ -170,14 +200,22 @@ describe('dashboard options', () => {
   });
   test("Koa's path must start with '/'; Express refuses a path (its mount is the path)", () => {
     expect(() => onKoa.dashboard({ limiters: [limiter], path: 'dashboard' })).toThrow(expect.objectContaining({ code: 'ERR_BL_PATH' }));
-    expect(() => onExpress.dashboard({ limiters: [limiter], path: '/dashboard' } as never)).toThrow(expect.objectContaining({ code: 'ERR_BL_UNKNOWN_OPTION' }));
+    expect(() => onExpress.dashboard({ limiters: [limiter], path: '/dashboard' } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_BL_UNKNOWN_OPTION' }),
+    );
   });
 });
 
 describe('bounded by the busiest groups', () => {
   test('100,000 distinct group ids keep at most topGroups groups and 4 × topGroups summary entries', () => {
     let observer: LimiterObserver | undefined;
-    const stub = { observe: (o: LimiterObserver) => { observer = o; return () => undefined; }, on: () => stub } as unknown as Limiter;
+    const stub = {
+      observe: (o: LimiterObserver) => {
+        observer = o;
+        return () => undefined;
+      },
+      on: () => stub,
+    } as unknown as Limiter;
     const traffic = new LimiterTraffic(stub, 10, () => 1_800_000_000_000);
     const decide = (group: string, allowed: boolean) => observer!.decision!({ allowed, group, guaranteed: 1 } as never, undefined);
     for (let i = 0; i < 100_000; i++) {

@@ -18,7 +18,15 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { deadJob } from './fixtures';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 const SCREENSHOT = process.env.UPDATE_SCREENSHOT === '1';
 const LOAD_MS = SCREENSHOT ? 14_000 : 2_000;
 const HOSTILE = `<img src=x onerror="document.title='pwned'"><script>window.pwned=1</script>`;
@@ -26,7 +34,12 @@ const TOKEN = 'let-me-in';
 const PLANS: Record<string, number> = { acme: 3 };
 
 type Outcome = 'allowed' | 'denied' | 'deferred';
-interface Row { group: string; allowed: string; denied: string; deferred: string }
+interface Row {
+  group: string;
+  allowed: string;
+  denied: string;
+  deferred: string;
+}
 
 describe('the dashboard page in headless Chromium', () => {
   let browser: Browser;
@@ -39,14 +52,27 @@ describe('the dashboard page in headless Chromium', () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium or set CHROMIUM_PATH.`);
     const app = express();
     const shared = { limiter, group: tenantOf, weight: (g: string) => PLANS[g] ?? 1 };
-    app.get('/api/export', bulkLimiter(shared), (_req, res) => { res.json({ rows: [] }); });
-    app.post('/api/imports', bulkLimiter({ ...shared, defer: { type: 'import', payload: () => ({ rows: 1 }), statusUrl: (id: string) => `/jobs/${id}` } }), (_req, res) => { res.status(201).end(); });
-    app.use('/dashboard', dashboard({
-      limiters: [limiter],
-      plan: (g) => (PLANS[g] === undefined ? undefined : `gold (weight ${PLANS[g]})`),
-      authorize: (req) => req.get('authorization') === `Bearer ${TOKEN}`,
-    }));
-    server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+    app.get('/api/export', bulkLimiter(shared), (_req, res) => {
+      res.json({ rows: [] });
+    });
+    app.post(
+      '/api/imports',
+      bulkLimiter({ ...shared, defer: { type: 'import', payload: () => ({ rows: 1 }), statusUrl: (id: string) => `/jobs/${id}` } }),
+      (_req, res) => {
+        res.status(201).end();
+      },
+    );
+    app.use(
+      '/dashboard',
+      dashboard({
+        limiters: [limiter],
+        plan: (g) => (PLANS[g] === undefined ? undefined : `gold (weight ${PLANS[g]})`),
+        authorize: (req) => req.get('authorization') === `Bearer ${TOKEN}`,
+      }),
+    );
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
     const address = server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -86,18 +112,23 @@ describe('the dashboard page in headless Chromium', () => {
     }
   }
 
-  const rows = (page: Page): Promise<Row[]> => page.$$eval('table.tenants tbody tr[data-group]', (trs) => trs.map((tr) => ({
-    group: tr.querySelector('.c-group')?.textContent ?? '',
-    allowed: tr.querySelector('.c-total-allowed')?.textContent ?? '',
-    denied: tr.querySelector('.c-total-denied')?.textContent ?? '',
-    deferred: tr.querySelector('.c-total-deferred')?.textContent ?? '',
-  })));
+  const rows = (page: Page): Promise<Row[]> =>
+    page.$$eval('table.tenants tbody tr[data-group]', (trs) =>
+      trs.map((tr) => ({
+        group: tr.querySelector('.c-group')?.textContent ?? '',
+        allowed: tr.querySelector('.c-total-allowed')?.textContent ?? '',
+        denied: tr.querySelector('.c-total-denied')?.textContent ?? '',
+        deferred: tr.querySelector('.c-total-deferred')?.textContent ?? '',
+      })),
+    );
 
   it('shows each tenant with the counts its responses showed, the hostile id as text, and actions only once unlocked', async () => {
     const dead = await deadJob(limiter, 'importer', 'upstream rejected the import: account closed');
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     page.on('pageerror', (e) => errors.push(String(e)));
     await page.goto(`${base}/dashboard`);
     await page.waitForSelector('body[data-ready="1"]');

@@ -39,7 +39,14 @@ function playedSystem(key: DemoSystem['key']): DemoSystem {
 
 function report(): { html: string; text: string } {
   const systems = [playedSystem('ours'), playedSystem('baseline')];
-  const summary = summarize({ systems, tenants: TENANTS, spec: SPEC, durationMs: DURATION_MS, drainedAtMs: { ours: 2400, baseline: 2400 }, storeKind: 'memory' });
+  const summary = summarize({
+    systems,
+    tenants: TENANTS,
+    spec: SPEC,
+    durationMs: DURATION_MS,
+    drainedAtMs: { ours: 2400, baseline: 2400 },
+    storeKind: 'memory',
+  });
   return { html: renderReport({ summary, systems, endMs: 2600 }), text: formatSummary(summary) };
 }
 

@@ -12,7 +12,16 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { runDemo, type DemoRun, type SystemSummary } from './run-demo';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /**
  * Weighted max-min fair split of `capacity` by bisection on the water level s (each gets min(demand, s·w)):
@@ -90,7 +99,10 @@ describe('npm run demo (short mode, MemoryStore)', () => {
     for (const key of ['ours', 'baseline'] as const) {
       const s = run.summary.systems[key];
       const part = last.split(' | ').find((p) => p.includes(`${s.title}:`)) ?? '';
-      const senders = s.tenants.filter((t) => t.deferred > 0).sort((a, b) => b.deferred - a.deferred).slice(0, 3);
+      const senders = s.tenants
+        .filter((t) => t.deferred > 0)
+        .sort((a, b) => b.deferred - a.deferred)
+        .slice(0, 3);
       const named = senders.length === 0 ? '' : ` (${senders.map((t) => `${t.name} ${t.deferred}`).join(', ')}`;
       expect(part).toContain(`so far deferred ${s.totals.deferred}${named}`);
       expect(part).toContain(`${s.totals.completed} jobs done`);
@@ -108,7 +120,9 @@ describe('npm run demo (short mode, MemoryStore)', () => {
     let browser: Browser;
     beforeAll(async () => {
       if (!existsSync(CHROMIUM)) {
-        throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH. .ci/run installs it.`);
+        throw new Error(
+          `Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH. .ci/run installs it.`,
+        );
       }
       browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     }, 30_000);
@@ -130,7 +144,9 @@ describe('npm run demo (short mode, MemoryStore)', () => {
         const series = await page.locator(`#${key}-admitted g.series`).evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-series')));
         expect(series).toEqual(tenants);
         // Each series is a drawn line, not an empty element.
-        const drawn = await page.locator(`#${key}-admitted g.series polyline`).evaluateAll((nodes) => nodes.filter((n) => (n as unknown as { getTotalLength(): number }).getTotalLength() > 0).length);
+        const drawn = await page
+          .locator(`#${key}-admitted g.series polyline`)
+          .evaluateAll((nodes) => nodes.filter((n) => (n as unknown as { getTotalLength(): number }).getTotalLength() > 0).length);
         expect(drawn).toBe(tenants.length);
         const box = await page.locator(`#${key}-admitted`).boundingBox();
         expect(box?.width ?? 0).toBeGreaterThan(300);
@@ -160,9 +176,11 @@ describe('npm run demo (short mode, MemoryStore)', () => {
       const keys = ['ours', 'baseline'] as const;
 
       it('draws a limit line only on charts whose buckets are the limit’s 1 s window, and bulk-limiter stays under it', async () => {
-        const guided = await page.locator('svg.chart').evaluateAll((charts) =>
-          charts.filter((c) => c.querySelector('.guide')).map((c) => ({ id: c.id, label: c.querySelector('.guide-label')?.textContent })),
-        );
+        const guided = await page
+          .locator('svg.chart')
+          .evaluateAll((charts) =>
+            charts.filter((c) => c.querySelector('.guide')).map((c) => ({ id: c.id, label: c.querySelector('.guide-label')?.textContent })),
+          );
         expect(guided.map((g) => g.id).sort()).toEqual(['baseline-admitted', 'baseline-window', 'ours-admitted', 'ours-window']);
         for (const g of guided) expect(g.label).toBe(`limit ${run.summary.limit} per 1 s`);
         for (const key of keys) {
@@ -199,7 +217,10 @@ describe('npm run demo (short mode, MemoryStore)', () => {
             }),
           );
           expect(rows).toHaveLength(run.summary.tenants.length);
-          const expected = waterFill(capacity, rows.map((r) => ({ rate: r.demand / seconds, weight: r.weight })));
+          const expected = waterFill(
+            capacity,
+            rows.map((r) => ({ rate: r.demand / seconds, weight: r.weight })),
+          );
           rows.forEach((r, i) => expect(Math.abs(r.fair - expected[i]!)).toBeLessThanOrEqual(0.051));
         }
       });
@@ -222,14 +243,24 @@ describe('npm run demo (short mode, MemoryStore)', () => {
 
       it('colours equal values alike: one colour per “vs fair” value, and per fact when both systems match', async () => {
         const colourOf = (selector: string) =>
-          page.locator(selector).evaluateAll((cells) => cells.map((c) => ({ text: c.textContent ?? '', colour: c.ownerDocument.defaultView?.getComputedStyle(c).color })));
+          page
+            .locator(selector)
+            .evaluateAll((cells) =>
+              cells.map((c) => ({ text: c.textContent ?? '', colour: c.ownerDocument.defaultView?.getComputedStyle(c).color })),
+            );
         const vsFair = await colourOf('table.tenants td.vs-fair');
         const byText = new Map<string, Set<string>>();
         for (const c of vsFair) byText.set(c.text, (byText.get(c.text) ?? new Set()).add(c.colour));
         for (const [text, colours] of byText) expect({ text, colours: colours.size }).toEqual({ text, colours: 1 });
-        const facts = await page.locator('table.facts tbody tr').evaluateAll((trs) =>
-          trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 2).map((td) => ({ text: td.textContent ?? '', colour: td.ownerDocument.defaultView?.getComputedStyle(td).color }))),
-        );
+        const facts = await page
+          .locator('table.facts tbody tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) =>
+              [...tr.querySelectorAll('td')]
+                .slice(0, 2)
+                .map((td) => ({ text: td.textContent ?? '', colour: td.ownerDocument.defaultView?.getComputedStyle(td).color })),
+            ),
+          );
         expect(facts.length).toBeGreaterThanOrEqual(5);
         for (const [ours, base] of facts) if (ours!.text === base!.text) expect(base!.colour).toBe(ours!.colour);
       });

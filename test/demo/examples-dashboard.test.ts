@@ -15,7 +15,9 @@ jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware
 jest.mock('bulk-limiter/koa', () => jest.requireActual('../../src/middleware/koa'), { virtual: true });
 jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/prometheus'), { virtual: true });
 
-interface ExampleApp { createApp(options: { limiter: unknown }): unknown }
+interface ExampleApp {
+  createApp(options: { limiter: unknown }): unknown;
+}
 const NOW = 1_800_000_000_000;
 const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
 
@@ -47,7 +49,10 @@ describe.each([
     for (let i = 0; i < 4; i++) tally('acme', (await request(app).get('/api/reports/1').set('x-tenant', 'acme')).status);
     for (let i = 0; i < 6; i++) tally('bulkbot', (await request(app).get('/api/export').set('x-tenant', 'bulkbot')).status);
     for (let i = 0; i < 2; i++) {
-      tally('importer', (await request(app).post('/api/imports').set('x-tenant', 'importer').set('content-type', 'application/json').send('{"rows":3}')).status);
+      tally(
+        'importer',
+        (await request(app).post('/api/imports').set('x-tenant', 'importer').set('content-type', 'application/json').send('{"rows":3}')).status,
+      );
     }
     expect((await request(app).get('/dashboard')).text).toContain('<title>bulk-limiter dashboard</title>');
     const data = (await request(app).get('/dashboard/data')).body as DashboardData;

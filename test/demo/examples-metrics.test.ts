@@ -14,7 +14,9 @@ jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware
 jest.mock('bulk-limiter/koa', () => jest.requireActual('../../src/middleware/koa'), { virtual: true });
 jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/prometheus'), { virtual: true });
 
-interface ExampleApp { createApp(options: { limiter: unknown }): unknown }
+interface ExampleApp {
+  createApp(options: { limiter: unknown }): unknown;
+}
 const NOW = 1_800_000_000_000;
 
 function value(text: string, series: string): number {
@@ -39,7 +41,10 @@ describe.each([
     for (let i = 0; i < 4; i++) tally('acme', (await request(app).get('/api/reports/1').set('x-tenant', 'acme')).status);
     for (let i = 0; i < 6; i++) tally('bulkbot', (await request(app).get('/api/export').set('x-tenant', 'bulkbot')).status);
     for (let i = 0; i < 2; i++) {
-      tally('importer', (await request(app).post('/api/imports').set('x-tenant', 'importer').set('content-type', 'application/json').send('{"rows":3}')).status);
+      tally(
+        'importer',
+        (await request(app).post('/api/imports').set('x-tenant', 'importer').set('content-type', 'application/json').send('{"rows":3}')).status,
+      );
     }
     // The sequence reached every outcome.
     expect([...seen.keys()].map((k) => k.split(':')[1]).sort()).toEqual(expect.arrayContaining(['allowed', 'denied', 'deferred']));
@@ -53,14 +58,17 @@ describe.each([
       const expected = [...seen].filter(([k]) => k.endsWith(`:${outcome}`)).reduce((s, [, n]) => s + n, 0);
       expect(value(text, `bulk_limiter_decisions_total{limiter="api",outcome="${outcome}",policy="global"}`)).toBe(expected);
       for (const tenant of ['acme', 'bulkbot', 'importer']) {
-        expect(value(text, `bulk_limiter_group_decisions_total{limiter="api",group="${tenant}",outcome="${outcome}"}`)).toBe(seen.get(`${tenant}:${outcome}`) ?? 0);
+        expect(value(text, `bulk_limiter_group_decisions_total{limiter="api",group="${tenant}",outcome="${outcome}"}`)).toBe(
+          seen.get(`${tenant}:${outcome}`) ?? 0,
+        );
       }
     }
     // 13 store calls for 12 requests: the importer's first deferral went without its payload first, then with it
     // (its second went in one call: the group was denied moments before).
     expect(value(text, 'bulk_limiter_store_seconds_count{limiter="api"}')).toBe(13);
-    expect(value(text, 'bulk_limiter_jobs{limiter="api",state="pending"}') + value(text, 'bulk_limiter_jobs{limiter="api",state="delayed"}'))
-      .toBe(seen.get('importer:deferred'));
+    expect(value(text, 'bulk_limiter_jobs{limiter="api",state="pending"}') + value(text, 'bulk_limiter_jobs{limiter="api",state="delayed"}')).toBe(
+      seen.get('importer:deferred'),
+    );
 
     const health = await request(app).get('/health');
     expect(health.status).toBe(200);

@@ -74,7 +74,11 @@ describe.each([
   it('runs an import at once or defers it with 202 + Location to its job status', async () => {
     const answers = await Promise.all(
       Array.from({ length: 200 }, () =>
-        fetch(`${server.url}/api/imports`, { method: 'POST', headers: { 'x-tenant': 'importer', 'content-type': 'application/json' }, body: '{"rows":3}' }),
+        fetch(`${server.url}/api/imports`, {
+          method: 'POST',
+          headers: { 'x-tenant': 'importer', 'content-type': 'application/json' },
+          body: '{"rows":3}',
+        }),
       ),
     );
     const statuses = new Set(answers.map((r) => r.status));

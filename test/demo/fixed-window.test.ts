@@ -9,7 +9,9 @@ interface BaselineDecision {
 }
 interface Baseline {
   check(group: string, options?: { cost?: number; defer?: { type: string; payload: unknown } }): Promise<BaselineDecision>;
-  startWorkers(options: { handlers: Record<string, (job: { payload: unknown }) => Promise<unknown>>; concurrency: number }): { close(): Promise<void> };
+  startWorkers(options: { handlers: Record<string, (job: { payload: unknown }) => Promise<unknown>>; concurrency: number }): {
+    close(): Promise<void>;
+  };
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { FixedWindowLimiter } = require('../../examples/demo/fixed-window') as {

@@ -34,7 +34,14 @@ export const { Recorder } = require('../../examples/demo/recorder') as {
 };
 
 export const { summarize, formatSummary, strictCapacityPerS } = require('../../examples/demo/summary') as {
-  summarize(input: { systems: DemoSystem[]; tenants: DemoTenant[]; spec: SpecLike; durationMs: number; drainedAtMs: Record<string, number>; storeKind: string }): unknown;
+  summarize(input: {
+    systems: DemoSystem[];
+    tenants: DemoTenant[];
+    spec: SpecLike;
+    durationMs: number;
+    drainedAtMs: Record<string, number>;
+    storeKind: string;
+  }): unknown;
   formatSummary(summary: unknown): string;
   strictCapacityPerS(spec: SpecLike): number;
 };

@@ -87,8 +87,15 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
   const dirs = new Map<number, string>();
   const clients: Cluster[] = [];
   // With replicas, a 1 s node timeout: a dead master is failed over in a few seconds, even under load.
-  const args = (dir: string): string[] => ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'),
-    '--cluster-node-timeout', replicas > 0 ? '1000' : '2000', ...(replicas > 0 ? DURABLE_SERVER_ARGS : [])];
+  const args = (dir: string): string[] => [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    join(dir, 'nodes.conf'),
+    '--cluster-node-timeout',
+    replicas > 0 ? '1000' : '2000',
+    ...(replicas > 0 ? DURABLE_SERVER_ARGS : []),
+  ];
   for (let i = 0; i < nodeCount; i++) {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'bl-cluster-'));
@@ -97,22 +104,38 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
     children.set(port, launch(port, dir, args(dir)));
   }
   await Promise.all(ports.map((p) => waitForPing(p)));
-  const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
-    { encoding: 'utf8', timeout: 60_000 });
+  const create = spawnSync(
+    'redis-cli',
+    ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`);
   // Every node agrees the cluster is ok, and every master has its replicas online (min-replicas-to-write).
   for (const port of ports) {
-    await waitFor(`cluster node ${port} to reach cluster_state:ok`, async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'), 30_000);
-    await waitFor(`cluster node ${port} to have its replicas online`, async () => {
-      const info = await cli(port, 'info', 'replication');
-      return !info.includes('role:master') || Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? -1) >= replicas;
-    }, 30_000);
+    await waitFor(
+      `cluster node ${port} to reach cluster_state:ok`,
+      async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+      30_000,
+    );
+    await waitFor(
+      `cluster node ${port} to have its replicas online`,
+      async () => {
+        const info = await cli(port, 'info', 'replication');
+        return !info.includes('role:master') || Number(/connected_slaves:(\d+)/.exec(info)?.[1] ?? -1) >= replicas;
+      },
+      30_000,
+    );
   }
   return {
     ports,
-    get pids() { return [...children.values()].map((c) => c.pid!); },
+    get pids() {
+      return [...children.values()].map((c) => c.pid!);
+    },
     client: (options) => {
-      const c = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), { redisOptions: { maxRetriesPerRequest: 1 }, ...options });
+      const c = new Cluster(
+        ports.map((port) => ({ host: '127.0.0.1', port })),
+        { redisOptions: { maxRetriesPerRequest: 1 }, ...options },
+      );
       clients.push(c);
       return c;
     },
@@ -125,7 +148,9 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
       return undefined;
     },
     replicaOf: async (masterPort) => replicaInNodes(await cli(masterPort, 'cluster', 'nodes'), masterPort),
-    kill: async (port) => { await killChild(children.get(port), 'SIGKILL'); },
+    kill: async (port) => {
+      await killChild(children.get(port), 'SIGKILL');
+    },
     promote: async (replicaPort) => {
       const reply = await cli(replicaPort, 'cluster', 'failover');
       if (!reply.includes('OK')) throw new Error(`CLUSTER FAILOVER on ${replicaPort} answered ${JSON.stringify(reply)}`);
@@ -146,8 +171,12 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
       }
       for (const port of [toPort, fromPort]) await strict(port, 'cluster', 'setslot', String(slot), 'node', toId);
     },
-    pause: (port) => { process.kill(children.get(port)!.pid!, 'SIGSTOP'); },
-    resume: (port) => { process.kill(children.get(port)!.pid!, 'SIGCONT'); },
+    pause: (port) => {
+      process.kill(children.get(port)!.pid!, 'SIGSTOP');
+    },
+    resume: (port) => {
+      process.kill(children.get(port)!.pid!, 'SIGCONT');
+    },
     restart: async (port) => {
       await killChild(children.get(port), 'SIGKILL');
       const dir = dirs.get(port)!;

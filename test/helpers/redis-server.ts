@@ -46,7 +46,10 @@ export function redisBinary(): string {
 function pingOnce(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
-    const done = (ok: boolean) => { socket.destroy(); resolve(ok); };
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(1000, () => done(false));
     socket.once('error', () => done(false));
     socket.once('connect', () => socket.write('PING\r\n'));
@@ -65,7 +68,23 @@ export async function waitForPing(port: number, timeoutMs = 10_000): Promise<voi
 export function launch(port: number, dir: string, extraArgs: string[]): ChildProcess {
   const child = spawn(
     redisBinary(),
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'no', ...extraArgs],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'no',
+      ...extraArgs,
+    ],
     { stdio: 'ignore', detached: false },
   );
   child.on('error', (error) => {
@@ -98,9 +117,17 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
     const host = u.hostname;
     const port = Number(u.port || 6379);
     return {
-      host, port, url: external, pid: undefined, client: makeClient(host, port),
-      kill: async () => { throw new Error('cannot kill the external REDIS_URL server'); },
-      restart: async () => { throw new Error('cannot restart the external REDIS_URL server'); },
+      host,
+      port,
+      url: external,
+      pid: undefined,
+      client: makeClient(host, port),
+      kill: async () => {
+        throw new Error('cannot kill the external REDIS_URL server');
+      },
+      restart: async () => {
+        throw new Error('cannot restart the external REDIS_URL server');
+      },
       stop: async () => closeClients(),
     };
   }
@@ -113,9 +140,13 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
     host: '127.0.0.1',
     port,
     url: `redis://127.0.0.1:${port}`,
-    get pid() { return child?.pid; },
+    get pid() {
+      return child?.pid;
+    },
     client: makeClient('127.0.0.1', port),
-    kill: async () => { await killChild(child, 'SIGKILL'); },
+    kill: async () => {
+      await killChild(child, 'SIGKILL');
+    },
     restart: async () => {
       await killChild(child, 'SIGKILL');
       child = launch(port, dir, extraArgs);
@@ -143,8 +174,18 @@ export interface SentinelSetup {
 }
 
 /** The README's server settings for durability: AOF, min-replicas-to-write 1 (and no wait before a full sync). */
-export const DURABLE_SERVER_ARGS: readonly string[] = ['--appendonly', 'yes', '--appendfsync', 'everysec', '--min-replicas-to-write', '1',
-  '--min-replicas-max-lag', '10', '--repl-diskless-sync-delay', '0'];
+export const DURABLE_SERVER_ARGS: readonly string[] = [
+  '--appendonly',
+  'yes',
+  '--appendfsync',
+  'everysec',
+  '--min-replicas-to-write',
+  '1',
+  '--min-replicas-max-lag',
+  '10',
+  '--repl-diskless-sync-delay',
+  '0',
+];
 
 /**
  * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as the README advises)
@@ -163,20 +204,37 @@ export async function startSentinel(): Promise<SentinelSetup> {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'bl-sentinel-'));
     const conf = join(dir, 'sentinel.conf');
-    writeFileSync(conf, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 2`,
-      `sentinel down-after-milliseconds ${masterName} 1000`, `sentinel failover-timeout ${masterName} 5000`, `sentinel parallel-syncs ${masterName} 1`, ''].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${masterName} 127.0.0.1 ${master.port} 2`,
+        `sentinel down-after-milliseconds ${masterName} 1000`,
+        `sentinel failover-timeout ${masterName} 5000`,
+        `sentinel parallel-syncs ${masterName} 1`,
+        '',
+      ].join('\n'),
+    );
     sentinels.push(spawn(redisBinary(), [conf, '--sentinel'], { stdio: 'ignore' }));
     sentinelPorts.push(port);
     dirs.push(dir);
   }
   await Promise.all(sentinelPorts.map((p) => waitForPing(p)));
-  const ask = (port: number): string => spawnSync('redis-cli', ['-p', String(port), 'sentinel', 'get-master-addr-by-name', masterName], { encoding: 'utf8' }).stdout;
+  const ask = (port: number): string =>
+    spawnSync('redis-cli', ['-p', String(port), 'sentinel', 'get-master-addr-by-name', masterName], { encoding: 'utf8' }).stdout;
   return {
     servers: [master, replica],
     sentinelPorts,
     masterName,
     client: (options) => {
-      const c = new Redis({ sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })), name: masterName, failoverDetector: true, ...options });
+      const c = new Redis({
+        sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+        name: masterName,
+        failoverDetector: true,
+        ...options,
+      });
       clients.push(c);
       return c;
     },

@@ -12,7 +12,10 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 let server: RedisServer;
 let client: Redis;
-beforeAll(async () => { server = await startRedis(); client = server.client(); });
+beforeAll(async () => {
+  server = await startRedis();
+  client = server.client();
+});
 afterAll(async () => server.stop());
 
 const NOW = 1_800_000_000_000;
@@ -27,7 +30,8 @@ function counting(inner: Store): { store: Store; calls: { plain: number; withJob
         get: (target, prop, receiver) => {
           if (prop === 'admit') {
             return (input: AdmitInput) => {
-              if (input.defer) calls.withJob += 1; else calls.plain += 1;
+              if (input.defer) calls.withJob += 1;
+              else calls.plain += 1;
               return target.admit(input);
             };
           }
@@ -43,7 +47,15 @@ function counting(inner: Store): { store: Store; calls: { plain: number; withJob
 /** A payload that counts how often JSON encodes it. */
 function payload(): { value: { toJSON(): unknown }; encoded: () => number } {
   let n = 0;
-  return { value: { toJSON: () => { n += 1; return { rows: 3 }; } }, encoded: () => n };
+  return {
+    value: {
+      toJSON: () => {
+        n += 1;
+        return { rows: 3 };
+      },
+    },
+    encoded: () => n,
+  };
 }
 
 let seq = 0;
@@ -51,7 +63,7 @@ describe.each([
   ['MemoryStore', () => new MemoryStore({ clock: () => NOW })],
   ['RedisStore', () => new RedisStore({ client, clock: () => NOW, prefix: 'deferring-check' })],
 ])('%s', (_label, makeStore) => {
-  test('an allowed request\'s payload is never encoded; a denied one\'s once, with its job', async () => {
+  test("an allowed request's payload is never encoded; a denied one's once, with its job", async () => {
     const { store, calls } = counting(makeStore());
     const limiter = createLimiter({ store, name: `payload-${++seq}`, limit: 2, burst: 2, reserve: 1, windowMs: 60_000, probationMs: 0 });
     const p = payload();
@@ -82,7 +94,11 @@ describe.each([
     const seen: Array<{ allowed: boolean; job: boolean }> = [];
     limiter.observe({ decision: (d) => seen.push({ allowed: d.allowed, job: d.job !== undefined }) });
     for (let i = 0; i < 3; i++) await limiter.check('a', { defer: { type: 'export', payload: { i } } });
-    expect(seen).toEqual([{ allowed: true, job: false }, { allowed: false, job: true }, { allowed: false, job: true }]);
+    expect(seen).toEqual([
+      { allowed: true, job: false },
+      { allowed: false, job: true },
+      { allowed: false, job: true },
+    ]);
     await limiter.close();
   });
 

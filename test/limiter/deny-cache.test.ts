@@ -11,14 +11,31 @@ import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 const denial = (over: Partial<Decision> = {}): Decision => ({
-  allowed: false, group: 'flood', limit: 500, guaranteed: 10, remaining: 0, retryAfterMs: 150, resetMs: 400,
-  activeGroups: 3, colour: 'red', reason: 'limit', hintMs: 100, at: 1_800_000_000_000, ...over,
+  allowed: false,
+  group: 'flood',
+  limit: 500,
+  guaranteed: 10,
+  remaining: 0,
+  retryAfterMs: 150,
+  resetMs: 400,
+  activeGroups: 3,
+  colour: 'red',
+  reason: 'limit',
+  hintMs: 100,
+  at: 1_800_000_000_000,
+  ...over,
 });
 
 describe('DenyCache', () => {
   let now = 0;
   let dice = 0.5;
-  const cache = (maxGroups = 100, sampleRate = 0.05, hold: 'hint' | 'retry' = 'hint') => new DenyCache({ maxGroups, sampleRate, hold }, 1000, () => now, () => dice);
+  const cache = (maxGroups = 100, sampleRate = 0.05, hold: 'hint' | 'retry' = 'hint') =>
+    new DenyCache(
+      { maxGroups, sampleRate, hold },
+      1000,
+      () => now,
+      () => dice,
+    );
   beforeEach(() => {
     now = 10_000;
     dice = 0.5;
@@ -29,7 +46,15 @@ describe('DenyCache', () => {
     c.record('flood', denial(), now);
     now += 10;
     // slot = window / guaranteed = 100 ms; the store promised +150 ms, so the next caller gets +250 ms
-    expect(c.lookup('flood', 1)).toMatchObject({ allowed: false, reason: 'limit', retryAfterMs: 240, hintMs: 90, remaining: 0, at: 1_800_000_000_010, resetMs: 390 });
+    expect(c.lookup('flood', 1)).toMatchObject({
+      allowed: false,
+      reason: 'limit',
+      retryAfterMs: 240,
+      hintMs: 90,
+      remaining: 0,
+      at: 1_800_000_000_010,
+      resetMs: 390,
+    });
     expect(c.lookup('flood', 1)?.retryAfterMs).toBe(340);
     expect(c.lookup('flood', 3)?.retryAfterMs).toBe(640); // cost 3 takes three slots
     expect(c.lookup('other', 1)).toBeUndefined();

@@ -4,13 +4,28 @@ import type { Decision } from '../../src/types';
 
 const at = 1_800_000_000_000;
 const allowed: Decision = {
-  allowed: true, group: 'g', limit: 250, guaranteed: 100, remaining: 17, retryAfterMs: 0, resetMs: 41_001,
-  activeGroups: 3, colour: 'green', at,
+  allowed: true,
+  group: 'g',
+  limit: 250,
+  guaranteed: 100,
+  remaining: 17,
+  retryAfterMs: 0,
+  resetMs: 41_001,
+  activeGroups: 3,
+  colour: 'green',
+  at,
 };
 const denied: Decision = { ...allowed, allowed: false, remaining: 0, retryAfterMs: 4_200, colour: 'red', reason: 'limit' };
 
 describe('retryAfterSeconds', () => {
-  test.each([[0, 1], [1, 1], [999, 1], [1000, 1], [1001, 2], [59_999, 60]])('%p ms → %p s', (ms, s) => {
+  test.each([
+    [0, 1],
+    [1, 1],
+    [999, 1],
+    [1000, 1],
+    [1001, 2],
+    [59_999, 60],
+  ])('%p ms → %p s', (ms, s) => {
     expect(retryAfterSeconds(ms)).toBe(s);
   });
 });
@@ -36,7 +51,9 @@ describe("'legacy' headers", () => {
   const write = createHeaderWriter('legacy', 'tenant', 60_000);
   test('reset is the epoch second at which the quota is full again', () => {
     expect(write(allowed)).toEqual({
-      'X-RateLimit-Limit': '250', 'X-RateLimit-Remaining': '17', 'X-RateLimit-Reset': String(Math.ceil((at + 41_001) / 1000)),
+      'X-RateLimit-Limit': '250',
+      'X-RateLimit-Remaining': '17',
+      'X-RateLimit-Reset': String(Math.ceil((at + 41_001) / 1000)),
     });
     expect(write(denied)['Retry-After']).toBe('5');
   });
@@ -51,7 +68,10 @@ describe('no headers', () => {
 });
 
 describe("'draft' headers with rules: one item per policy", () => {
-  const rules = resolveRules([{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]);
+  const rules = resolveRules([
+    { name: 'per-second', limit: 10, windowMs: 1000 },
+    { name: 'per-hour', limit: 5000, windowMs: 3_600_000 },
+  ]);
   const write = createHeaderWriter('draft', 'tenant', 60_000, rules);
   const states = [
     { name: 'per-second', limit: 10, windowMs: 1000, remaining: 0, resetMs: 300 },
@@ -60,12 +80,15 @@ describe("'draft' headers with rules: one item per policy", () => {
   const policy = '"tenant";q=250;w=60, "per-second";q=10;w=1, "per-hour";q=5000;w=3600';
   test('allowed: the global share first, then each rule with its own remaining and reset', () => {
     expect(write({ ...allowed, rules: states })).toEqual({
-      'RateLimit-Policy': policy, RateLimit: '"tenant";r=17;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=3001',
+      'RateLimit-Policy': policy,
+      RateLimit: '"tenant";r=17;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=3001',
     });
   });
   test('denied by a rule: its t is the Retry-After; denied by the global share: the global t is', () => {
     expect(write({ ...denied, policy: 'per-hour', rules: states })).toEqual({
-      'Retry-After': '5', 'RateLimit-Policy': policy, RateLimit: '"tenant";r=0;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=5',
+      'Retry-After': '5',
+      'RateLimit-Policy': policy,
+      RateLimit: '"tenant";r=0;t=42, "per-second";r=0;t=1, "per-hour";r=4990;t=5',
     });
     expect(write({ ...denied, policy: 'global', rules: states }).RateLimit).toBe('"tenant";r=0;t=5, "per-second";r=0;t=1, "per-hour";r=4990;t=3001');
     expect(write({ ...denied, policy: 'global', rules: states }, false)).toEqual({ 'Retry-After': '5' });

@@ -37,8 +37,8 @@ describe('createLimiter', () => {
     ['a lone high surrogate', 'ERR_BL_GROUP_MALFORMED', '\ud800'],
     ['a lone low surrogate inside', 'ERR_BL_GROUP_MALFORMED', 'a\udc00b'],
     ['a reversed pair', 'ERR_BL_GROUP_MALFORMED', '\ude00\ud83d'],
-    ['the overflow group\'s name', 'ERR_BL_GROUP_RESERVED', '*overflow*'],
-    ['the newcomers\' group\'s name', 'ERR_BL_GROUP_RESERVED', '*new*'],
+    ["the overflow group's name", 'ERR_BL_GROUP_RESERVED', '*overflow*'],
+    ["the newcomers' group's name", 'ERR_BL_GROUP_RESERVED', '*new*'],
   ])('group %s → InputError %s, store not called', async (_label, code, group) => {
     const { store, limiter } = make();
     await expect(limiter.check(group as string)).rejects.toMatchObject({ code, constructor: InputError });
@@ -47,7 +47,19 @@ describe('createLimiter', () => {
 
   test('group limits count UTF-8 bytes: 128 bytes pass, any characters', async () => {
     const { limiter } = make();
-    for (const g of ['x'.repeat(128), '한'.repeat(42), '{', '}', ':', '{bl:x}:meta', '\u0000', '😀'.repeat(32), '\ud83d\ude00', '*overflow', 'overflow*']) {
+    for (const g of [
+      'x'.repeat(128),
+      '한'.repeat(42),
+      '{',
+      '}',
+      ':',
+      '{bl:x}:meta',
+      '\u0000',
+      '😀'.repeat(32),
+      '\ud83d\ude00',
+      '*overflow',
+      'overflow*',
+    ]) {
       await expect(limiter.check(g)).resolves.toMatchObject({ group: g });
     }
   });
@@ -61,8 +73,16 @@ describe('createLimiter', () => {
   });
 
   test.each([
-    ['cost', 0], ['cost', 1.5], ['cost', 9], ['cost', '2'], ['cost', Number.NaN],
-    ['weight', 0], ['weight', -1], ['weight', 1001], ['weight', 2.5], ['weight', null],
+    ['cost', 0],
+    ['cost', 1.5],
+    ['cost', 9],
+    ['cost', '2'],
+    ['cost', Number.NaN],
+    ['weight', 0],
+    ['weight', -1],
+    ['weight', 1001],
+    ['weight', 2.5],
+    ['weight', null],
   ])('%s %p → InputError', async (name, value) => {
     const { store, limiter } = make();
     // maxCost defaults to burst − reserve = 10 − 2 = 8 here.

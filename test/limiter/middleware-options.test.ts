@@ -37,7 +37,11 @@ describe.each([
     ['inline onStoreError unknown', { limit: 5, onStoreError: 'retry' }, 'ERR_BL_ON_STORE_ERROR'],
   ])('%s → ConfigError', (_label, options, code) => {
     let error: unknown;
-    try { bulkLimiter(options); } catch (e) { error = e; }
+    try {
+      bulkLimiter(options);
+    } catch (e) {
+      error = e;
+    }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error).toMatchObject({ code });
     expect((error as Error).message).toMatch(/Expected|Unknown|Pass either/);

@@ -9,15 +9,29 @@ function make(policy: StoreErrorPolicy, extra: Record<string, unknown> = {}) {
   const store = new FaultStore();
   const lines: string[] = [];
   const limiter = createLimiter({
-    store, name: `outage-${++seq}`, limit: 10, burst: 10, windowMs: 1000, onStoreError: policy, timeoutMs: 40,
-    logger: { warn: (m: string) => { lines.push(m); } }, ...extra,
+    store,
+    name: `outage-${++seq}`,
+    limit: 10,
+    burst: 10,
+    windowMs: 1000,
+    onStoreError: policy,
+    timeoutMs: 40,
+    logger: {
+      warn: (m: string) => {
+        lines.push(m);
+      },
+    },
+    ...extra,
   });
   return { store, limiter, lines };
 }
 
 const nextEvent = (limiter: Limiter, event: 'degraded' | 'recovered'): Promise<unknown> =>
   new Promise((resolve) => {
-    const listener = (arg: unknown): void => { limiter.off(event, listener); resolve(arg); };
+    const listener = (arg: unknown): void => {
+      limiter.off(event, listener);
+      resolve(arg);
+    };
     limiter.on(event, listener);
   });
 
@@ -156,39 +170,56 @@ describe("onStoreError 'local'", () => {
     [100, 1000, 1],
     [100, 1000, 3],
     [20, 200, 2],
-  ])('never admits more than its share in any sliding window (limit %i per %i ms, %i instances; injected clock)', async (limit, windowMs, instances) => {
-    let now = 1_800_000_000_000;
-    const spec = { name: 'local-window', limit, windowMs, burst: limit, reserve: Math.ceil(limit / 5), idleMs: 10_000, epochMs: 250, sustained: false };
-    const guard = createOutageGuard({ admit: () => Promise.reject(new Error('down')) } as never, {
-      policy: 'local', timeoutMs: 50, instances, spec, logger: { warn: () => undefined },
-      probe: () => new Promise(() => {}), clock: () => now,
-    });
-    const share = Math.floor(limit / instances);
-    const admittedAt: number[] = [];
-    const byGroup = new Map<string, number>();
-    // Three tenants, one of them flooding, for 20 windows; the clock moves 1–13 ms between rounds.
-    for (let round = 0; now < 1_800_000_000_000 + 20 * windowMs; round++) {
-      const groups = ['flood', 'flood', 'flood', 'flood', 'a', round % 3 === 0 ? 'b' : 'flood'];
-      for (const group of groups) {
-        const d = await guard.admit({ group, weight: 1, cost: 1 });
-        if (d.allowed) {
-          admittedAt.push(now);
-          byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+  ])(
+    'never admits more than its share in any sliding window (limit %i per %i ms, %i instances; injected clock)',
+    async (limit, windowMs, instances) => {
+      let now = 1_800_000_000_000;
+      const spec = {
+        name: 'local-window',
+        limit,
+        windowMs,
+        burst: limit,
+        reserve: Math.ceil(limit / 5),
+        idleMs: 10_000,
+        epochMs: 250,
+        sustained: false,
+      };
+      const guard = createOutageGuard({ admit: () => Promise.reject(new Error('down')) } as never, {
+        policy: 'local',
+        timeoutMs: 50,
+        instances,
+        spec,
+        logger: { warn: () => undefined },
+        probe: () => new Promise(() => {}),
+        clock: () => now,
+      });
+      const share = Math.floor(limit / instances);
+      const admittedAt: number[] = [];
+      const byGroup = new Map<string, number>();
+      // Three tenants, one of them flooding, for 20 windows; the clock moves 1–13 ms between rounds.
+      for (let round = 0; now < 1_800_000_000_000 + 20 * windowMs; round++) {
+        const groups = ['flood', 'flood', 'flood', 'flood', 'a', round % 3 === 0 ? 'b' : 'flood'];
+        for (const group of groups) {
+          const d = await guard.admit({ group, weight: 1, cost: 1 });
+          if (d.allowed) {
+            admittedAt.push(now);
+            byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+          }
         }
+        now += 1 + ((round * 7) % 13);
       }
-      now += 1 + ((round * 7) % 13);
-    }
-    guard.close();
-    let most = 0;
-    for (let i = 0, j = 0; i < admittedAt.length; i++) {
-      while (admittedAt[i]! - admittedAt[j]! >= windowMs) j++;
-      most = Math.max(most, i - j + 1);
-    }
-    expect(most).toBeLessThanOrEqual(share);
-    expect(most).toBeGreaterThanOrEqual(share * 0.8);
-    // Fair: the light tenants are not starved by the flood.
-    expect(byGroup.get('a')).toBeGreaterThan(admittedAt.length / 5);
-  });
+      guard.close();
+      let most = 0;
+      for (let i = 0, j = 0; i < admittedAt.length; i++) {
+        while (admittedAt[i]! - admittedAt[j]! >= windowMs) j++;
+        most = Math.max(most, i - j + 1);
+      }
+      expect(most).toBeLessThanOrEqual(share);
+      expect(most).toBeGreaterThanOrEqual(share * 0.8);
+      // Fair: the light tenants are not starved by the flood.
+      expect(byGroup.get('a')).toBeGreaterThan(admittedAt.length / 5);
+    },
+  );
 
   test('localSpec scales limit, burst and reserve by the number of instances', () => {
     const spec = { name: 's', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 10_000, epochMs: 250, sustained: false };
@@ -205,7 +236,10 @@ describe('observation and health', () => {
     const calls: boolean[] = [];
     const stop = limiter.observe({
       decision: (d, fallback) => seen.push(`${d.allowed ? 'allowed' : 'denied'}:${fallback ?? 'store'}`),
-      storeCall: (ms, failed) => { expect(ms).toBeGreaterThanOrEqual(0); calls.push(failed); },
+      storeCall: (ms, failed) => {
+        expect(ms).toBeGreaterThanOrEqual(0);
+        calls.push(failed);
+      },
     });
     await limiter.check('a');
     store.mode = 'throw';

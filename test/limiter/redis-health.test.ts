@@ -10,7 +10,9 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 let server: RedisServer;
 const limiters: Limiter[] = [];
-beforeAll(async () => { server = await startRedis(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
 afterAll(async () => {
   await Promise.all(limiters.map((l) => l.close()));
   await server?.stop();
@@ -21,8 +23,17 @@ let seq = 0;
 
 function make(client: Redis, lines: string[], extra: Record<string, unknown> = {}): Limiter {
   const limiter = createLimiter({
-    store: new RedisStore({ client, prefix: 'health' }), name: `health-${++seq}`, limit: 100, windowMs: 1000,
-    timeoutMs: 200, logger: { warn: (m) => { lines.push(m); } }, ...extra,
+    store: new RedisStore({ client, prefix: 'health' }),
+    name: `health-${++seq}`,
+    limit: 100,
+    windowMs: 1000,
+    timeoutMs: 200,
+    logger: {
+      warn: (m) => {
+        lines.push(m);
+      },
+    },
+    ...extra,
   });
   limiters.push(limiter);
   return limiter;
@@ -45,7 +56,10 @@ test('Redis killed and restarted, ioredis defaults: health leaves up at once, ch
   const events: string[] = [];
   limiter.on('degraded', () => events.push('degraded')).on('recovered', () => events.push('recovered'));
   expect((await limiter.check('a')).allowed).toBe(true);
-  expect(await limiter.health()).toMatchObject({ status: 'up', redis: { role: 'master', version: expect.stringMatching(/^\d+\./), maxmemoryPolicy: 'noeviction' } });
+  expect(await limiter.health()).toMatchObject({
+    status: 'up',
+    redis: { role: 'master', version: expect.stringMatching(/^\d+\./), maxmemoryPolicy: 'noeviction' },
+  });
 
   await server.kill();
   const leftUp = await timeUntil(async () => (await limiter.health()).status !== 'up', 5000);

@@ -10,7 +10,9 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 let server: RedisServer;
 const clients: Redis[] = [];
 
-beforeAll(async () => { server = await startRedis(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
 afterAll(async () => {
   for (const c of clients) c.disconnect();
   await server?.stop();
@@ -35,8 +37,17 @@ test.each([
   if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
   const lines: string[] = [];
   const limiter = createLimiter({
-    store: new RedisStore({ client, prefix: 'outage' }), name: `redis-outage-${clients.length}`, limit: 100,
-    windowMs: 1000, onStoreError: 'deny', timeoutMs: 200, logger: { warn: (m) => { lines.push(m); } },
+    store: new RedisStore({ client, prefix: 'outage' }),
+    name: `redis-outage-${clients.length}`,
+    limit: 100,
+    windowMs: 1000,
+    onStoreError: 'deny',
+    timeoutMs: 200,
+    logger: {
+      warn: (m) => {
+        lines.push(m);
+      },
+    },
   });
   expect((await limiter.check('a')).allowed).toBe(true);
 

@@ -8,24 +8,36 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { maxInAnyWindow } from '../conformance/store-suite';
 
 let server: RedisServer;
-beforeAll(async () => { server = await startRedis(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
 afterAll(() => server.stop());
 
 function runChecker(args: object): Promise<string> {
-  const child = spawn(process.execPath, ['-r', join(__dirname, '..', 'queue', 'fixtures', 'swc-register.js'), join(__dirname, 'fixtures', 'rule-checker.ts'), JSON.stringify(args)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', join(__dirname, '..', 'queue', 'fixtures', 'swc-register.js'), join(__dirname, 'fixtures', 'rule-checker.ts'), JSON.stringify(args)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 && out.includes('done') ? resolve(out) : reject(new Error(`checker exited ${String(code)}: ${out.slice(-500)}`))));
+    child.once('exit', (code) =>
+      code === 0 && out.includes('done') ? resolve(out) : reject(new Error(`checker exited ${String(code)}: ${out.slice(-500)}`)),
+    );
   });
 }
 
-test('each rule\'s cap holds in every window across two processes on one Redis', async () => {
+test("each rule's cap holds in every window across two processes on one Redis", async () => {
   const options = {
-    name: `rules-processes-${process.pid}`, limit: 100_000, windowMs: 1000,
+    name: `rules-processes-${process.pid}`,
+    limit: 100_000,
+    windowMs: 1000,
     rules: [
       { name: 'burst', limit: 15, windowMs: 400, algorithm: 'sliding-window' },
       { name: 'steady', limit: 40, windowMs: 1500 },
@@ -34,10 +46,15 @@ test('each rule\'s cap holds in every window across two processes on one Redis',
   };
   const args = { port: server.port, options, groups: ['a', 'b'], perTurn: 4, durationMs: 3000 };
   const outputs = await Promise.all([runChecker(args), runChecker(args)]);
-  const admitted = outputs.flatMap((o, p) => o.split('\n').filter((l) => l.startsWith('admitted ')).map((l) => {
-    const [, group, at] = l.split(' ');
-    return { process: p, group: group!, at: Number(at), cost: 1 };
-  }));
+  const admitted = outputs.flatMap((o, p) =>
+    o
+      .split('\n')
+      .filter((l) => l.startsWith('admitted '))
+      .map((l) => {
+        const [, group, at] = l.split(' ');
+        return { process: p, group: group!, at: Number(at), cost: 1 };
+      }),
+  );
   for (const group of ['a', 'b']) {
     const log = admitted.filter((e) => e.group === group);
     // both processes took part

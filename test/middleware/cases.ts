@@ -13,7 +13,9 @@ import { MemoryStore } from '../../src/store/memory-store';
 import type { Decision, Logger, Store } from '../../src/types';
 
 /** What cases need from a request: Express's `req` and Koa's `ctx` both have it. */
-export interface AnyCtx { readonly query: Record<string, unknown> }
+export interface AnyCtx {
+  readonly query: Record<string, unknown>;
+}
 export type Options = BulkLimiterOptions<AnyCtx>;
 
 export interface Harness {
@@ -27,7 +29,9 @@ export interface Harness {
 }
 
 /** `trustProxy`: Express `app.set('trust proxy', true)` / Koa `app.proxy = true` (the client IP from X-Forwarded-For). */
-export interface AppSettings { readonly trustProxy?: boolean }
+export interface AppSettings {
+  readonly trustProxy?: boolean;
+}
 
 export interface CaseEnv {
   readonly h: Harness;
@@ -48,7 +52,12 @@ export const tenant = (c: AnyCtx): string | undefined => c.query.tenant as strin
 
 export function recordingLogger(): Logger & { readonly lines: string[] } {
   const lines: string[] = [];
-  return { lines, warn: (m: string) => { lines.push(m); } };
+  return {
+    lines,
+    warn: (m: string) => {
+      lines.push(m);
+    },
+  };
 }
 
 /** A store whose admissions fail with `admit`, and so does `counts` (the breaker's probe of a non-Redis store). */
@@ -85,7 +94,12 @@ function misconfiguredCase(title: string, option: string, extra: (c: AnyCtx) => 
         const res = await get(app, path);
         expect(res.status).toBe(500);
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-        expect(JSON.parse(res.text)).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: expect.stringContaining('misconfigured') });
+        expect(JSON.parse(res.text)).toEqual({
+          type: 'about:blank',
+          title: 'Internal Server Error',
+          status: 500,
+          detail: expect.stringContaining('misconfigured'),
+        });
       }
       expect(logger.lines).toHaveLength(1);
       expect(logger.lines[0]).toMatch(new RegExp(`^WRN_BL_OPTION_RESULT: \`${option.replace('.', '\\.')}\` gave `));
@@ -102,12 +116,23 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
   misconfiguredCase('a cost function returning more than maxCost', 'cost', () => ({ cost: (c) => Number(c.query.cost) }), '/?tenant=a&cost=99'),
   misconfiguredCase('a cost function returning a string', 'cost', () => ({ cost: () => '1' as unknown as number })),
   misconfiguredCase('a skip function returning a string', 'skip', () => ({ skip: () => 'no' as unknown as boolean })),
-  misconfiguredCase('a defer.payload of a BigInt (once a job must be written)', 'defer.payload',
-    () => ({ defer: { type: 'report', payload: () => ({ n: 10n }), statusUrl: (id) => `/jobs/${id}` } }), '/?tenant=a', 1),
-  misconfiguredCase('a circular defer.payload (once a job must be written)', 'defer.payload',
-    () => ({ defer: { type: 'report', payload: () => circular, statusUrl: (id) => `/jobs/${id}` } }), '/?tenant=a', 1),
-  misconfiguredCase('a defer.idempotencyKey function returning a number', 'defer.idempotencyKey',
-    () => ({ defer: { type: 'report', idempotencyKey: () => 7 as unknown as string, statusUrl: (id) => `/jobs/${id}` } })),
+  misconfiguredCase(
+    'a defer.payload of a BigInt (once a job must be written)',
+    'defer.payload',
+    () => ({ defer: { type: 'report', payload: () => ({ n: 10n }), statusUrl: (id) => `/jobs/${id}` } }),
+    '/?tenant=a',
+    1,
+  ),
+  misconfiguredCase(
+    'a circular defer.payload (once a job must be written)',
+    'defer.payload',
+    () => ({ defer: { type: 'report', payload: () => circular, statusUrl: (id) => `/jobs/${id}` } }),
+    '/?tenant=a',
+    1,
+  ),
+  misconfiguredCase('a defer.idempotencyKey function returning a number', 'defer.idempotencyKey', () => ({
+    defer: { type: 'report', idempotencyKey: () => 7 as unknown as string, statusUrl: (id) => `/jobs/${id}` },
+  })),
   {
     title: "a misconfigured option with onLimit 'next': the app's error handler gets a 500 http-error with code ERR_BL_OPTION_RESULT",
     async run(env) {
@@ -125,7 +150,10 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
       const logger = recordingLogger();
       const defer = { type: 'report', statusUrl: (id: string) => `/jobs/${id}` };
       const weighed: unknown[] = [];
-      const weight = (group: string): number => { weighed.push(group); return 1; };
+      const weight = (group: string): number => {
+        weighed.push(group);
+        return 1;
+      };
       const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-input', { limit: 1, burst: 1, logger }), group: tenant, weight, defer } });
       expect((await get(app, `/?tenant=${'x'.repeat(200)}`)).status).toBe(400);
       const repeated = await get(app, '/?tenant=a&tenant=b');
@@ -138,7 +166,6 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
     },
   },
 ];
-
 
 /** The groups a MemoryStore has seen for one limiter, after the requests from `ips` (through X-Forwarded-For). */
 async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], extra: Partial<Options> = {}): Promise<string[]> {
@@ -155,8 +182,22 @@ const CLIENT_IP_CASES: readonly HttpCase[] = [
   {
     title: 'default group: IPv6 addresses are grouped by /56; IPv4 and IPv4-mapped clients are their own groups',
     async run(env) {
-      const ips = ['2001:db8:1:100::1', '2001:db8:1:1ff:abcd::2', '2001:DB8:1:1aa::3', '2001:db8:1:200::1', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3'];
-      expect(await groupsSeen(env, 'ipv6-56', ips)).toEqual(['2001:db8:1:100::/56', '2001:db8:1:200::/56', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.3']);
+      const ips = [
+        '2001:db8:1:100::1',
+        '2001:db8:1:1ff:abcd::2',
+        '2001:DB8:1:1aa::3',
+        '2001:db8:1:200::1',
+        '192.0.2.1',
+        '192.0.2.2',
+        '::ffff:192.0.2.3',
+      ];
+      expect(await groupsSeen(env, 'ipv6-56', ips)).toEqual([
+        '2001:db8:1:100::/56',
+        '2001:db8:1:200::/56',
+        '192.0.2.1',
+        '192.0.2.2',
+        '::ffff:192.0.2.3',
+      ]);
     },
   },
   {
@@ -200,14 +241,21 @@ export const CASES: readonly HttpCase[] = [
       const body = JSON.parse(res.text) as Record<string, unknown>;
       expect(body).toMatchObject({
         type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-        title: 'Too Many Requests', status: 429, 'violated-policies': [limiter.name],
+        title: 'Too Many Requests',
+        status: 429,
+        'violated-policies': [limiter.name],
       });
       expect(body.detail).toBe(`Too many requests; retry in ${retry} s.`);
       // The 429 body comes from a template: it must be exactly what JSON.stringify(problem) gives.
-      expect(res.text).toBe(JSON.stringify({
-        type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', title: 'Too Many Requests', status: 429,
-        detail: `Too many requests; retry in ${retry} s.`, 'violated-policies': [limiter.name],
-      }));
+      expect(res.text).toBe(
+        JSON.stringify({
+          type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+          title: 'Too Many Requests',
+          status: 429,
+          detail: `Too many requests; retry in ${retry} s.`,
+          'violated-policies': [limiter.name],
+        }),
+      );
     },
   },
   {
@@ -215,7 +263,10 @@ export const CASES: readonly HttpCase[] = [
     async run(env) {
       const legacy = createLimiter(limiterOptions(env, 'legacy', { limit: 1, burst: 1 }));
       const none = createLimiter(limiterOptions(env, 'none', { limit: 1, burst: 1 }));
-      const app = env.h.app({ '/legacy': { limiter: legacy, group: tenant, headers: 'legacy' }, '/none': { limiter: none, group: tenant, headers: false } });
+      const app = env.h.app({
+        '/legacy': { limiter: legacy, group: tenant, headers: 'legacy' },
+        '/none': { limiter: none, group: tenant, headers: false },
+      });
       const ok = await get(app, '/legacy?tenant=a');
       expect(ok.status).toBe(200);
       expect(ok.headers['x-ratelimit-limit']).toBe('1');
@@ -337,7 +388,10 @@ export const CASES: readonly HttpCase[] = [
     async run(env) {
       const limiter = createLimiter(limiterOptions(env, 'cost', { limit: 4, burst: 4 }));
       const weighed: string[] = [];
-      const weight = (group: string): number => { weighed.push(group); return 2; };
+      const weight = (group: string): number => {
+        weighed.push(group);
+        return 2;
+      };
       const app = env.h.app({ '/': { limiter, group: tenant, cost: (c) => Number(c.query.cost ?? 1), weight } });
       // Two of four units used; the bucket refills one unit per window (strict, burst = limit).
       expect((await get(app, '/?tenant=a&cost=2')).headers['ratelimit']).toBe(`"${limiter.name}";r=2;t=120`);
@@ -366,13 +420,18 @@ export const CASES: readonly HttpCase[] = [
     title: "store outage, onStoreError 'deny' on a hanging store: 503 after timeoutMs, Retry-After, problem+json",
     async run(env) {
       const logger = recordingLogger();
-      const app = env.h.app({ '/': { store: hangingStore, name: env.name('deny'), limit: 10, onStoreError: 'deny', timeoutMs: 50, logger, group: tenant } });
+      const app = env.h.app({
+        '/': { store: hangingStore, name: env.name('deny'), limit: 10, onStoreError: 'deny', timeoutMs: 50, logger, group: tenant },
+      });
       for (let i = 0; i < 2; i++) {
         const res = await get(app, '/?tenant=a');
         expect(res.status).toBe(503);
         expectRetryAfter(res);
         expect(res.headers['ratelimit']).toBeUndefined();
-        expect(JSON.parse(res.text)).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity', status: 503 });
+        expect(JSON.parse(res.text)).toMatchObject({
+          type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+          status: 503,
+        });
       }
       expect(logger.lines.filter((l) => l.startsWith('WRN_BL_STORE_FAIL_CLOSED'))).toHaveLength(1);
     },
@@ -381,7 +440,9 @@ export const CASES: readonly HttpCase[] = [
     title: "store outage, onStoreError 'local': an in-process limiter of limit / instances still limits",
     async run(env) {
       const logger = recordingLogger();
-      const app = env.h.app({ '/': { store: throwingStore, name: env.name('local'), limit: 4, instances: 2, onStoreError: 'local', logger, group: tenant } });
+      const app = env.h.app({
+        '/': { store: throwingStore, name: env.name('local'), limit: 4, instances: 2, onStoreError: 'local', logger, group: tenant },
+      });
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       const second = await get(app, '/?tenant=b');
       expect(second.status).toBe(200);

@@ -28,12 +28,15 @@ describe('clientGroup: the default group of a client address', () => {
     expect(resolveIpv6Subnet(undefined)).toBe(56);
     expect(resolveIpv6Subnet(false)).toBe(false);
     expect(resolveIpv6Subnet(64)).toBe(64);
-    for (const bad of [0, 129, 56.5, '56', true]) expect(() => resolveIpv6Subnet(bad)).toThrow(expect.objectContaining({ code: 'ERR_BL_IPV6_SUBNET' }));
+    for (const bad of [0, 129, 56.5, '56', true])
+      expect(() => resolveIpv6Subnet(bad)).toThrow(expect.objectContaining({ code: 'ERR_BL_IPV6_SUBNET' }));
   });
 
-  test.each([['express', expressLimiter as (o: unknown) => unknown], ['koa', koaLimiter as (o: unknown) => unknown]])(
-    '%s: ipv6Subnet with a group function is a ConfigError (it shapes the default group only)', (_name, bulkLimiter) => {
-      expect(() => bulkLimiter({ limit: 5, group: () => 'a', ipv6Subnet: 64 })).toThrow(ConfigError);
-      expect(() => bulkLimiter({ limit: 5, ipv6Subnet: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_IPV6_SUBNET' }));
-    });
+  test.each([
+    ['express', expressLimiter as (o: unknown) => unknown],
+    ['koa', koaLimiter as (o: unknown) => unknown],
+  ])('%s: ipv6Subnet with a group function is a ConfigError (it shapes the default group only)', (_name, bulkLimiter) => {
+    expect(() => bulkLimiter({ limit: 5, group: () => 'a', ipv6Subnet: 64 })).toThrow(ConfigError);
+    expect(() => bulkLimiter({ limit: 5, ipv6Subnet: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_IPV6_SUBNET' }));
+  });
 });

@@ -18,7 +18,9 @@ import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
-interface AnyCtx { readonly query: Record<string, unknown> }
+interface AnyCtx {
+  readonly query: Record<string, unknown>;
+}
 const tenant = (c: AnyCtx) => c.query.tenant as string | undefined;
 const silent = { warn: () => undefined, error: () => undefined };
 
@@ -33,7 +35,9 @@ const deferOptions = {
 
 const expressApp: MakeApp = (limiter, statusGroup) => {
   const app = express();
-  app.get('/work', onExpress.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (_req, res) => { res.send('ok'); });
+  app.get('/work', onExpress.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (_req, res) => {
+    res.send('ok');
+  });
   app.get('/jobs/:id', onExpress.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   return app;
 };
@@ -42,7 +46,9 @@ const koaApp: MakeApp = (limiter, statusGroup) => {
   const app = new Koa();
   app.silent = true;
   const router = new Router();
-  router.get('/work', onKoa.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (ctx) => { ctx.body = 'ok'; });
+  router.get('/work', onKoa.bulkLimiter({ limiter, group: tenant, defer: deferOptions }), (ctx) => {
+    ctx.body = 'ok';
+  });
   router.get('/jobs/:id', onKoa.jobStatus({ limiter, ...(statusGroup ? { group: tenant } : { public: true }) }));
   app.use(router.routes());
   return app.callback();
@@ -188,7 +194,11 @@ const CASES: readonly DeferCase[] = [
           body = (await request(app).get(deferred!.headers.location!)).body;
           if (body.state !== 'completed') await new Promise((r) => setTimeout(r, 20));
         }
-        expect(body).toMatchObject({ state: 'completed', result: { rows: 3, for: { tenant: 'a', q: 'eu' } }, finishedAt: expect.stringMatching(ISO) });
+        expect(body).toMatchObject({
+          state: 'completed',
+          result: { rows: 3, for: { tenant: 'a', q: 'eu' } },
+          finishedAt: expect.stringMatching(ISO),
+        });
       } finally {
         await dispatcher.stop();
         await worker.close(1000);
@@ -205,7 +215,10 @@ function envFor(app: MakeApp, store: () => Store): Env {
   };
 }
 
-describe.each([['express', expressApp], ['koa', koaApp]] as const)('defer mode through %s', (_name, app) => {
+describe.each([
+  ['express', expressApp],
+  ['koa', koaApp],
+] as const)('defer mode through %s', (_name, app) => {
   describe('on MemoryStore', () => {
     for (const c of CASES) test(c.title, () => c.run(envFor(app, () => new MemoryStore())));
   });
@@ -226,7 +239,14 @@ describe.each([['express', expressApp], ['koa', koaApp]] as const)('defer mode t
     for (const c of CASES.filter((x) => x.redis)) {
       test(c.title, () => {
         const env = envFor(app, store);
-        return c.run({ ...env, limiter: (extra) => { const l = env.limiter(extra); limiters.push(l); return l; } });
+        return c.run({
+          ...env,
+          limiter: (extra) => {
+            const l = env.limiter(extra);
+            limiters.push(l);
+            return l;
+          },
+        });
       });
     }
   });
@@ -235,8 +255,12 @@ describe.each([['express', expressApp], ['koa', koaApp]] as const)('defer mode t
 describe('defer options', () => {
   const limiter = createLimiter({ store: new MemoryStore(), name: 'defer-options', limit: 5 });
   test('bad defer options throw a coded ConfigError', () => {
-    expect(() => onExpress.bulkLimiter({ limiter, defer: { type: '', statusUrl: (id) => id } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DEFER_TYPE' }));
-    expect(() => onExpress.bulkLimiter({ limiter, defer: { type: 'a' } as never })).toThrow(expect.objectContaining({ code: 'ERR_BL_DEFER_STATUS_URL' }));
+    expect(() => onExpress.bulkLimiter({ limiter, defer: { type: '', statusUrl: (id) => id } })).toThrow(
+      expect.objectContaining({ code: 'ERR_BL_DEFER_TYPE' }),
+    );
+    expect(() => onExpress.bulkLimiter({ limiter, defer: { type: 'a' } as never })).toThrow(
+      expect.objectContaining({ code: 'ERR_BL_DEFER_STATUS_URL' }),
+    );
     expect(() => onKoa.bulkLimiter({ limiter, defer: { type: 'a', payload: 5 as never, statusUrl: (id) => id } })).toThrow(/defer.payload/);
     expect(() => createLimiter({ limit: 5, maxBacklog: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_MAX_BACKLOG' }));
     expect(() => onExpress.jobStatus({ limiter: {} as never })).toThrow(/limiter/);
@@ -248,6 +272,8 @@ describe('defer options', () => {
     // An allowed request runs whatever its payload; a denied one cannot be written.
     await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).resolves.toMatchObject({ allowed: true });
     await expect(one.check('g', { defer: { type: 'a', payload: 10n } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_PAYLOAD' });
-    await expect(limiter.check('g', { defer: { type: 'a', idempotencyKey: 'k'.repeat(300) } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_IDEMPOTENCY_KEY' });
+    await expect(limiter.check('g', { defer: { type: 'a', idempotencyKey: 'k'.repeat(300) } })).rejects.toMatchObject({
+      code: 'ERR_BL_BAD_IDEMPOTENCY_KEY',
+    });
   });
 });

@@ -18,7 +18,14 @@ const harness: Harness = {
     }
     if (errorHandler === 'app') {
       const handler: ErrorRequestHandler = (err, _req, res, _next) => {
-        res.status(err.status ?? 500).json({ handled: true, status: err.status, code: err.code, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined });
+        res.status(err.status ?? 500).json({
+          handled: true,
+          status: err.status,
+          code: err.code,
+          message: err.message,
+          errHeaders: err.headers,
+          hasDecision: err.decision !== undefined,
+        });
       };
       app.use(handler);
     }

@@ -14,7 +14,9 @@ import * as onKoa from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/store/memory-store';
 import { recordingLogger } from './cases';
 
-interface AnyCtx { readonly query: Record<string, unknown> }
+interface AnyCtx {
+  readonly query: Record<string, unknown>;
+}
 type Options = Record<string, unknown>;
 const tenant = (c: AnyCtx): string | undefined => c.query.tenant as string | undefined;
 
@@ -22,19 +24,25 @@ const tenant = (c: AnyCtx): string | undefined => c.query.tenant as string | und
 type Mount = (route: string, options: Options) => RequestListener;
 
 const mounts: ReadonlyArray<readonly [string, Mount]> = [
-  ['express', (route, options) => {
-    const app = express();
-    app.get(route, onExpress.jobStatus(options as never));
-    return app;
-  }],
-  ['koa + @koa/router', (route, options) => {
-    const app = new Koa();
-    app.silent = true;
-    const router = new Router();
-    router.get(route, onKoa.jobStatus(options as never));
-    app.use(router.routes());
-    return app.callback();
-  }],
+  [
+    'express',
+    (route, options) => {
+      const app = express();
+      app.get(route, onExpress.jobStatus(options as never));
+      return app;
+    },
+  ],
+  [
+    'koa + @koa/router',
+    (route, options) => {
+      const app = new Koa();
+      app.silent = true;
+      const router = new Router();
+      router.get(route, onKoa.jobStatus(options as never));
+      app.use(router.routes());
+      return app.callback();
+    },
+  ],
 ];
 
 let seq = 0;
@@ -103,7 +111,10 @@ test('koa without a router: the id is the last path segment', async () => {
   expect((await request(app.callback()).get(`/anything/${jobId}?tenant=b`)).status).toBe(404);
 });
 
-describe.each([['express', onExpress.jobStatus], ['koa', onKoa.jobStatus]] as const)('%s jobStatus options', (_name, jobStatus) => {
+describe.each([
+  ['express', onExpress.jobStatus],
+  ['koa', onKoa.jobStatus],
+] as const)('%s jobStatus options', (_name, jobStatus) => {
   const limiter = createLimiter({ store: new MemoryStore(), name: 'job-status-options', limit: 5 });
   test.each([
     ['no group and not public', { limiter }, 'ERR_BL_GROUP', /`group`.*or `public: true`/],
@@ -115,7 +126,11 @@ describe.each([['express', onExpress.jobStatus], ['koa', onKoa.jobStatus]] as co
     ['group not a function', { limiter, group: 'x-tenant' }, 'ERR_BL_GROUP', /function/],
   ])('%s → ConfigError at construction', (_label, options, code, message) => {
     let error: unknown;
-    try { jobStatus(options as never); } catch (e) { error = e; }
+    try {
+      jobStatus(options as never);
+    } catch (e) {
+      error = e;
+    }
     expect(error).toBeInstanceOf(ConfigError);
     expect(error).toMatchObject({ code, message: expect.stringMatching(message) });
   });

@@ -20,11 +20,20 @@ const harness: Harness = {
           const err = e as { status?: number; code?: string; message: string; headers?: Record<string, string>; decision?: unknown };
           ctx.status = err.status ?? 500;
           if (err.headers) ctx.set(err.headers);
-          ctx.body = { handled: true, status: err.status, code: err.code, message: err.message, errHeaders: err.headers, hasDecision: err.decision !== undefined };
+          ctx.body = {
+            handled: true,
+            status: err.status,
+            code: err.code,
+            message: err.message,
+            errHeaders: err.headers,
+            hasDecision: err.decision !== undefined,
+          };
         }
       });
     }
-    const mounted = Object.entries(routes).map(([path, options]) => [path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0])] as const);
+    const mounted = Object.entries(routes).map(
+      ([path, options]) => [path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0])] as const,
+    );
     app.use(async (ctx, next) => {
       const route = mounted.find(([path]) => path === ctx.path);
       if (!route) return next();
@@ -46,7 +55,9 @@ describe('koa: an error thrown after the limiter let the request through', () =>
     const app = new Koa();
     app.silent = true;
     app.use(bulkLimiter({ limiter: createLimiter({ limit: 100, windowMs: 60_000 }), group: () => 'tenant' }));
-    app.use(async () => { throw thrown(); });
+    app.use(async () => {
+      throw thrown();
+    });
     return app.callback();
   };
 

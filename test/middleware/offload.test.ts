@@ -14,34 +14,50 @@ import * as onKoa from '../../src/middleware/koa';
 import type { DeferOptions } from '../../src/middleware/shared';
 import { MemoryStore } from '../../src/store/memory-store';
 
-interface AnyCtx { readonly query: Record<string, unknown> }
+interface AnyCtx {
+  readonly query: Record<string, unknown>;
+}
 const tenant = (c: AnyCtx) => c.query.tenant as string | undefined;
 const warnings: string[] = [];
 const logger = { warn: (m: string) => void warnings.push(m), error: () => undefined };
 let seq = 0;
-const newLimiter = (): Limiter => createLimiter({ store: new MemoryStore(), name: `offload-mw-${++seq}`, limit: 1000, windowMs: 1000, maxBacklog: 2, logger });
+const newLimiter = (): Limiter =>
+  createLimiter({ store: new MemoryStore(), name: `offload-mw-${++seq}`, limit: 1000, windowMs: 1000, maxBacklog: 2, logger });
 
 type MakeApp = (limiter: Limiter, defer: DeferOptions<AnyCtx>, ran: string[]) => RequestListener;
 
 const expressApp: MakeApp = (limiter, defer, ran) => {
   const app = express();
-  app.post('/export', onExpress.bulkLimiter({ limiter, group: tenant, defer }), (req, res) => { ran.push(String(req.query.tenant)); res.send('ran now'); });
+  app.post('/export', onExpress.bulkLimiter({ limiter, group: tenant, defer }), (req, res) => {
+    ran.push(String(req.query.tenant));
+    res.send('ran now');
+  });
   return app;
 };
 const koaApp: MakeApp = (limiter, defer, ran) => {
   const app = new Koa();
   app.silent = true;
   const router = new Router();
-  router.post('/export', onKoa.bulkLimiter({ limiter, group: tenant, defer }), (ctx) => { ran.push(String(ctx.query.tenant)); ctx.body = 'ran now'; });
+  router.post('/export', onKoa.bulkLimiter({ limiter, group: tenant, defer }), (ctx) => {
+    ran.push(String(ctx.query.tenant));
+    ctx.body = 'ran now';
+  });
   app.use(router.routes());
   return app.callback();
 };
 
 const always = (extra: Partial<DeferOptions<AnyCtx>> = {}): DeferOptions<AnyCtx> => ({
-  type: 'export', when: 'always', payload: (c) => ({ tenant: tenant(c) }), statusUrl: (id) => `/jobs/${id}`, ...extra,
+  type: 'export',
+  when: 'always',
+  payload: (c) => ({ tenant: tenant(c) }),
+  statusUrl: (id) => `/jobs/${id}`,
+  ...extra,
 });
 
-describe.each<[string, MakeApp]>([['Express', expressApp], ['Koa', koaApp]])('offload middleware: %s', (_name, makeApp) => {
+describe.each<[string, MakeApp]>([
+  ['Express', expressApp],
+  ['Koa', koaApp],
+])('offload middleware: %s', (_name, makeApp) => {
   test("when: 'always' writes every request as a job, within budget too; the route never runs; a full backlog is a 429", async () => {
     const limiter = newLimiter();
     const ran: string[] = [];
@@ -80,7 +96,7 @@ describe.each<[string, MakeApp]>([['Express', expressApp], ['Koa', koaApp]])('of
     expect(await limiter.counts()).toMatchObject({ ready: 3, pending: 1 });
   });
 
-  test('a groupConcurrency function giving an unusable value is a 500 and one warning, not the client\'s fault', async () => {
+  test("a groupConcurrency function giving an unusable value is a 500 and one warning, not the client's fault", async () => {
     warnings.length = 0;
     const limiter = newLimiter();
     const app = makeApp(limiter, always({ groupConcurrency: () => 0 }), []);
@@ -93,6 +109,10 @@ describe.each<[string, MakeApp]>([['Express', expressApp], ['Koa', koaApp]])('of
 test('bad defer.when and defer.groupConcurrency fail at construction', () => {
   const limiter = newLimiter();
   const base = { type: 'x', statusUrl: (id: string) => id };
-  expect(() => onExpress.bulkLimiter({ limiter, defer: { ...base, when: 'sometimes' as never } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DEFER_WHEN' }));
-  expect(() => onKoa.bulkLimiter({ limiter, defer: { ...base, groupConcurrency: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DEFER_GROUP_CONCURRENCY' }));
+  expect(() => onExpress.bulkLimiter({ limiter, defer: { ...base, when: 'sometimes' as never } })).toThrow(
+    expect.objectContaining({ code: 'ERR_BL_DEFER_WHEN' }),
+  );
+  expect(() => onKoa.bulkLimiter({ limiter, defer: { ...base, groupConcurrency: 0 } })).toThrow(
+    expect.objectContaining({ code: 'ERR_BL_DEFER_GROUP_CONCURRENCY' }),
+  );
 });

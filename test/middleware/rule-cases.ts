@@ -12,7 +12,10 @@ export const RULE_CASES: readonly HttpCase[] = [
     redis: true,
     async run(env) {
       const limiter = createLimiter({
-        store: env.store(), name: env.name('rules'), limit: 100, windowMs: 60_000,
+        store: env.store(),
+        name: env.name('rules'),
+        limit: 100,
+        windowMs: 60_000,
         rules: [
           { name: 'per-second', limit: 2, windowMs: 1000, algorithm: 'sliding-window' },
           { name: 'per-hour', limit: 5, windowMs: 3_600_000, algorithm: 'fixed-window' },
@@ -25,7 +28,10 @@ export const RULE_CASES: readonly HttpCase[] = [
       expect(first.headers['ratelimit-policy']).toBe(policy);
       expect(first.headers['ratelimit']).toMatch(new RegExp(`^"${limiter.name}";r=\\d+;t=\\d+, "per-second";r=1;t=[12], "per-hour";r=4;t=3600$`));
       const seen = JSON.parse(first.headers['x-seen-decision'] as string) as { rules: Array<{ name: string; remaining: number }> };
-      expect(seen.rules.map((r) => [r.name, r.remaining])).toEqual([['per-second', 1], ['per-hour', 4]]);
+      expect(seen.rules.map((r) => [r.name, r.remaining])).toEqual([
+        ['per-second', 1],
+        ['per-hour', 4],
+      ]);
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       const denied = await get(app, '/?tenant=a');
       expect(denied.status).toBe(429);

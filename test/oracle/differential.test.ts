@@ -17,12 +17,15 @@ let expiredKeys = 0;
 /** The scripts the two properties ran, by file ('admit-defer-many'). */
 const scriptsRun = new Set<string>();
 const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60) =>
-  fc.asyncProperty(setups, specArb.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, ALL, maxSteps))),
+  fc.asyncProperty(
+    setups,
+    specArb.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, ALL, maxSteps))),
     async (setup, [spec, steps]) => {
       const report = await runBoth(spec, steps, setup);
       expiredKeys += report.expiredKeys;
       for (const command of report.commands) scriptsRun.add(command.replace(/^bl_(.*)_v\d+_[0-9a-f]{8}$/, '$1').replace(/_/g, '-'));
-    });
+    },
+  );
 
 test('the store: admit, admit-defer, their batches and the whole queue match the Lua scripts step by step', async () => {
   expiredKeys = 0;
@@ -35,14 +38,26 @@ test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, cla
 }, 300_000);
 
 test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
-  const scripts = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')).map((f) => f.replace(/\.lua$/, ''));
+  const scripts = readdirSync(LUA_DIR)
+    .filter((f) => f.endsWith('.lua'))
+    .map((f) => f.replace(/\.lua$/, ''));
   expect(scripts.filter((s) => !scriptsRun.has(s))).toEqual([]);
 });
 
 test('an expired completed job keeps its idempotency key until a trim (every 8th completion) in both stores', async () => {
   const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 1, idleMs: 1000, epochMs: 100, sustained: false };
-  const job = (idempotencyKey?: string) => stepOf('enqueue', {
-    group: 'g0', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1e9, idempotencyKey });
+  const job = (idempotencyKey?: string) =>
+    stepOf('enqueue', {
+      group: 'g0',
+      weight: 1,
+      cost: 1,
+      type: 't',
+      payload: '{}',
+      maxBacklog: 10,
+      delayMs: 0,
+      maxDeferMs: 1e9,
+      idempotencyKey,
+    });
   const steps: Timed[] = [
     { gapMs: 0, step: job('k1') },
     { gapMs: 0, step: job() },
@@ -61,8 +76,17 @@ test('a claim leaves the jobs of a refused group at the head of ready, in their 
   // g0 (weight 1 of 10) spends its 5 green units, then its yellow needs 1 + reserve 5 global units: refused
   // with 5 left, so its next two jobs stay while g1's is admitted; the next claim must start g0's older one.
   const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 5, idleMs: 60_000, epochMs: 100_000, sustained: false };
-  const job = (group: string, weight: number) => stepOf('enqueue', {
-    group, weight, cost: 1, type: 't', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 1e9 });
+  const job = (group: string, weight: number) =>
+    stepOf('enqueue', {
+      group,
+      weight,
+      cost: 1,
+      type: 't',
+      payload: '{}',
+      maxBacklog: 10,
+      delayMs: 0,
+      maxDeferMs: 1e9,
+    });
   const dispatch = stepOf('dispatch', { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
   const steps: Timed[] = [
     ...Array.from({ length: 7 }, () => ({ gapMs: 0, step: job('g0', 1) })),
@@ -84,18 +108,26 @@ describe('the oracle notices a one-constant change in a script', () => {
     ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
     ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
     ['the sliding-window sub-windows (rules.lua)', 'local RL_SLOTS = 10', 'local RL_SLOTS = 9'],
-    ['a rule denial spending in the global bucket (fair-share.lua)', 'retry, hint, policy = rwait, rwait, rbad', 'retry, hint, policy = rwait, rwait, rbad; meta.gt = meta.gt - c'],
+    [
+      'a rule denial spending in the global bucket (fair-share.lua)',
+      'retry, hint, policy = rwait, rwait, rbad',
+      'retry, hint, policy = rwait, rwait, rbad; meta.gt = meta.gt - c',
+    ],
   ];
-  test.each(mutations)('%s', async (_name, from, to) => {
-    let applied = 0;
-    const rewrite = (lua: string): string => {
-      if (!lua.includes(from)) return lua;
-      applied += 1;
-      return lua.replace(from, to);
-    };
-    const result = await fc.check(property(fc.constant({ rewrite })), { numRuns: 200, seed: 2, endOnFailure: true });
-    expect(applied).toBeGreaterThan(0);
-    expect(result.failed).toBe(true);
-    expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
-  }, 120_000);
+  test.each(mutations)(
+    '%s',
+    async (_name, from, to) => {
+      let applied = 0;
+      const rewrite = (lua: string): string => {
+        if (!lua.includes(from)) return lua;
+        applied += 1;
+        return lua.replace(from, to);
+      };
+      const result = await fc.check(property(fc.constant({ rewrite })), { numRuns: 200, seed: 2, endOnFailure: true });
+      expect(applied).toBeGreaterThan(0);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
+    },
+    120_000,
+  );
 });

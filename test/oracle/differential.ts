@@ -29,32 +29,53 @@ export interface Setup {
   readonly queueOnlyMaxDead?: number;
 }
 
-interface RuleDraft { readonly limit: number; readonly windowMs: number; readonly algorithm: RuleAlgorithm }
+interface RuleDraft {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly algorithm: RuleAlgorithm;
+}
 
 /**
  * Limiter specs: integer percentages for burst and reserve (fast-check's doubles crowd at 0 and 1, which left
  * burst at 1 in most of the core tests' specs), a few groups (overflow) or many, strict or sustained.
  */
-export const specArb: fc.Arbitrary<FairShareSpec> = fc.record({
-  limit: fc.integer({ min: 1, max: 120 }), windowMs: fc.integer({ min: 50, max: 2000 }),
-  burstPct: fc.integer({ min: 0, max: 100 }), reservePct: fc.integer({ min: 0, max: 50 }),
-  idleMs: fc.integer({ min: 20, max: 3000 }), epochMs: fc.integer({ min: 10, max: 1000 }),
-  maxGroups: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(10_000)), sustained: fc.boolean(),
-  // probation off, or short enough that groups graduate (and sightings are dropped) within a run
-  probationMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
-  // half the specs carry rules: every algorithm, windows shorter and longer than idleMs
-  rules: fc.oneof(fc.constant<RuleDraft[]>([]), fc.array<RuleDraft>(fc.record({
-    limit: fc.integer({ min: 1, max: 20 }), windowMs: fc.integer({ min: 20, max: 5000 }),
-    algorithm: fc.constantFrom('token-bucket', 'sliding-window', 'fixed-window') as fc.Arbitrary<RuleAlgorithm>,
-  }), { minLength: 1, maxLength: 3 })),
-}).map(({ limit, burstPct, reservePct, rules, ...rest }) => {
-  const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
-  const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
-  return {
-    ...rest, name: 'oracle', limit, burst, reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
-    ...(resolved.length > 0 ? { rules: resolved } : {}),
-  };
-});
+export const specArb: fc.Arbitrary<FairShareSpec> = fc
+  .record({
+    limit: fc.integer({ min: 1, max: 120 }),
+    windowMs: fc.integer({ min: 50, max: 2000 }),
+    burstPct: fc.integer({ min: 0, max: 100 }),
+    reservePct: fc.integer({ min: 0, max: 50 }),
+    idleMs: fc.integer({ min: 20, max: 3000 }),
+    epochMs: fc.integer({ min: 10, max: 1000 }),
+    maxGroups: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(10_000)),
+    sustained: fc.boolean(),
+    // probation off, or short enough that groups graduate (and sightings are dropped) within a run
+    probationMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
+    // half the specs carry rules: every algorithm, windows shorter and longer than idleMs
+    rules: fc.oneof(
+      fc.constant<RuleDraft[]>([]),
+      fc.array<RuleDraft>(
+        fc.record({
+          limit: fc.integer({ min: 1, max: 20 }),
+          windowMs: fc.integer({ min: 20, max: 5000 }),
+          algorithm: fc.constantFrom('token-bucket', 'sliding-window', 'fixed-window') as fc.Arbitrary<RuleAlgorithm>,
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
+    ),
+  })
+  .map(({ limit, burstPct, reservePct, rules, ...rest }) => {
+    const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
+    const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
+    return {
+      ...rest,
+      name: 'oracle',
+      limit,
+      burst,
+      reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
+      ...(resolved.length > 0 ? { rules: resolved } : {}),
+    };
+  });
 
 /** ms the limiter's keys live after their last PEXPIRE (fs_config's ttl_ms). */
 export const ttlOf = (spec: FairShareSpec): number => fairShareConfig(spec).ttlMs;

@@ -24,14 +24,19 @@ function encodeNumber(n: number): string {
 export function cjsonEncode(L: LuaState, idx: number, depth = 0): string {
   if (depth > 1000) throw new Error('Cannot serialise, excessive nesting (1001)');
   switch (lua.lua_type(L, idx)) {
-    case lua.LUA_TSTRING: return encodeString(fromLua(lua.lua_tostring(L, idx)!));
-    case lua.LUA_TNUMBER: return encodeNumber(lua.lua_tonumber(L, idx));
-    case lua.LUA_TBOOLEAN: return lua.lua_toboolean(L, idx) ? 'true' : 'false';
-    case lua.LUA_TNIL: return 'null';
+    case lua.LUA_TSTRING:
+      return encodeString(fromLua(lua.lua_tostring(L, idx)!));
+    case lua.LUA_TNUMBER:
+      return encodeNumber(lua.lua_tonumber(L, idx));
+    case lua.LUA_TBOOLEAN:
+      return lua.lua_toboolean(L, idx) ? 'true' : 'false';
+    case lua.LUA_TNIL:
+      return 'null';
     case lua.LUA_TLIGHTUSERDATA:
       if (lua.lua_touserdata(L, idx) === CJSON_NULL) return 'null';
       break;
-    case lua.LUA_TTABLE: return encodeTable(L, idx, depth);
+    case lua.LUA_TTABLE:
+      return encodeTable(L, idx, depth);
   }
   throw new Error('Cannot serialise: type not supported');
 }
@@ -70,8 +75,12 @@ function encodeTable(L: LuaState, idxIn: number, depth: number): string {
 /** Parses JSON text (a binary string) and pushes the value; \u escapes become UTF-8 bytes, like cjson. */
 export function cjsonDecode(L: LuaState, text: string): void {
   let at = 0;
-  const fail = (what: string): never => { throw new Error(`Expected ${what} but found invalid token at character ${at + 1}`); };
-  const space = (): void => { while (at < text.length && ' \t\r\n'.includes(text[at]!)) at++; };
+  const fail = (what: string): never => {
+    throw new Error(`Expected ${what} but found invalid token at character ${at + 1}`);
+  };
+  const space = (): void => {
+    while (at < text.length && ' \t\r\n'.includes(text[at]!)) at++;
+  };
   const str = (): string => {
     let out = '';
     at++;
@@ -79,7 +88,10 @@ export function cjsonDecode(L: LuaState, text: string): void {
       const c = text[at++];
       if (c === undefined) return fail('string end');
       if (c === '"') return out;
-      if (c !== '\\') { out += c; continue; }
+      if (c !== '\\') {
+        out += c;
+        continue;
+      }
       const e = text[at++];
       if (e === 'u') {
         let code = parseInt(text.slice(at, at + 4), 16);
@@ -102,7 +114,10 @@ export function cjsonDecode(L: LuaState, text: string): void {
       at++;
       lua.lua_createtable(L, 0, 0);
       space();
-      if (text[at] === '}') { at++; return; }
+      if (text[at] === '}') {
+        at++;
+        return;
+      }
       for (;;) {
         space();
         if (text[at] !== '"') fail('object key string');
@@ -121,7 +136,10 @@ export function cjsonDecode(L: LuaState, text: string): void {
       at++;
       lua.lua_createtable(L, 0, 0);
       space();
-      if (text[at] === ']') { at++; return; }
+      if (text[at] === ']') {
+        at++;
+        return;
+      }
       for (let i = 1; ; i++) {
         value();
         lua.lua_rawseti(L, -2, i);
@@ -131,7 +149,10 @@ export function cjsonDecode(L: LuaState, text: string): void {
         if (sep !== ',') fail('comma or array end');
       }
     }
-    if (c === '"') { lua.lua_pushstring(L, toLua(str())); return; }
+    if (c === '"') {
+      lua.lua_pushstring(L, toLua(str()));
+      return;
+    }
     const word = /^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)/.exec(text.slice(at, at + 400));
     if (!word) return fail('value');
     at += word[0].length;

@@ -88,13 +88,22 @@ export class LuaHost {
     lua.lua_createtable(L, 0, 4);
     this.setFunction('call', () => this.redisCall(false));
     this.setFunction('pcall', () => this.redisCall(true));
-    this.setFunction('replicate_commands', () => { lua.lua_pushboolean(L, true); return 1; });
+    this.setFunction('replicate_commands', () => {
+      lua.lua_pushboolean(L, true);
+      return 1;
+    });
     this.setFunction('error_reply', () => this.replyTable(ERR));
     this.setFunction('status_reply', () => this.replyTable(OK));
     lua.lua_setglobal(L, S('redis'));
     lua.lua_createtable(L, 0, 3);
-    this.setFunction('encode', () => { lua.lua_pushstring(L, toLua(cjsonEncode(L, 1))); return 1; });
-    this.setFunction('decode', () => { cjsonDecode(L, fromLua(lua.lua_tostring(L, 1) ?? new Uint8Array())); return 1; });
+    this.setFunction('encode', () => {
+      lua.lua_pushstring(L, toLua(cjsonEncode(L, 1)));
+      return 1;
+    });
+    this.setFunction('decode', () => {
+      cjsonDecode(L, fromLua(lua.lua_tostring(L, 1) ?? new Uint8Array()));
+      return 1;
+    });
     lua.lua_pushlightuserdata(L, CJSON_NULL);
     lua.lua_setfield(L, -2, S('null'));
     lua.lua_setglobal(L, S('cjson'));
@@ -233,13 +242,21 @@ export class LuaHost {
     const L = this.L;
     const idx = at < 0 ? lua.lua_gettop(L) + at + 1 : at;
     switch (lua.lua_type(L, idx)) {
-      case lua.LUA_TSTRING: return fromLua(lua.lua_tostring(L, idx)!);
-      case lua.LUA_TNUMBER: return Math.trunc(lua.lua_tonumber(L, idx));
-      case lua.LUA_TBOOLEAN: return lua.lua_toboolean(L, idx) ? 1 : null;
-      case lua.LUA_TTABLE: break;
-      default: return null;
+      case lua.LUA_TSTRING:
+        return fromLua(lua.lua_tostring(L, idx)!);
+      case lua.LUA_TNUMBER:
+        return Math.trunc(lua.lua_tonumber(L, idx));
+      case lua.LUA_TBOOLEAN:
+        return lua.lua_toboolean(L, idx) ? 1 : null;
+      case lua.LUA_TTABLE:
+        break;
+      default:
+        return null;
     }
-    for (const [field, make] of [[ERR, (s: string) => ({ error: s })], [OK, (s: string) => ({ status: s })]] as const) {
+    for (const [field, make] of [
+      [ERR, (s: string) => ({ error: s })],
+      [OK, (s: string) => ({ status: s })],
+    ] as const) {
       const t = lua.lua_getfield(L, idx, field);
       const text = t === lua.LUA_TSTRING ? fromLua(lua.lua_tostring(L, -1)!) : undefined;
       lua.lua_pop(L, 1);

@@ -49,13 +49,18 @@ const PAYLOADS = ['{"n":1}', '"x/y"', '[1,2,{"a":null}]', '{"s":"\\u00e9\\n"}', 
 
 const group = fc.oneof({ arbitrary: fc.constantFrom(...GROUPS.slice(0, 3)), weight: 3 }, { arbitrary: fc.constantFrom(...GROUPS), weight: 1 });
 const weight = fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 4 }), weight: 1 });
-const costOf = (spec: FairShareSpec) => fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: Math.max(1, spec.burst) }), weight: 1 });
+const costOf = (spec: FairShareSpec) =>
+  fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: Math.max(1, spec.burst) }), weight: 1 });
 const idem: fc.Arbitrary<string | undefined> = fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined, freq: 3 });
-const deferArgs = fc.record({ payload: fc.constantFrom(...PAYLOADS), idempotencyKey: idem, maxBacklog: fc.integer({ min: 1, max: 6 }),
-  maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)) });
+const deferArgs = fc.record({
+  payload: fc.constantFrom(...PAYLOADS),
+  idempotencyKey: idem,
+  maxBacklog: fc.integer({ min: 1, max: 6 }),
+  maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)),
+});
 const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec) });
-const deferringArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec), defer: deferArgs })
-  .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
+const deferringArgs = (spec: FairShareSpec) =>
+  fc.record({ group, weight, cost: costOf(spec), defer: deferArgs }).map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
 const pick = fc.nat({ max: 40 });
 const keepMs = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constant(86_400_000));
 
@@ -88,15 +93,27 @@ export const OPERATIONS = {
   /** admit.lua (a check alone in its event-loop turn). */
   admit: op({ weight: 6, admits: true, args: admitArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-many.lua: checks made in one turn share one call. */
-  admitMany: op({ weight: 2, admits: true, args: (spec) => fc.array(admitArgs(spec), { minLength: 2, maxLength: 5 }),
-    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))) }),
+  admitMany: op({
+    weight: 2,
+    admits: true,
+    args: (spec) => fc.array(admitArgs(spec), { minLength: 2, maxLength: 5 }),
+    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
+  }),
   /** A dense run of arrivals (admit.lua each, a few ms apart): where the admission constants show. */
-  arrivals: op({ weight: 3, admits: true,
+  arrivals: op({
+    weight: 3,
+    admits: true,
     // two or three groups, so each sends several requests while the others are active
-    args: (spec) => fc.shuffledSubarray(GROUPS.slice(0, 4), { minLength: 2, maxLength: 3 }).chain((pool) => fc.array(fc.record({
-      dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 })),
-      input: fc.record({ group: fc.constantFrom(...pool), weight: fc.constant(1), cost: costOf(spec) }),
-    }), { minLength: 5, maxLength: 40 })),
+    args: (spec) =>
+      fc.shuffledSubarray(GROUPS.slice(0, 4), { minLength: 2, maxLength: 3 }).chain((pool) =>
+        fc.array(
+          fc.record({
+            dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 })),
+            input: fc.record({ group: fc.constantFrom(...pool), weight: fc.constant(1), cost: costOf(spec) }),
+          }),
+          { minLength: 5, maxLength: 40 },
+        ),
+      ),
     run: async (side, arrivals, world) => {
       const out: Decision[] = [];
       for (const { dtMs, input } of arrivals) {
@@ -104,95 +121,158 @@ export const OPERATIONS = {
         out.push(await admitOf(side)(input));
       }
       return out;
-    } }),
+    },
+  }),
   /** More groups than one trim page (FS_TRIM_PAGE = 100) at once: after a long gap they go idle together. */
-  crowd: op({ weight: 1, admits: true, args: () => fc.integer({ min: 101, max: 140 }),
+  crowd: op({
+    weight: 1,
+    admits: true,
+    args: () => fc.integer({ min: 101, max: 140 }),
     run: async (side, n) => {
       const out: Decision[] = [];
       for (let i = 0; i < n; i++) out.push(await admitOf(side)({ group: `c${i}`, weight: 1 + (i % 3), cost: 1 }));
       return out;
-    } }),
+    },
+  }),
   /** admit-defer.lua. */
   admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-defer-many.lua. */
-  admitDeferMany: op({ weight: 2, admits: true, args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
-    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))) }),
-  enqueue: op({ weight: 4,
-    args: (spec) => fc.record({ group, weight, cost: costOf(spec), type: fc.constant('t'), payload: fc.constantFrom(...PAYLOADS), idempotencyKey: idem,
-      maxBacklog: fc.integer({ min: 1, max: 6 }), delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
-      maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)),
-      groupConcurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }), maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }) },
-    { requiredKeys: ['group', 'weight', 'cost', 'type', 'payload', 'maxBacklog', 'delayMs', 'maxDeferMs'] }),
-    run: (side, input) => side.enqueue(input) }),
+  admitDeferMany: op({
+    weight: 2,
+    admits: true,
+    args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
+    run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
+  }),
+  enqueue: op({
+    weight: 4,
+    args: (spec) =>
+      fc.record(
+        {
+          group,
+          weight,
+          cost: costOf(spec),
+          type: fc.constant('t'),
+          payload: fc.constantFrom(...PAYLOADS),
+          idempotencyKey: idem,
+          maxBacklog: fc.integer({ min: 1, max: 6 }),
+          delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+          maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)),
+          groupConcurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
+          maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+        },
+        { requiredKeys: ['group', 'weight', 'cost', 'type', 'payload', 'maxBacklog', 'delayMs', 'maxDeferMs'] },
+      ),
+    run: (side, input) => side.enqueue(input),
+  }),
   /** cancel.lua. */
   cancel: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.cancel(jobId(world, at)) }),
   /** group-counts.lua. */
   groupCounts: op({ weight: 1, args: () => group, run: (side, g) => side.queue.groupCounts(g) }),
-  dispatch: op({ weight: 5,
-    args: () => fc.record({ readyMax: fc.integer({ min: 1, max: 8 }), moveMax: fc.integer({ min: 1, max: 8 }),
-      promoteMax: fc.integer({ min: 1, max: 8 }), scanMax: fc.integer({ min: 1, max: 16 }) }),
-    run: (side, options) => side.queue.dispatch(options) }),
-  claim: op({ weight: 5, args: () => fc.record({ leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 4 }) }),
+  dispatch: op({
+    weight: 5,
+    args: () =>
+      fc.record({
+        readyMax: fc.integer({ min: 1, max: 8 }),
+        moveMax: fc.integer({ min: 1, max: 8 }),
+        promoteMax: fc.integer({ min: 1, max: 8 }),
+        scanMax: fc.integer({ min: 1, max: 16 }),
+      }),
+    run: (side, options) => side.queue.dispatch(options),
+  }),
+  claim: op({
+    weight: 5,
+    args: () => fc.record({ leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 4 }) }),
     run: async (side, { leaseMs, max }) => {
       const r = await side.queue.claimMany(leaseMs, max);
       return { claimed: claimed(side, r.claimed), wakeMs: r.wakeMs };
-    } }),
-  complete: op({ weight: 3, args: () => fc.record({ at: pick, which, result: fc.option(fc.constant('{"ok":"a/b"}'), { nil: undefined }), keepMs }),
+    },
+  }),
+  complete: op({
+    weight: 3,
+    args: () => fc.record({ at: pick, which, result: fc.option(fc.constant('{"ok":"a/b"}'), { nil: undefined }), keepMs }),
     run: (side, a, world) => {
       const id = jobId(world, a.at);
       return side.queue.complete(id, tokenOf(side, id, a.which), a.result, a.keepMs);
-    } }),
+    },
+  }),
   /** complete-claim.lua alone, complete-claim-many.lua when several acks share a turn. */
-  completeAndClaim: op({ weight: 3,
-    args: () => fc.array(fc.record({ at: pick, which, keepMs, leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 3 }) }),
-      { minLength: 1, maxLength: 3 }),
+  completeAndClaim: op({
+    weight: 3,
+    args: () =>
+      fc.array(fc.record({ at: pick, which, keepMs, leaseMs: fc.integer({ min: 1, max: 3000 }), max: fc.integer({ min: 1, max: 3 }) }), {
+        minLength: 1,
+        maxLength: 3,
+      }),
     run: async (side, acks, world) => {
-      const replies = await Promise.all(acks.map((a) => {
-        const id = jobId(world, a.at);
-        return side.queue.completeAndClaim(id, tokenOf(side, id, a.which), undefined, a.keepMs, a.leaseMs, a.max);
-      }));
+      const replies = await Promise.all(
+        acks.map((a) => {
+          const id = jobId(world, a.at);
+          return side.queue.completeAndClaim(id, tokenOf(side, id, a.which), undefined, a.keepMs, a.leaseMs, a.max);
+        }),
+      );
       return replies.map((r) => ({ completed: r.completed, claimed: claimed(side, r.claimed), wakeMs: r.wakeMs }));
-    } }),
-  fail: op({ weight: 3,
+    },
+  }),
+  fail: op({
+    weight: 3,
     args: () => fc.record({ at: pick, which, delayMs: fc.integer({ min: 0, max: 2000 }), cap: fc.integer({ min: 0, max: 3 }), snooze: fc.boolean() }),
     run: (side, a, world) => {
       const id = jobId(world, a.at);
-      return side.queue.fail(id, tokenOf(side, id, a.which), a.snooze
-        ? { kind: 'snooze', delayMs: a.delayMs, maxSnoozes: a.cap }
-        : { kind: 'error', error: 'boom/"x"', delayMs: a.delayMs, maxAttempts: a.cap }); // 0: a permanent error
-    } }),
-  extendLease: op({ weight: 1, args: () => fc.record({ at: pick, which, leaseMs: fc.integer({ min: 1, max: 3000 }) }),
+      return side.queue.fail(
+        id,
+        tokenOf(side, id, a.which),
+        a.snooze
+          ? { kind: 'snooze', delayMs: a.delayMs, maxSnoozes: a.cap }
+          : { kind: 'error', error: 'boom/"x"', delayMs: a.delayMs, maxAttempts: a.cap },
+      ); // 0: a permanent error
+    },
+  }),
+  extendLease: op({
+    weight: 1,
+    args: () => fc.record({ at: pick, which, leaseMs: fc.integer({ min: 1, max: 3000 }) }),
     run: (side, a, world) => {
       const id = jobId(world, a.at);
       return side.queue.extendLease(id, tokenOf(side, id, a.which), a.leaseMs);
-    } }),
-  reclaim: op({ weight: 2, args: () => fc.record({ maxStalls: fc.integer({ min: 0, max: 2 }), max: fc.integer({ min: 1, max: 6 }) }),
-    run: (side, a) => side.queue.reclaimExpired(a.maxStalls, a.max) }),
+    },
+  }),
+  reclaim: op({
+    weight: 2,
+    args: () => fc.record({ maxStalls: fc.integer({ min: 0, max: 2 }), max: fc.integer({ min: 1, max: 6 }) }),
+    run: (side, a) => side.queue.reclaimExpired(a.maxStalls, a.max),
+  }),
   getJob: op({ weight: 2, args: () => pick, run: (side, at, world) => side.queue.getJob(jobId(world, at)) }),
   counts: op({ weight: 1, args: () => fc.constant(null), run: (side) => side.queue.counts() }),
-  listDead: op({ weight: 1, args: () => fc.record({ offset: fc.nat({ max: 3 }), count: fc.integer({ min: 1, max: 5 }) }),
-    run: (side, a) => side.queue.listDead(a.offset, a.count) }),
+  listDead: op({
+    weight: 1,
+    args: () => fc.record({ offset: fc.nat({ max: 3 }), count: fc.integer({ min: 1, max: 5 }) }),
+    run: (side, a) => side.queue.listDead(a.offset, a.count),
+  }),
   retryDead: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.retryDead(jobId(world, at)) }),
   removeDead: op({ weight: 1, args: () => pick, run: (side, at, world) => side.queue.removeDead(jobId(world, at)) }),
-  dispatcherLease: op({ weight: 1, args: () => fc.record({ owner: fc.constantFrom('a', 'b'), ttlMs: fc.integer({ min: 1, max: 2000 }) }),
-    run: (side, a) => side.queue.acquireDispatcherLease(a.owner, a.ttlMs) }),
+  dispatcherLease: op({
+    weight: 1,
+    args: () => fc.record({ owner: fc.constantFrom('a', 'b'), ttlMs: fc.integer({ min: 1, max: 2000 }) }),
+    run: (side, a) => side.queue.acquireDispatcherLease(a.owner, a.ttlMs),
+  }),
 };
 
 export type OperationName = keyof typeof OPERATIONS;
 
 /** Steps drawn from the named operations, with their arguments for this limiter. */
 export function stepArb(spec: FairShareSpec, names: readonly OperationName[]): fc.Arbitrary<Step> {
-  return fc.oneof(...names.map((name) => {
-    const o = OPERATIONS[name] as unknown as Operation<unknown>;
-    return {
-      weight: o.weight,
-      arbitrary: o.args(spec).map((args): Step => ({
-        label: `${name} ${JSON.stringify(args)}`,
-        admits: o.admits === true,
-        run: (side, world) => o.run(side, args, world),
-      })),
-    };
-  }));
+  return fc.oneof(
+    ...names.map((name) => {
+      const o = OPERATIONS[name] as unknown as Operation<unknown>;
+      return {
+        weight: o.weight,
+        arbitrary: o.args(spec).map((args): Step => ({
+          label: `${name} ${JSON.stringify(args)}`,
+          admits: o.admits === true,
+          run: (side, world) => o.run(side, args, world),
+        })),
+      };
+    }),
+  );
 }
 
 type ArgsOf<N extends OperationName> = (typeof OPERATIONS)[N] extends Operation<infer A> ? A : never;

@@ -14,7 +14,10 @@ type Value =
   | { readonly type: 'zset'; readonly v: SortedSet }
   | { readonly type: 'list'; readonly v: string[] };
 
-interface Entry { value: Value; expireAt?: number }
+interface Entry {
+  value: Value;
+  expireAt?: number;
+}
 
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 
@@ -28,10 +31,14 @@ export class RedisModel {
   constructor(private readonly clock: () => number) {}
 
   /** Starts a script: reads the clock once; every key access and TTL in the script uses this instant. */
-  freezeTime(): void { this.nowMs = Math.floor(this.clock()); }
+  freezeTime(): void {
+    this.nowMs = Math.floor(this.clock());
+  }
 
   /** Microseconds for TIME (the clock, unfrozen fractions included, like Redis's TIME inside a script). */
-  private timeUs(): number { return Math.floor(this.clock() * 1000); }
+  private timeUs(): number {
+    return Math.floor(this.clock() * 1000);
+  }
 
   private entry(key: string): Entry | undefined {
     const e = this.keys.get(key);
@@ -63,9 +70,15 @@ export class RedisModel {
     if (size === 0) this.keys.delete(key);
   }
 
-  private hash(key: string): Map<string, string> | undefined { return this.read(key, 'hash')?.v; }
-  private zset(key: string): SortedSet | undefined { return this.read(key, 'zset')?.v; }
-  private list(key: string): string[] | undefined { return this.read(key, 'list')?.v; }
+  private hash(key: string): Map<string, string> | undefined {
+    return this.read(key, 'hash')?.v;
+  }
+  private zset(key: string): SortedSet | undefined {
+    return this.read(key, 'zset')?.v;
+  }
+  private list(key: string): string[] | undefined {
+    return this.read(key, 'list')?.v;
+  }
 
   /** Runs one command; args are binary strings. Throws RedisError for what Redis answers with an error. */
   call(args: readonly string[]): Reply {
@@ -82,10 +95,16 @@ export class RedisModel {
         const us = this.timeUs();
         return [String(Math.floor(us / 1e6)), String(us % 1e6)];
       }
-      case 'GET': arity(2); return this.read(key, 'string')?.v ?? null;
-      case 'SET': return this.set(key, rest);
-      case 'DEL': arity(2); return args.slice(1).filter((k) => this.entry(k) && this.keys.delete(k)).length;
-      case 'PEXPIRE': case 'EXPIRE': {
+      case 'GET':
+        arity(2);
+        return this.read(key, 'string')?.v ?? null;
+      case 'SET':
+        return this.set(key, rest);
+      case 'DEL':
+        arity(2);
+        return args.slice(1).filter((k) => this.entry(k) && this.keys.delete(k)).length;
+      case 'PEXPIRE':
+      case 'EXPIRE': {
         arity(3);
         const e = this.entry(key);
         if (!e) return 0;
@@ -99,10 +118,20 @@ export class RedisModel {
         if (!e) return -2;
         return e.expireAt === undefined ? -1 : e.expireAt - this.nowMs;
       }
-      case 'HGET': arity(3); return this.hash(key)?.get(rest[0]!) ?? null;
-      case 'HMGET': { arity(3); const h = this.hash(key); return rest.map((f) => h?.get(f) ?? null); }
-      case 'HEXISTS': arity(3); return this.hash(key)?.has(rest[0]!) ? 1 : 0;
-      case 'HLEN': arity(2); return this.hash(key)?.size ?? 0;
+      case 'HGET':
+        arity(3);
+        return this.hash(key)?.get(rest[0]!) ?? null;
+      case 'HMGET': {
+        arity(3);
+        const h = this.hash(key);
+        return rest.map((f) => h?.get(f) ?? null);
+      }
+      case 'HEXISTS':
+        arity(3);
+        return this.hash(key)?.has(rest[0]!) ? 1 : 0;
+      case 'HLEN':
+        arity(2);
+        return this.hash(key)?.size ?? 0;
       case 'HSET': {
         arity(4, true);
         const h = this.write(key, 'hash', () => ({ type: 'hash', v: new Map() })).v;
@@ -142,7 +171,8 @@ export class RedisModel {
         h.set(rest[0]!, String(n));
         return n;
       }
-      case 'ZADD': return this.zadd(key, rest);
+      case 'ZADD':
+        return this.zadd(key, rest);
       case 'ZREM': {
         arity(3);
         const z = this.zset(key);
@@ -151,20 +181,34 @@ export class RedisModel {
         this.dropIfEmpty(key, z.size);
         return n;
       }
-      case 'ZCARD': arity(2); return this.zset(key)?.size ?? 0;
-      case 'ZSCORE': { arity(3); const s = this.zset(key)?.score(rest[0]!); return s === undefined ? null : formatDouble(s); }
-      case 'ZRANGE': case 'ZREVRANGE': return this.zrange(key, rest, name === 'ZREVRANGE');
-      case 'ZRANGEBYSCORE': return this.zrangeByScore(key, rest);
+      case 'ZCARD':
+        arity(2);
+        return this.zset(key)?.size ?? 0;
+      case 'ZSCORE': {
+        arity(3);
+        const s = this.zset(key)?.score(rest[0]!);
+        return s === undefined ? null : formatDouble(s);
+      }
+      case 'ZRANGE':
+      case 'ZREVRANGE':
+        return this.zrange(key, rest, name === 'ZREVRANGE');
+      case 'ZRANGEBYSCORE':
+        return this.zrangeByScore(key, rest);
       case 'ZCOUNT': {
         arity(4);
         const min = bound(rest[0]);
         const max = bound(rest[1]);
-        return (this.zset(key)?.all() ?? []).filter(({ score }) =>
-          (min.open ? score > min.value : score >= min.value) && (max.open ? score < max.value : score <= max.value)).length;
+        return (this.zset(key)?.all() ?? []).filter(
+          ({ score }) => (min.open ? score > min.value : score >= min.value) && (max.open ? score < max.value : score <= max.value),
+        ).length;
       }
-      case 'ZRANGEBYLEX': return this.zrangeByLex(key, rest);
-      case 'LLEN': arity(2); return this.list(key)?.length ?? 0;
-      case 'RPUSH': case 'LPUSH': {
+      case 'ZRANGEBYLEX':
+        return this.zrangeByLex(key, rest);
+      case 'LLEN':
+        arity(2);
+        return this.list(key)?.length ?? 0;
+      case 'RPUSH':
+      case 'LPUSH': {
         arity(3);
         const l = this.write(key, 'list', () => ({ type: 'list', v: [] })).v;
         for (const x of rest) {
@@ -298,8 +342,9 @@ export class RedisModel {
         i += 2;
       } else throw new RedisError('ERR syntax error');
     }
-    const inRange = (this.zset(key)?.all() ?? []).filter(({ score }) =>
-      (min.open ? score > min.value : score >= min.value) && (max.open ? score < max.value : score <= max.value));
+    const inRange = (this.zset(key)?.all() ?? []).filter(
+      ({ score }) => (min.open ? score > min.value : score >= min.value) && (max.open ? score < max.value : score <= max.value),
+    );
     if (offset < 0) return [];
     return withScores(inRange.slice(offset, count < 0 ? undefined : offset + count), scores);
   }

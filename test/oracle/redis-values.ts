@@ -13,8 +13,12 @@ export class SortedSet {
   private readonly scores = new Map<string, number>();
   private items: Array<{ member: string; score: number }> = [];
 
-  get size(): number { return this.items.length; }
-  score(member: string): number | undefined { return this.scores.get(member); }
+  get size(): number {
+    return this.items.length;
+  }
+  score(member: string): number | undefined {
+    return this.scores.get(member);
+  }
 
   add(member: string, score: number): boolean {
     const isNew = !this.scores.has(member);
@@ -38,7 +42,9 @@ export class SortedSet {
     return true;
   }
 
-  all(): ReadonlyArray<{ member: string; score: number }> { return this.items; }
+  all(): ReadonlyArray<{ member: string; score: number }> {
+    return this.items;
+  }
 }
 
 /** Redis's strict integer argument parsing (string2ll). */

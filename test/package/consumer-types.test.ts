@@ -13,7 +13,8 @@ const { pack } = require('../../scripts/pack') as { pack: (dir: string) => { tar
 
 const root = join(__dirname, '..', '..');
 /** The versions this repository tests with, so npm finds them in its cache. */
-const version = (name: string): string => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const version = (name: string): string =>
+  (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 const CORE = `
 import { ConfigError, Dispatcher, MemoryStore, Worker, createLimiter, type Decision, type JobInfo, type RedisStoreOptions } from 'bulk-limiter';
@@ -73,12 +74,24 @@ beforeAll(() => {
     const at = join(dir, name);
     mkdirSync(at);
     writeFileSync(join(at, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true }));
-    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, ...project.packages.map((p) => `${p}@${version(p)}`)], { cwd: at, stdio: 'ignore' });
+    execFileSync(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, ...project.packages.map((p) => `${p}@${version(p)}`)],
+      { cwd: at, stdio: 'ignore' },
+    );
     // Each file as CJS (.ts) and as ESM (.mts): node16 resolves the package differently for each.
     for (const [file, text] of Object.entries(project.files)) for (const ext of ['ts', 'mts']) writeFileSync(join(at, `${file}.${ext}`), text);
     for (const mode of project.modes) {
       const options = MODES[mode];
-      const compilerOptions = { ...options, target: 'es2022', lib: ['es2022'], strict: true, skipLibCheck: false, noEmit: true, esModuleInterop: true };
+      const compilerOptions = {
+        ...options,
+        target: 'es2022',
+        lib: ['es2022'],
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        esModuleInterop: true,
+      };
       writeFileSync(join(at, `tsconfig.${mode}.json`), JSON.stringify({ compilerOptions, include: ['*.ts', '*.mts'] }));
     }
   }
@@ -88,7 +101,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const cases = Object.entries(PROJECTS).flatMap(([name, project]) => project.modes.map((mode) => [name, mode] as const));
 
 test.each(cases)('%s consumer type-checks under moduleResolution %s', (project, mode) => {
-  const tsc = spawnSync(process.execPath, [join(dir, project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${mode}.json`], { cwd: join(dir, project), encoding: 'utf8' });
+  const tsc = spawnSync(process.execPath, [join(dir, project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${mode}.json`], {
+    cwd: join(dir, project),
+    encoding: 'utf8',
+  });
   expect(tsc.stdout + tsc.stderr).toBe('');
   expect(tsc.status).toBe(0);
 });

@@ -21,7 +21,15 @@ beforeAll(() => {
 test('the package holds dist, README, LICENSE and package.json, and nothing else', () => {
   expect(files.filter((f) => !f.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
   // The Lua scripts are compiled in: no lua/ file is read at run time.
-  expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/middleware/express.js', 'dist/middleware/koa.js', 'dist/store/lua-sources.generated.js']));
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/middleware/express.js',
+      'dist/middleware/koa.js',
+      'dist/store/lua-sources.generated.js',
+    ]),
+  );
 });
 
 test('every source map carries its sources (src/ is not shipped)', () => {
@@ -61,9 +69,19 @@ test('README links into the repository are absolute URLs to files that exist, wi
   for (const url of links.filter((u) => u.startsWith(blob))) {
     const [path, anchor] = url.slice(blob.length).split('#') as [string, string | undefined];
     let text: string;
-    try { text = read(path); } catch { missing.push(url); continue; }
+    try {
+      text = read(path);
+    } catch {
+      missing.push(url);
+      continue;
+    }
     // GitHub's heading anchors: lower case, punctuation dropped, spaces to '-'.
-    const anchors = [...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'));
+    const anchors = [...text.matchAll(/^#+ (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    );
     if (anchor !== undefined && !anchors.includes(anchor)) missing.push(url);
   }
   expect(missing).toEqual([]);

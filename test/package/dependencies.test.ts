@@ -20,7 +20,11 @@ function filesUnder(dir: string, suffix: string): string[] {
 }
 
 /** 'ioredis/built/x' → 'ioredis', '@scope/name/x' → '@scope/name'. */
-const packageName = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageName = (spec: string) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 function bareImports(files: string[], pattern: RegExp): Set<string> {
   const names = new Set<string>();

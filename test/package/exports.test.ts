@@ -6,22 +6,29 @@ const root = join(__dirname, '..', '..');
 const run = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
 
 test('require() resolves every entry point from dist', () => {
-  const out = run(['-e', `
+  const out = run([
+    '-e',
+    `
     const core = require('bulk-limiter');
     const express = require('bulk-limiter/express');
     const koa = require('bulk-limiter/koa');
     console.log([typeof core.createLimiter, typeof core.MemoryStore, typeof core.RedisStore, typeof core.Dispatcher,
-      typeof core.Worker, typeof core.RetryLaterError, typeof express.bulkLimiter, typeof koa.bulkLimiter].join(','));`]);
+      typeof core.Worker, typeof core.RetryLaterError, typeof express.bulkLimiter, typeof koa.bulkLimiter].join(','));`,
+  ]);
   expect(out.trim()).toBe(Array(8).fill('function').join(','));
 });
 
 test('import resolves the same entry points and a limiter answers', () => {
-  const out = run(['--input-type=module', '-e', `
+  const out = run([
+    '--input-type=module',
+    '-e',
+    `
     import { createLimiter } from 'bulk-limiter';
     import { bulkLimiter } from 'bulk-limiter/express';
     import { bulkLimiter as koaLimiter } from 'bulk-limiter/koa';
     const limiter = createLimiter({ limit: 10, windowMs: 1000 });
     const d = await limiter.check('tenant-a');
-    console.log(d.allowed, typeof bulkLimiter, typeof koaLimiter);`]);
+    console.log(d.allowed, typeof bulkLimiter, typeof koaLimiter);`,
+  ]);
   expect(out.trim()).toBe('true function function');
 });

@@ -32,7 +32,11 @@ export function readmeBlocks(text = readFileSync(README_PATH, 'utf8')): ReadmeBl
     for (i++; i < lines.length && (lines[i] ?? '').trim() !== '```'; i++) body.push(lines[i] ?? '');
     const code = body.join('\n');
     blocks.push({
-      line: start + 1, heading, code, fragment: /^\/\/ fragment\b/.test(body[0] ?? ''), name: `${heading} (README.md:${start + 1})`,
+      line: start + 1,
+      heading,
+      code,
+      fragment: /^\/\/ fragment\b/.test(body[0] ?? ''),
+      name: `${heading} (README.md:${start + 1})`,
     });
   }
   return blocks;

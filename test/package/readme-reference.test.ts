@@ -71,7 +71,9 @@ describe('option tables', () => {
   });
   it('jobStatus, Dispatcher and Worker', () => {
     const limiter = createLimiter({ limit: 10 });
-    expect(sorted(tableAfter('`jobStatus({ limiter, group })` answers'))).toEqual(sorted(knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never))));
+    expect(sorted(tableAfter('`jobStatus({ limiter, group })` answers'))).toEqual(
+      sorted(knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never))),
+    );
     expect(sorted(tableAfter('`new Dispatcher({ limiter, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.dispatcher));
     expect(sorted(tableAfter('`new Worker({ limiter, handlers, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.worker));
   });
@@ -94,7 +96,7 @@ describe('events', () => {
   ])('%s as in %s', (prefix, file, name) => {
     expect(sorted(quotedOnLine(prefix))).toEqual(sorted(eventsOf(file, name)));
   });
-  it('the limiter\'s', () => {
+  it("the limiter's", () => {
     expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(sorted(eventsOf('limiter.ts', 'LimiterEvents')));
   });
 });
@@ -120,7 +122,9 @@ describe('what the code returns', () => {
 
   it('the 202 body', async () => {
     const app = express();
-    app.post('/imports', onExpress.bulkLimiter({ limiter, defer: { type: 'import', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) => res.sendStatus(201));
+    app.post('/imports', onExpress.bulkLimiter({ limiter, defer: { type: 'import', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) =>
+      res.sendStatus(201),
+    );
     let body: Record<string, unknown> | undefined;
     for (let i = 0; i < 5 && body === undefined; i++) {
       const res = await request(app).post('/imports');
@@ -136,7 +140,12 @@ describe('what the code returns', () => {
     const dispatcher = new Dispatcher({ limiter, pollMs: 20 }).start();
     const worker = new Worker({
       limiter,
-      handlers: { report: async (job) => { if ((job.payload as { n: number }).n < 0) throw new PermanentError('no'); return { rows: 1 }; } },
+      handlers: {
+        report: async (job) => {
+          if ((job.payload as { n: number }).n < 0) throw new PermanentError('no');
+          return { rows: 1 };
+        },
+      },
     }).start();
     const finished = async (id: string) => {
       for (let i = 0; i < 500; i++) {
@@ -156,7 +165,7 @@ describe('what the code returns', () => {
     const jobKeys = new Set<string>();
     for (const id of [ok.id, bad.id]) Object.keys((await limiter.getJob(id)) ?? {}).forEach((k) => jobKeys.add(k));
     expect(sorted(braceAfter('- **Job API:** `limiter.getJob(id)`'))).toEqual(sorted(jobKeys));
-    expect(typeof (await limiter.getJob(ok.id))?.createdAt).toBe('number');   // ms on the store clock
+    expect(typeof (await limiter.getJob(ok.id))?.createdAt).toBe('number'); // ms on the store clock
 
     const app = express();
     app.get('/jobs/:id', onExpress.jobStatus({ limiter, group: (req) => req.get('x-tenant') }));
@@ -165,7 +174,7 @@ describe('what the code returns', () => {
       const res = await request(app).get(`/jobs/${id}`).set('x-tenant', 't1');
       expect(res.status).toBe(200);
       Object.keys(res.body as object).forEach((k) => statusKeys.add(k));
-      expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);   // ISO 8601
+      expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/); // ISO 8601
     }
     expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with'))).toEqual(sorted(statusKeys));
   });
@@ -174,13 +183,16 @@ describe('what the code returns', () => {
 describe('the one list of error and warning codes', () => {
   const section = readme.slice(readme.indexOf('## Errors and warnings\n'), readme.indexOf('\n## ', readme.indexOf('## Errors and warnings\n') + 1));
   const listed = new Set([...section.matchAll(/`((?:ERR|WRN)_BL_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
-  const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => {
-    const path = join(dir, f);
-    return statSync(path).isDirectory() ? files(path) : [path];
-  });
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => {
+      const path = join(dir, f);
+      return statSync(path).isDirectory() ? files(path) : [path];
+    });
   // Codes as written in the source; a name that ends in `_` is the start of a code built from an option name.
   const sources = [...files(join(root, 'src')).filter((f) => !f.endsWith('.generated.ts')), ...files(join(root, 'lua'))];
-  const used = new Set(sources.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:ERR|WRN)_BL_[A-Z0-9_]+/g)].map((m) => m[0]).filter((c) => !c.endsWith('_'))));
+  const used = new Set(
+    sources.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:ERR|WRN)_BL_[A-Z0-9_]+/g)].map((m) => m[0]).filter((c) => !c.endsWith('_'))),
+  );
 
   it('lists every code the source uses', () => {
     expect(used.size).toBeGreaterThan(50);
@@ -190,7 +202,10 @@ describe('the one list of error and warning codes', () => {
   it('lists only codes the package can give: written in the source, or built from an option name', () => {
     const limiter = createLimiter({ limit: 10 });
     const optionNames = [
-      ...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES, ...QUEUE_OPTION_NAMES.dispatcher, ...QUEUE_OPTION_NAMES.worker,
+      ...LIMITER_OPTION_NAMES,
+      ...DEFER_OPTION_NAMES,
+      ...QUEUE_OPTION_NAMES.dispatcher,
+      ...QUEUE_OPTION_NAMES.worker,
       ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
       ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),
       ...knownOptions(() => onKoa.dashboard({ limiters: [limiter], bogus: 1 } as never)),
@@ -199,7 +214,9 @@ describe('the one list of error and warning codes', () => {
     // check() and enqueue() options give InputError ERR_BL_BAD_<NAME>.
     const callNames = ['cost', 'weight', 'groupConcurrency', 'delayMs', 'maxAttempts'];
     const built = new Set([
-      ...optionNames.map((n) => `ERR_BL_${snake(n)}`), ...deferNames.map((n) => `ERR_BL_DEFER_${snake(n)}`), ...callNames.map((n) => `ERR_BL_BAD_${snake(n)}`),
+      ...optionNames.map((n) => `ERR_BL_${snake(n)}`),
+      ...deferNames.map((n) => `ERR_BL_DEFER_${snake(n)}`),
+      ...callNames.map((n) => `ERR_BL_BAD_${snake(n)}`),
     ]);
     expect([...listed].filter((c) => !used.has(c) && !built.has(c)).sort()).toEqual([]);
   });
@@ -209,7 +226,7 @@ describe('the one list of error and warning codes', () => {
   });
 });
 
-test('the first example\'s numbers are the defaults for limit 1000 per 1000 ms, and the limiter keeps them', async () => {
+test("the first example's numbers are the defaults for limit 1000 per 1000 ms, and the limiter keeps them", async () => {
   const { spec } = resolveLimiterOptions({ limit: 1000, windowMs: 1000 });
   const rate = spec.limit - spec.burst + 1;
   expect(readme).toContain(`gets **${spec.burst} at once**`);
@@ -234,7 +251,7 @@ test('the first example\'s numbers are the defaults for limit 1000 per 1000 ms, 
   await limiter.close();
 });
 
-test('the per-route section\'s maxCost numbers are the defaults', () => {
+test("the per-route section's maxCost numbers are the defaults", () => {
   const maxCost = (options: { limit: number; burst?: number }) => resolveLimiterOptions({ windowMs: 60_000, ...options }).maxCost;
   expect(readme).toContain('1 for `limit: 5`, 4 for `limit: 50`');
   expect([maxCost({ limit: 5 }), maxCost({ limit: 50 })]).toEqual([1, 4]);

@@ -78,10 +78,16 @@ function run(file: string): Promise<RunResult> {
       url = `http://127.0.0.1:${found[1]}/`;
       clearTimeout(timer);
       timer = setTimeout(() => fail(`did not end within ${STOP_TIMEOUT_MS} ms of SIGTERM`), STOP_TIMEOUT_MS + 5_000);
-      fetch(url, { headers: CLIENT_HEADERS }).then(
-        (res) => { status = res.status; },
-        (error: unknown) => { output += `\n(runner) GET ${url} failed: ${String(error)}`; },
-      ).finally(() => child.kill('SIGTERM'));
+      fetch(url, { headers: CLIENT_HEADERS })
+        .then(
+          (res) => {
+            status = res.status;
+          },
+          (error: unknown) => {
+            output += `\n(runner) GET ${url} failed: ${String(error)}`;
+          },
+        )
+        .finally(() => child.kill('SIGTERM'));
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -93,20 +99,24 @@ function run(file: string): Promise<RunResult> {
   });
 }
 
-test.each(complete.map((b) => [b.name, b] as const))('%s runs', async (_name, block) => {
-  const file = join(dir, `readme-${block.line}.js`);
-  writeFileSync(file, `${block.code}\n`);
-  const onRedis = block.code.includes('REDIS_URL');
-  if (onRedis && server.pid !== undefined) await redis.flushdb();   // our own server: start each Redis block empty
-  const result = await run(file);
-  const report = `${block.name} ended with code ${String(result.code)}, signal ${String(result.signal)}\n--- output ---\n${result.output}`;
-  if (result.url !== undefined) {
-    expect({ status: result.status !== undefined && result.status < 500, report }).toEqual({ status: true, report });
-    expect({ ended: result.code === 0 || result.signal === 'SIGTERM', report }).toEqual({ ended: true, report });
-  } else {
-    expect({ code: result.code, report }).toEqual({ code: 0, report });
-  }
-  expect(result.output).not.toMatch(/WRN_BL_/);
-  // A block on Redis decided there (an unreachable Redis would have left its state in-process).
-  if (onRedis) expect(await redis.dbsize()).toBeGreaterThan(0);
-}, RUN_TIMEOUT_MS + STOP_TIMEOUT_MS + 10_000);
+test.each(complete.map((b) => [b.name, b] as const))(
+  '%s runs',
+  async (_name, block) => {
+    const file = join(dir, `readme-${block.line}.js`);
+    writeFileSync(file, `${block.code}\n`);
+    const onRedis = block.code.includes('REDIS_URL');
+    if (onRedis && server.pid !== undefined) await redis.flushdb(); // our own server: start each Redis block empty
+    const result = await run(file);
+    const report = `${block.name} ended with code ${String(result.code)}, signal ${String(result.signal)}\n--- output ---\n${result.output}`;
+    if (result.url !== undefined) {
+      expect({ status: result.status !== undefined && result.status < 500, report }).toEqual({ status: true, report });
+      expect({ ended: result.code === 0 || result.signal === 'SIGTERM', report }).toEqual({ ended: true, report });
+    } else {
+      expect({ code: result.code, report }).toEqual({ code: 0, report });
+    }
+    expect(result.output).not.toMatch(/WRN_BL_/);
+    // A block on Redis decided there (an unreachable Redis would have left its state in-process).
+    if (onRedis) expect(await redis.dbsize()).toBeGreaterThan(0);
+  },
+  RUN_TIMEOUT_MS + STOP_TIMEOUT_MS + 10_000,
+);

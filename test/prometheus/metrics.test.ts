@@ -43,7 +43,9 @@ test('exact decision counts by outcome and policy, per group, store calls and jo
   expect(value(text, 'bulk_limiter_store_seconds_bucket{limiter="exact",le="+Inf"}')).toBe(8);
   expect(value(text, 'bulk_limiter_store_errors_total{limiter="exact"}')).toBe(0);
   expect(value(text, 'bulk_limiter_degraded{limiter="exact"}')).toBe(0);
-  expect(value(text, 'bulk_limiter_jobs{limiter="exact",state="delayed"}')! + value(text, 'bulk_limiter_jobs{limiter="exact",state="pending"}')!).toBe(1);
+  expect(
+    value(text, 'bulk_limiter_jobs{limiter="exact",state="delayed"}')! + value(text, 'bulk_limiter_jobs{limiter="exact",state="pending"}')!,
+  ).toBe(1);
   expect(value(text, 'bulk_limiter_jobs{limiter="exact",state="dead"}')).toBe(0);
   metrics.close();
   expect(await registry.metrics()).not.toContain('bulk_limiter');
@@ -63,7 +65,11 @@ test('100,000 distinct groups: at most topGroups + 1 group label values, the bus
     for (let i = 0; i < 25_000; i++) {
       await limiter.check(`u-${scrape}-${i}`); // each id once: a Sybil flood of new tenants
       total += 1;
-      if (i % 10 === 9) for (const h of heavy) { await limiter.check(h); total += 1; }
+      if (i % 10 === 9)
+        for (const h of heavy) {
+          await limiter.check(h);
+          total += 1;
+        }
     }
     const text = await registry.metrics();
     const series = seriesOf(text, 'bulk_limiter_group_decisions_total');
@@ -79,10 +85,19 @@ test('100,000 distinct groups: at most topGroups + 1 group label values, the bus
   }
 }, 60_000);
 
-test("an outage: decisions by the onStoreError policy, store errors, degraded 1, then 0 once recovered", async () => {
+test('an outage: decisions by the onStoreError policy, store errors, degraded 1, then 0 once recovered', async () => {
   const registry = new Registry();
   const store = new FaultStore();
-  const limiter = createLimiter({ store, name: 'outage-metrics', limit: 10, burst: 10, windowMs: 1000, onStoreError: 'local', timeoutMs: 40, logger: silent });
+  const limiter = createLimiter({
+    store,
+    name: 'outage-metrics',
+    limit: 10,
+    burst: 10,
+    windowMs: 1000,
+    onStoreError: 'local',
+    timeoutMs: 40,
+    logger: silent,
+  });
   registerMetrics({ registry, limiters: [limiter] });
   await limiter.check('a');
   store.mode = 'throw';
@@ -109,10 +124,22 @@ test('worker and dispatcher: completed, failed, retried, dead, run-time histogra
   for (const type of ['ok', 'ok', 'flaky', 'broken']) await limiter.check('g', { defer: { type, payload: {} } });
   let flaky = 0;
   const worker = new Worker({
-    limiter, logger: silent, maxAttempts: 2, backoff: () => 1, idleWaitMs: 100, handlers: {
-      ok: async () => { await new Promise((r) => setTimeout(r, 20)); return 'done'; },
-      flaky: async () => { if (flaky++ === 0) throw new Error('once'); },
-      broken: async () => { throw new Error('always'); },
+    limiter,
+    logger: silent,
+    maxAttempts: 2,
+    backoff: () => 1,
+    idleWaitMs: 100,
+    handlers: {
+      ok: async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        return 'done';
+      },
+      flaky: async () => {
+        if (flaky++ === 0) throw new Error('once');
+      },
+      broken: async () => {
+        throw new Error('always');
+      },
     },
   });
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent });

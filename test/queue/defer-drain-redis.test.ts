@@ -9,7 +9,13 @@ describeDeferDrain('RedisStore', async () => {
   return {
     make: (spec, clock) => {
       const limiter = new RedisStore({ client, clock }).bind(spec);
-      return { limiter, close: async () => { await limiter.destroy(); await limiter.close?.(); } };
+      return {
+        limiter,
+        close: async () => {
+          await limiter.destroy();
+          await limiter.close?.();
+        },
+      };
     },
     close: () => server.stop(),
   };

@@ -30,7 +30,11 @@ function defaultSpec(): LimiterSpec {
 
 const defer = (maxDeferMs = 3_600_000) => ({ type: 't', payload: '{}', maxBacklog: 10_000, maxDeferMs });
 
-interface Run { readonly clock: { now: number }; readonly t: DeferDrainTarget; readonly spec: LimiterSpec }
+interface Run {
+  readonly clock: { now: number };
+  readonly t: DeferDrainTarget;
+  readonly spec: LimiterSpec;
+}
 
 /** Nine other groups are active (each sent one request), so `bulk` holds 1/10 of Σw. */
 async function setUp(h: DeferDrainHarness): Promise<Run> {
@@ -70,7 +74,9 @@ export function describeDeferDrain(name: string, setup: () => Promise<DeferDrain
   describe(`deferred backlog drain: ${name}`, () => {
     let h: DeferDrainHarness;
     const targets: DeferDrainTarget[] = [];
-    beforeAll(async () => { h = await setup(); });
+    beforeAll(async () => {
+      h = await setup();
+    });
     afterAll(async () => {
       for (const t of targets) await t.close();
       await h.close();
@@ -91,7 +97,8 @@ export function describeDeferDrain(name: string, setup: () => Promise<DeferDrain
       expect(movedAt.length).toBe(deferred.length);
       const seconds = (movedAt[movedAt.length - 1]! - t0) / 1000;
       const capacity = run.spec.limit - run.spec.burst + 1; // per second
-      if (process.env.DRAIN_DEBUG) console.log('idle drain', deferred.length, 'jobs in', seconds, 's; runAt', deferred.map((d) => d.job!.runAt - t0).join(','));
+      if (process.env.DRAIN_DEBUG)
+        console.log('idle drain', deferred.length, 'jobs in', seconds, 's; runAt', deferred.map((d) => d.job!.runAt - t0).join(','));
       // ≥ 80 % of the strict capacity; at the guaranteed share (9.3/s) this took ~15 s
       expect(deferred.length / seconds).toBeGreaterThan(0.8 * capacity);
       // runAt is an upper-bound estimate at the guaranteed rate: never earlier than the job really ran

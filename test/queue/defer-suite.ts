@@ -7,7 +7,14 @@ import type { AdmitInput, Clock, LimiterSpec, LimiterStore, Store } from '../../
 const T0 = 1_700_000_000_000;
 let seq = 0;
 const spec = (): LimiterSpec => ({
-  name: `defer-${process.pid}-${++seq}`, limit: 10, windowMs: 1000, burst: 2, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false,
+  name: `defer-${process.pid}-${++seq}`,
+  limit: 10,
+  windowMs: 1000,
+  burst: 2,
+  reserve: 1,
+  idleMs: 60_000,
+  epochMs: 250,
+  sustained: false,
 });
 
 export function describeDefer(name: string, makeStore: (clock: Clock) => Store): void {
@@ -15,7 +22,9 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
     let now = T0;
     let limiter: LimiterStore;
     const input = (over: Partial<NonNullable<AdmitInput['defer']>> = {}, group = 'g'): AdmitInput => ({
-      group, weight: 1, cost: 1,
+      group,
+      weight: 1,
+      cost: 1,
       defer: { type: 'report', payload: JSON.stringify({ q: group }), maxBacklog: 100, maxDeferMs: 3_600_000, ...over },
     });
     const exhaust = async (group = 'g'): Promise<void> => {
@@ -42,7 +51,13 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       expect(d.job).toMatchObject({ duplicate: false });
       // alone in the limiter: guaranteed interval = T = W / (L − b + 1) = 1000 / 9 ms
       expect(d.job!.runAt).toBe(d.at + Math.ceil(1000 / 9));
-      expect(await limiter.getJob(d.job!.id)).toMatchObject({ state: 'delayed', type: 'report', group: 'g', payload: { q: 'g' }, runAt: d.job!.runAt });
+      expect(await limiter.getJob(d.job!.id)).toMatchObject({
+        state: 'delayed',
+        type: 'report',
+        group: 'g',
+        payload: { q: 'g' },
+        runAt: d.job!.runAt,
+      });
       expect(await limiter.counts()).toMatchObject({ delayed: 1 });
     });
 

@@ -69,7 +69,13 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
     d.on('dispatched', () => void (moves += 1));
     d.start();
     await until('ready is full', async () => (await kit.queue.counts()).ready === 20);
-    const worker = new Worker({ limiter: { queue: kit.queue }, handlers: { echo: () => undefined }, concurrency: 5, logger: silent, idleWaitMs: 200 });
+    const worker = new Worker({
+      limiter: { queue: kit.queue },
+      handlers: { echo: () => undefined },
+      concurrency: 5,
+      logger: silent,
+      idleWaitMs: 200,
+    });
     worker.start();
     try {
       await until('all 200 done', async () => (await kit.queue.counts()).completed === 200, 20_000);
@@ -118,7 +124,10 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
     expect(await kit.queue.getJob(id)).toMatchObject({ stalls: 1, attempts: 0 });
     expect((await kit.queue.claim(100))?.id).toBe(id); // crashes again
     await until('dead', async () => (await kit.queue.getJob(id))?.state === 'dead');
-    expect(reclaimed).toEqual([{ requeued: 1, dead: 0 }, { requeued: 0, dead: 1 }]);
+    expect(reclaimed).toEqual([
+      { requeued: 1, dead: 0 },
+      { requeued: 0, dead: 1 },
+    ]);
   });
 });
 
@@ -172,7 +181,15 @@ describe('Dispatcher loop timing', () => {
 
   test('claims reported by this process wake it from a full-list sleep once half a batch is free', async () => {
     const { queue, calls } = scripted(Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })));
-    const d = new Dispatcher({ limiter: { queue }, readyMax: 20, moveMax: 20, pollMs: 10_000, reclaimIntervalMs: 60_000, leaseMs: 60_000, logger: silent });
+    const d = new Dispatcher({
+      limiter: { queue },
+      readyMax: 20,
+      moveMax: 20,
+      pollMs: 10_000,
+      reclaimIntervalMs: 60_000,
+      leaseMs: 60_000,
+      logger: silent,
+    });
     started.push(d);
     d.start();
     await sleep(400); // backed off to its longest full-list sleep (100 ms)

@@ -11,7 +11,9 @@ export function checkDrain(report: DrainReport, plan: DrainPlan, limit: number):
   expect(report.liveAdmitted / report.liveTried).toBeGreaterThan(0.95);
   const sumW = plan.groups.reduce((s, g) => s + g.weight, 0);
   const ratios: string[] = [];
-  if (process.env.DRAIN_DEBUG) for (const [sec, row] of report.perSecond) console.log(sec, plan.groups.map((g) => row.get(g.group) ?? 0).join(':'), report.liveAdmitted, report.liveTried);
+  if (process.env.DRAIN_DEBUG)
+    for (const [sec, row] of report.perSecond)
+      console.log(sec, plan.groups.map((g) => row.get(g.group) ?? 0).join(':'), report.liveAdmitted, report.liveTried);
   let checked = 0;
   for (const [second, row] of report.perSecond) {
     // Warm-up: the first promotion batch holds only the first group's jobs, and the water level settles.

@@ -21,7 +21,9 @@ export interface DrainTarget {
  * Instant workers: claim until the budget refuses or ready is empty, completing each job at once (its
  * record dropped). Returns the jobs started and the last claim's wakeMs.
  */
-export async function startWhatTheBudgetAllows(queue: Pick<QueueStore, 'claimMany' | 'complete'>): Promise<{ started: ClaimedJob[]; wakeMs: number }> {
+export async function startWhatTheBudgetAllows(
+  queue: Pick<QueueStore, 'claimMany' | 'complete'>,
+): Promise<{ started: ClaimedJob[]; wakeMs: number }> {
   const started: ClaimedJob[] = [];
   for (;;) {
     const r = await queue.claimMany(60_000, 100);
@@ -118,14 +120,22 @@ export function maxInWindow(times: number[], windowMs: number): number {
 /** A weighted backlog: 20,000 jobs from 5 groups with weights 1,1,2,1,1, next to a live group every 10 ms. */
 export const WEIGHTED_BACKLOG_PLAN: DrainPlan = {
   groups: [
-    { group: 'A', weight: 1, jobs: 4000 }, { group: 'B', weight: 1, jobs: 4000 }, { group: 'C', weight: 2, jobs: 4000 },
-    { group: 'D', weight: 1, jobs: 4000 }, { group: 'E', weight: 1, jobs: 4000 },
+    { group: 'A', weight: 1, jobs: 4000 },
+    { group: 'B', weight: 1, jobs: 4000 },
+    { group: 'C', weight: 2, jobs: 4000 },
+    { group: 'D', weight: 1, jobs: 4000 },
+    { group: 'E', weight: 1, jobs: 4000 },
   ],
-  liveGroup: 'live', liveEveryMs: 10, stepMs: 10, readyMax: 300, maxSimMs: 60_000,
+  liveGroup: 'live',
+  liveEveryMs: 10,
+  stepMs: 10,
+  readyMax: 300,
+  maxSimMs: 60_000,
 };
 
 /** A live request of `group` through the store's admission: its store time when allowed. */
-export const admitLiveWith = (store: { admit(input: { group: string; weight: number; cost: number }): Promise<{ allowed: boolean; at: number }> }) =>
+export const admitLiveWith =
+  (store: { admit(input: { group: string; weight: number; cost: number }): Promise<{ allowed: boolean; at: number }> }) =>
   async (group: string): Promise<number | undefined> => {
     const d = await store.admit({ group, weight: 1, cost: 1 });
     return d.allowed ? d.at : undefined;

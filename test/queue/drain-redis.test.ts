@@ -23,7 +23,16 @@ afterAll(async () => {
 
 test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready ≤ readyMax, counts add up', async () => {
   const clock = { now: 1_700_000_000_000 };
-  const spec: LimiterSpec = { name: `drain-${process.pid}`, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 250, sustained: false };
+  const spec: LimiterSpec = {
+    name: `drain-${process.pid}`,
+    limit: 1000,
+    windowMs: 1000,
+    burst: 50,
+    reserve: 10,
+    idleMs: 60_000,
+    epochMs: 250,
+    sustained: false,
+  };
   const queue = new RedisQueue({ client, spec, clock: () => clock.now });
   const limiter = new RedisStore({ client, clock: () => clock.now }).bind(spec);
   const target: DrainTarget = {

@@ -22,7 +22,11 @@ test(`at most ${CAP} jobs of a capped group run at once across two processes; an
   const runningKey = `running:${spec.name}`;
   const args = { port: redis.server.port, spec, effectsKey: `effects:${spec.name}`, concurrency: 5, leaseMs: 10_000, workMs: 150, runningKey };
   await Promise.all([redis.processes.start(args), redis.processes.start(args)]);
-  await until('the uncapped group done', async () => (await Promise.all(free.map((id) => queue.getJob(id)))).every((j) => j?.state === 'completed'), 20_000);
+  await until(
+    'the uncapped group done',
+    async () => (await Promise.all(free.map((id) => queue.getJob(id)))).every((j) => j?.state === 'completed'),
+    20_000,
+  );
   const cappedDoneWhenFreeWas = (await Promise.all(capped.map((id) => queue.getJob(id)))).filter((j) => j?.state === 'completed').length;
   await until('the capped group done', async () => (await queue.counts()).completed === 32, 30_000);
 

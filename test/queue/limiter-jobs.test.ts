@@ -16,7 +16,18 @@ test('a job that always fails is a dead letter; retryDead runs it again, removeD
   const id = denied.job!.id;
   let fail = true;
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent });
-  const worker = new Worker({ limiter, handlers: { fragile: async () => { if (fail) throw new Error('nope'); return 'fine'; } }, maxAttempts: 1, logger: silent, idleWaitMs: 100 });
+  const worker = new Worker({
+    limiter,
+    handlers: {
+      fragile: async () => {
+        if (fail) throw new Error('nope');
+        return 'fine';
+      },
+    },
+    maxAttempts: 1,
+    logger: silent,
+    idleWaitMs: 100,
+  });
   dispatcher.start();
   worker.start();
   try {
@@ -54,8 +65,18 @@ describe('groupConcurrency on the limiter and per check', () => {
     let done = 0;
     const dispatcher = new Dispatcher({ limiter, pollMs: 10, logger: silent });
     const worker = new Worker({
-      limiter, concurrency: 6, logger: silent, idleWaitMs: 50,
-      handlers: { work: async () => { most = Math.max(most, ++running); await new Promise((r) => setTimeout(r, 100)); running -= 1; done += 1; } },
+      limiter,
+      concurrency: 6,
+      logger: silent,
+      idleWaitMs: 50,
+      handlers: {
+        work: async () => {
+          most = Math.max(most, ++running);
+          await new Promise((r) => setTimeout(r, 100));
+          running -= 1;
+          done += 1;
+        },
+      },
     });
     dispatcher.start();
     worker.start();

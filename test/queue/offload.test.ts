@@ -30,7 +30,14 @@ describe.each<[string, () => Store]>([
 ])('offload: %s', (_name, makeStore) => {
   let limiter: Limiter;
   beforeEach(() => {
-    limiter = createLimiter({ store: makeStore(), name: `offload-${process.pid}-${++seq}`, limit: 1000, windowMs: 1000, maxBacklog: 3, maxDeferMs: 60_000 });
+    limiter = createLimiter({
+      store: makeStore(),
+      name: `offload-${process.pid}-${++seq}`,
+      limit: 1000,
+      windowMs: 1000,
+      maxBacklog: 3,
+      maxDeferMs: 60_000,
+    });
   });
   afterEach(async () => {
     await limiter.destroy();
@@ -86,10 +93,19 @@ describe.each<[string, () => Store]>([
     let flakyRuns = 0;
     const dispatcher = new Dispatcher({ limiter, pollMs: 10, logger: silent });
     const worker = new Worker({
-      limiter, maxAttempts: 10, backoff: () => 0, logger: silent, idleWaitMs: 50,
+      limiter,
+      maxAttempts: 10,
+      backoff: () => 0,
+      logger: silent,
+      idleWaitMs: 50,
       handlers: {
-        bad: async () => { throw new PermanentError('the payload names no account'); },
-        flaky: async () => { flakyRuns += 1; throw new Error('upstream down'); },
+        bad: async () => {
+          throw new PermanentError('the payload names no account');
+        },
+        flaky: async () => {
+          flakyRuns += 1;
+          throw new Error('upstream down');
+        },
       },
     });
     dispatcher.start();

@@ -5,7 +5,10 @@ describeQueueStore('MemoryQueue', async ({ clock, spec, maxDead }) => new Memory
 
 test('the dispatcher lease is free again after its ttl (memory clock)', async () => {
   let now = 1000;
-  const q = new MemoryQueue({ clock: () => now, spec: { name: 'lease', limit: 10, windowMs: 1000, burst: 2, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false } });
+  const q = new MemoryQueue({
+    clock: () => now,
+    spec: { name: 'lease', limit: 10, windowMs: 1000, burst: 2, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
+  });
   expect(await q.acquireDispatcherLease('a', 100)).toBe(true);
   expect(await q.acquireDispatcherLease('b', 100)).toBe(false);
   now += 100;
@@ -14,11 +17,24 @@ test('the dispatcher lease is free again after its ttl (memory clock)', async ()
   expect(await q.acquireDispatcherLease('b', 100)).toBe(true);
 });
 
-test('like lease.lua, only every 8th claim\'s completion trims expired completed records (an idempotency key names its job until then)', async () => {
+test("like lease.lua, only every 8th claim's completion trims expired completed records (an idempotency key names its job until then)", async () => {
   let now = 1000;
-  const q = new MemoryQueue({ clock: () => now, spec: { name: 'trim', limit: 1000, windowMs: 1000, burst: 100, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false } });
-  const job = (idempotencyKey?: string) => q.enqueue({
-    group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 100, delayMs: 0, maxDeferMs: 1e9, ...(idempotencyKey ? { idempotencyKey } : {}) });
+  const q = new MemoryQueue({
+    clock: () => now,
+    spec: { name: 'trim', limit: 1000, windowMs: 1000, burst: 100, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
+  });
+  const job = (idempotencyKey?: string) =>
+    q.enqueue({
+      group: 'g',
+      weight: 1,
+      cost: 1,
+      type: 't',
+      payload: '{}',
+      maxBacklog: 100,
+      delayMs: 0,
+      maxDeferMs: 1e9,
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    });
   const keyed = await job('k');
   for (let i = 0; i < 7; i++) await job();
   await q.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });

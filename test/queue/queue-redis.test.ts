@@ -9,7 +9,14 @@ let server: RedisServer;
 let client: Redis;
 let seq = 0;
 const spec = (name: string): LimiterSpec => ({
-  name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 250, sustained: false,
+  name,
+  limit: 1000,
+  windowMs: 1000,
+  burst: 50,
+  reserve: 10,
+  idleMs: 60_000,
+  epochMs: 250,
+  sustained: false,
 });
 const queues: RedisQueue[] = [];
 
@@ -35,7 +42,20 @@ describe('RedisQueue on Redis only', () => {
     const q = new RedisQueue({ client, spec: spec(`acks-${++seq}`) });
     queues.push(q);
     for (let i = 0; i < 30; i++) {
-      expect((await q.enqueue({ group: `g${i % 3}`, weight: 1, cost: 1, type: 't', payload: JSON.stringify({ i }), maxBacklog: 100, delayMs: 0, maxDeferMs: 60_000 })).status).toBe('written');
+      expect(
+        (
+          await q.enqueue({
+            group: `g${i % 3}`,
+            weight: 1,
+            cost: 1,
+            type: 't',
+            payload: JSON.stringify({ i }),
+            maxBacklog: 100,
+            delayMs: 0,
+            maxDeferMs: 60_000,
+          })
+        ).status,
+      ).toBe('written');
     }
     await q.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
     const first = (await q.claimMany(60_000, 10)).claimed;
@@ -74,7 +94,17 @@ describe('RedisQueue on Redis only', () => {
     const name = `slots-${++seq}`;
     const q = new RedisQueue({ client, spec: spec(name) });
     queues.push(q);
-    const r = await q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', idempotencyKey: 'k', maxBacklog: 10, delayMs: 0, maxDeferMs: 1000 });
+    const r = await q.enqueue({
+      group: 'g',
+      weight: 1,
+      cost: 1,
+      type: 't',
+      payload: '{}',
+      idempotencyKey: 'k',
+      maxBacklog: 10,
+      delayMs: 0,
+      maxDeferMs: 1000,
+    });
     expect(r.status).toBe('written');
     await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
     const c = (await q.claim(1000))!;
@@ -130,7 +160,11 @@ describe('RedisQueue on Redis only', () => {
   test('a promotion batch larger than Lua unpack allows (9 000 jobs) moves in one call', async () => {
     const q = new RedisQueue({ client, spec: spec(`big-${++seq}`) });
     for (let i = 0; i < 9000; i += 500) {
-      await Promise.all(Array.from({ length: 500 }, () => q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 1e6, delayMs: 0, maxDeferMs: 1000 })));
+      await Promise.all(
+        Array.from({ length: 500 }, () =>
+          q.enqueue({ group: 'g', weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 1e6, delayMs: 0, maxDeferMs: 1000 }),
+        ),
+      );
     }
     const r = await q.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10_000, scanMax: 10 });
     expect(r).toMatchObject({ promoted: 9000, moved: 10, readyFull: true });

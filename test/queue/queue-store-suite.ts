@@ -22,8 +22,14 @@ export type MakeQueue = (options: QueueFactoryOptions) => Promise<TestQueue>;
 const T0 = 1_700_000_000_000;
 let specSeq = 0;
 const looseSpec = (): LimiterSpec => ({
-  name: `queue-suite-${process.pid}-${++specSeq}`, limit: 1_000_000, windowMs: 1000, burst: 100_000, reserve: 1,
-  idleMs: 600_000, epochMs: 250, sustained: false,
+  name: `queue-suite-${process.pid}-${++specSeq}`,
+  limit: 1_000_000,
+  windowMs: 1000,
+  burst: 100_000,
+  reserve: 1,
+  idleMs: 600_000,
+  epochMs: 250,
+  sustained: false,
 });
 const LOOSE = { readyMax: 1000, moveMax: 1000, promoteMax: 1000, scanMax: 1000 };
 const ERROR = (maxAttempts: number, delayMs = 1000) => ({ kind: 'error', error: 'boom', delayMs, maxAttempts }) as const;
@@ -34,8 +40,15 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
     let q: TestQueue;
     const clock = () => now;
     const job = (over: Partial<EnqueueInput> = {}): EnqueueInput => ({
-      group: 'g1', weight: 1, cost: 1, type: 'email', payload: JSON.stringify({ to: 'a@b.c', n: 1 }),
-      maxBacklog: 1000, delayMs: 0, maxDeferMs: 3_600_000, ...over,
+      group: 'g1',
+      weight: 1,
+      cost: 1,
+      type: 'email',
+      payload: JSON.stringify({ to: 'a@b.c', n: 1 }),
+      maxBacklog: 1000,
+      delayMs: 0,
+      maxDeferMs: 3_600_000,
+      ...over,
     });
     const add = async (over: Partial<EnqueueInput> = {}): Promise<string> => {
       const r = await q.enqueue(job(over));

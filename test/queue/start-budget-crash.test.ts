@@ -46,7 +46,9 @@ test('workers and dispatchers SIGKILLed mid-drain: starts (re-runs charged again
     await traffic;
   }
   const stalled = starts.length - JOBS; // runs again after the kill, each charged again
-  console.log(`crash drain: ${JOBS} jobs, ${starts.length} starts (${stalled} again after the kill), ${live.length} live admitted, most in any ${WINDOW_MS} ms: ${maxInWindow([...starts, ...live], WINDOW_MS)}`);
+  console.log(
+    `crash drain: ${JOBS} jobs, ${starts.length} starts (${stalled} again after the kill), ${live.length} live admitted, most in any ${WINDOW_MS} ms: ${maxInWindow([...starts, ...live], WINDOW_MS)}`,
+  );
   expect(stalled).toBeGreaterThan(0);
   expect(maxInWindow([...starts, ...live], WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
   await queue.close();

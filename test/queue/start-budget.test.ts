@@ -59,7 +59,13 @@ function liveTraffic(limiter: Limiter, everyMs: number): { admittedAt: number[];
       await sleep(everyMs);
     }
   })();
-  return { admittedAt, stop: async () => { running = false; await loop; } };
+  return {
+    admittedAt,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 describe.each<[string, () => Store]>([
@@ -77,7 +83,14 @@ describe.each<[string, () => Store]>([
     const queue = recordingStarts(limiter.queue, startedAt);
     const dispatcher = new Dispatcher({ limiter: { queue }, readyMax: READY_MAX, pollMs: 20, logger: silent });
     const live = liveTraffic(limiter, 10);
-    const worker = new Worker({ limiter: { queue }, concurrency: 10, leaseMs: LEASE_MS, handlers: { work: async () => 'done' }, logger: silent, idleWaitMs: 200 });
+    const worker = new Worker({
+      limiter: { queue },
+      concurrency: 10,
+      leaseMs: LEASE_MS,
+      handlers: { work: async () => 'done' },
+      logger: silent,
+      idleWaitMs: 200,
+    });
     try {
       dispatcher.start();
       // Workers away: the dispatcher fills ready to readyMax, and nothing is charged for it.
@@ -97,6 +110,6 @@ describe.each<[string, () => Store]>([
     // The bound that matters: what reaches the protected service, jobs and live requests together.
     expect(maxInWindow([...startedAt, ...live.admittedAt], WINDOW_MS)).toBeLessThanOrEqual(LIMIT);
     // And the ready list did not run at once: the drain took at least (jobs / limit) windows.
-    expect(Math.max(...startedAt) - Math.min(...startedAt)).toBeGreaterThanOrEqual(((jobs.length / LIMIT) - 1) * WINDOW_MS);
+    expect(Math.max(...startedAt) - Math.min(...startedAt)).toBeGreaterThanOrEqual((jobs.length / LIMIT - 1) * WINDOW_MS);
   }, 60_000);
 });

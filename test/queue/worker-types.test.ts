@@ -16,8 +16,12 @@ test('handlers see their own payload type; a missing or unknown handler does not
   const worker = new Worker<Jobs>({
     limiter,
     handlers: {
-      import: async (job) => { seen.push(...job.payload.rows); },
-      email: async (job) => { seen.push(job.payload.to.toUpperCase()); },
+      import: async (job) => {
+        seen.push(...job.payload.rows);
+      },
+      email: async (job) => {
+        seen.push(job.payload.to.toUpperCase());
+      },
     },
   });
   // @ts-expect-error — the email handler is missing

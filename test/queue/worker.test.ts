@@ -30,7 +30,10 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     const worker = new Worker({ limiter, handlers, backoff: () => 0, idleWaitMs: 200, logger: silent, ...options });
     dispatcher.start();
     worker.start();
-    stoppers.push(() => dispatcher.stop(), () => worker.close(300));
+    stoppers.push(
+      () => dispatcher.stop(),
+      () => worker.close(300),
+    );
     return { worker, dispatcher };
   };
 
@@ -51,7 +54,15 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     const id = await enqueue(kit.queue, { type: 'flaky' });
     const attempts: number[] = [];
     const events: string[] = [];
-    const { worker } = run({ flaky: async (job) => { attempts.push(job.attempts); throw new Error(`boom ${job.attempts}`); } }, { maxAttempts: 3 });
+    const { worker } = run(
+      {
+        flaky: async (job) => {
+          attempts.push(job.attempts);
+          throw new Error(`boom ${job.attempts}`);
+        },
+      },
+      { maxAttempts: 3 },
+    );
     worker.on('failed', () => events.push('failed'));
     worker.on('retrying', (_job, info) => events.push(`retrying:${info.kind}`));
     const dead = new Promise<unknown>((resolve) => worker.once('dead', (_job, error) => resolve(error)));
@@ -63,7 +74,14 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
 
   test('the backoff delay is what the worker asks the store for', async () => {
     const id = await enqueue(kit.queue, { type: 'flaky' });
-    const { worker } = run({ flaky: async () => { throw new Error('later'); } }, { backoff: (attempt) => attempt * 60_000 });
+    const { worker } = run(
+      {
+        flaky: async () => {
+          throw new Error('later');
+        },
+      },
+      { backoff: (attempt) => attempt * 60_000 },
+    );
     const retry = new Promise<number>((resolve) => worker.once('retrying', (_job, info) => resolve(info.delayMs)));
     expect(await retry).toBe(60_000);
     const info = await kit.queue.getJob(id);
@@ -74,7 +92,15 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('RetryLaterError snoozes without counting an attempt, and has its own cap', async () => {
     const id = await enqueue(kit.queue, { type: 'upstream' });
     const runs: number[] = [];
-    const { worker } = run({ upstream: async (job) => { runs.push(job.attempts); throw new RetryLaterError(0, 'upstream said 429'); } }, { maxSnoozes: 2 });
+    const { worker } = run(
+      {
+        upstream: async (job) => {
+          runs.push(job.attempts);
+          throw new RetryLaterError(0, 'upstream said 429');
+        },
+      },
+      { maxSnoozes: 2 },
+    );
     const failed = jest.fn();
     worker.on('failed', failed);
     const dead = new Promise<void>((resolve) => worker.once('dead', () => resolve()));
@@ -97,7 +123,17 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     let now = 0;
     let peak = 0;
     let done = 0;
-    run({ slow: async () => { peak = Math.max(peak, ++now); await sleep(60); now -= 1; done += 1; } }, { concurrency: 3 });
+    run(
+      {
+        slow: async () => {
+          peak = Math.max(peak, ++now);
+          await sleep(60);
+          now -= 1;
+          done += 1;
+        },
+      },
+      { concurrency: 3 },
+    );
     await until('9 jobs done', () => done === 9);
     expect(peak).toBe(3);
   });
@@ -106,7 +142,15 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     const id = await enqueue(kit.queue, { type: 'long' });
     let finished = false;
     // Renewed every leaseMs / 3; a lease of 400 ms survives event-loop stalls of a loaded machine.
-    run({ long: async () => { await sleep(1200); finished = true; } }, { leaseMs: 400 });
+    run(
+      {
+        long: async () => {
+          await sleep(1200);
+          finished = true;
+        },
+      },
+      { leaseMs: 400 },
+    );
     await until('the job is active', async () => (await kit.queue.getJob(id))?.state === 'active');
     let reclaimed = 0;
     while (!finished) {
@@ -121,7 +165,16 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('a lost lease aborts the handler signal and its late ack is refused', async () => {
     const id = await enqueue(kit.queue, { type: 'hang' });
     let signal: AbortSignal | undefined;
-    const { worker } = run({ hang: (_job, s) => new Promise((_resolve, reject) => { signal ??= s; s.addEventListener('abort', () => reject(s.reason)); }) }, { leaseMs: 300, maxStalls: 5 });
+    const { worker } = run(
+      {
+        hang: (_job, s) =>
+          new Promise((_resolve, reject) => {
+            signal ??= s;
+            s.addEventListener('abort', () => reject(s.reason));
+          }),
+      },
+      { leaseMs: 300, maxStalls: 5 },
+    );
     const errors: unknown[] = [];
     worker.on('error', (error) => errors.push(error));
     await until('the handler runs', () => signal !== undefined);
@@ -143,16 +196,34 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     // The store is unreachable for the first renewals (past the lease deadline), then back; nobody reclaimed the job.
     const flakyQueue = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
       extendLease: async (...args: Parameters<typeof kit.queue.extendLease>) => {
-        if (failures < 6) { failures += 1; throw new Error('store unreachable'); }
+        if (failures < 6) {
+          failures += 1;
+          throw new Error('store unreachable');
+        }
         return kit.queue.extendLease(...args);
       },
     });
     let aborted = false;
-    const worker = new Worker({ limiter: { queue: flakyQueue }, handlers: { long: async (_job, s) => { await sleep(450); aborted = s.aborted; return 'done'; } }, leaseMs: 150, idleWaitMs: 200, logger: silent });
+    const worker = new Worker({
+      limiter: { queue: flakyQueue },
+      handlers: {
+        long: async (_job, s) => {
+          await sleep(450);
+          aborted = s.aborted;
+          return 'done';
+        },
+      },
+      leaseMs: 150,
+      idleWaitMs: 200,
+      logger: silent,
+    });
     const dispatcher = new Dispatcher({ limiter: { queue: kit.queue }, pollMs: 20, logger: silent });
     dispatcher.start();
     worker.start();
-    stoppers.push(() => dispatcher.stop(), () => worker.close(300));
+    stoppers.push(
+      () => dispatcher.stop(),
+      () => worker.close(300),
+    );
     await until('completed', async () => (await kit.queue.getJob(id))?.state === 'completed', 5000);
     expect(failures).toBeGreaterThanOrEqual(3); // renewals stop once the deadline passed unrenewed
     expect(aborted).toBe(true); // the handler was told its lease could not be renewed
@@ -162,7 +233,13 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('close() lets a running job finish within the timeout, and claims nothing more', async () => {
     const first = await enqueue(kit.queue, { type: 'slow' });
     let started = 0;
-    const { worker } = run({ slow: async () => { started += 1; await sleep(150); return 'ok'; } });
+    const { worker } = run({
+      slow: async () => {
+        started += 1;
+        await sleep(150);
+        return 'ok';
+      },
+    });
     await until('the first job runs', () => started === 1);
     const second = await enqueue(kit.queue, { type: 'slow' });
     await worker.close(5000);
@@ -175,7 +252,13 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('close() past its timeout aborts the handler and hands the job back (a snooze, not an attempt)', async () => {
     const id = await enqueue(kit.queue, { type: 'stubborn' });
     let running = false;
-    const { worker } = run({ stubborn: (_job, s) => new Promise((_resolve, reject) => { running = true; s.addEventListener('abort', () => reject(s.reason)); }) });
+    const { worker } = run({
+      stubborn: (_job, s) =>
+        new Promise((_resolve, reject) => {
+          running = true;
+          s.addEventListener('abort', () => reject(s.reason));
+        }),
+    });
     await until('the job runs', () => running);
     await worker.close(50);
     expect(await kit.queue.getJob(id)).toMatchObject({ attempts: 0, snoozes: 1 });
@@ -189,11 +272,18 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
       claimMany: (leaseMs: number, max: number) => {
         hungClaims += 1;
         // Hangs until released, then really claims (a reply that arrives after close()).
-        return new Promise<void>((resolve) => { release = resolve; }).then(() => kit.queue.claimMany(leaseMs, max));
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        }).then(() => kit.queue.claimMany(leaseMs, max));
       },
     });
     const ran: string[] = [];
-    const worker = new Worker({ limiter: { queue: hung }, handlers: { echo: async (job) => void ran.push(job.id) }, idleWaitMs: 200, logger: silent });
+    const worker = new Worker({
+      limiter: { queue: hung },
+      handlers: { echo: async (job) => void ran.push(job.id) },
+      idleWaitMs: 200,
+      logger: silent,
+    });
     worker.start();
     await until('a claim hangs', () => hungClaims === 1);
     const t = Date.now();
@@ -212,7 +302,10 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
   test('close(timeoutMs) is bounded even when waitForReady and reclaim never resolve', async () => {
     let waits = 0;
     const hung = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
-      waitForReady: () => { waits += 1; return new Promise<void>(() => undefined); },
+      waitForReady: () => {
+        waits += 1;
+        return new Promise<void>(() => undefined);
+      },
       reclaimExpired: () => new Promise<never>(() => undefined),
     });
     const worker = new Worker({ limiter: { queue: hung }, handlers: { echo: async () => 1 }, idleWaitMs: 60_000, leaseMs: 30, logger: silent });
@@ -235,9 +328,18 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
         claimedAlone += result.claimed.length;
         return result;
       },
-      completeAndClaim: (...a: Parameters<typeof kit.queue.completeAndClaim>) => { completeCalls += 1; return kit.queue.completeAndClaim(...a); },
+      completeAndClaim: (...a: Parameters<typeof kit.queue.completeAndClaim>) => {
+        completeCalls += 1;
+        return kit.queue.completeAndClaim(...a);
+      },
     });
-    const worker = new Worker({ limiter: { queue: counting }, handlers: { echo: async () => 'ok' }, concurrency: 2, idleWaitMs: 200, logger: silent });
+    const worker = new Worker({
+      limiter: { queue: counting },
+      handlers: { echo: async () => 'ok' },
+      concurrency: 2,
+      idleWaitMs: 200,
+      logger: silent,
+    });
     let done = 0;
     worker.on('completed', () => void (done += 1));
     worker.start();

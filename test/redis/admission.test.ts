@@ -14,12 +14,25 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 let server: RedisServer;
 let client: Redis;
-beforeAll(async () => { server = await startRedis(); client = server.client(); });
-afterAll(async () => { await server.stop(); });
+beforeAll(async () => {
+  server = await startRedis();
+  client = server.client();
+});
+afterAll(async () => {
+  await server.stop();
+});
 
 let seq = 0;
 const spec = (over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec => ({
-  name: `r-${process.pid}-${++seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000, epochMs: 250, sustained: false, ...over,
+  name: `r-${process.pid}-${++seq}`,
+  limit: 100,
+  windowMs: 1000,
+  burst: 10,
+  reserve: 2,
+  idleMs: 2000,
+  epochMs: 250,
+  sustained: false,
+  ...over,
 });
 const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`)).sort();
 
@@ -94,7 +107,11 @@ test('hostile group ids never create extra keys and come back unchanged', async 
     expect(d.allowed).toBe(true);
   }
   const keys = await prefixKeys('hostile');
-  expect(keys).toEqual(allKeys(limiterKeys('hostile', 'h')).filter((k) => /:(groups|seen)$/.test(k)).sort());
+  expect(keys).toEqual(
+    allKeys(limiterKeys('hostile', 'h'))
+      .filter((k) => /:(groups|seen)$/.test(k))
+      .sort(),
+  );
   expect(await client.dbsize()).toBeLessThanOrEqual(2);
   expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 1); // + the limiter's own state under ''
   // '' names that state, never a group: the script refuses it (createLimiter rejects it before any store call).

@@ -32,11 +32,21 @@ beforeAll(async () => {
   await warm.admit(deferring);
   await warm.destroy();
 });
-afterAll(async () => { await server.stop(); });
+afterAll(async () => {
+  await server.stop();
+});
 
 let seq = 0;
 const spec = (over: Partial<LimiterSpec> = {}): LimiterSpec => ({
-  name: `b-${process.pid}-${++seq}`, limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 60_000, epochMs: 250, sustained: false, ...over,
+  name: `b-${process.pid}-${++seq}`,
+  limit: 100,
+  windowMs: 1000,
+  burst: 10,
+  reserve: 2,
+  idleMs: 60_000,
+  epochMs: 250,
+  sustained: false,
+  ...over,
 });
 type Check = Parameters<LimiterStore['admit']>[0];
 const bind = (clock: ManualClock, maxBatch: number, s: LimiterSpec): LimiterStore =>
@@ -67,7 +77,10 @@ test('checks made in one turn share script calls of at most maxBatch, in arrival
 test('batched decisions equal one call per check at the same instant (any groups, weights, costs)', async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(fc.record({ group: fc.constantFrom('a', 'b', 'c', 'd'), weight: fc.integer({ min: 1, max: 3 }), cost: fc.integer({ min: 1, max: 3 }) }), { minLength: 1, maxLength: 90 }),
+      fc.array(
+        fc.record({ group: fc.constantFrom('a', 'b', 'c', 'd'), weight: fc.integer({ min: 1, max: 3 }), cost: fc.integer({ min: 1, max: 3 }) }),
+        { minLength: 1, maxLength: 90 },
+      ),
       fc.integer({ min: 2, max: 40 }),
       async (checks, maxBatch) => {
         const s = spec({ burst: 12, reserve: 2 });
@@ -86,16 +99,30 @@ test('batched decisions equal one call per check at the same instant (any groups
 test('deferring checks batch too: same decisions, jobs, ids and duplicates as one call each', async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(fc.record({
-        group: fc.constantFrom('a', 'b', 'c'), weight: fc.integer({ min: 1, max: 2 }), cost: fc.integer({ min: 1, max: 2 }),
-        key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }), maxBacklog: fc.integer({ min: 1, max: 6 }),
-        maxDeferMs: fc.constantFrom(50, 60_000),
-      }), { minLength: 1, maxLength: 60 }),
+      fc.array(
+        fc.record({
+          group: fc.constantFrom('a', 'b', 'c'),
+          weight: fc.integer({ min: 1, max: 2 }),
+          cost: fc.integer({ min: 1, max: 2 }),
+          key: fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined }),
+          maxBacklog: fc.integer({ min: 1, max: 6 }),
+          maxDeferMs: fc.constantFrom(50, 60_000),
+        }),
+        { minLength: 1, maxLength: 60 },
+      ),
       fc.integer({ min: 2, max: 40 }),
       async (rows, maxBatch) => {
         const checks = rows.map((r, i) => ({
-          group: r.group, weight: r.weight, cost: r.cost,
-          defer: { type: 't', payload: JSON.stringify({ i }), maxBacklog: r.maxBacklog, maxDeferMs: r.maxDeferMs, ...(r.key ? { idempotencyKey: r.key } : {}) },
+          group: r.group,
+          weight: r.weight,
+          cost: r.cost,
+          defer: {
+            type: 't',
+            payload: JSON.stringify({ i }),
+            maxBacklog: r.maxBacklog,
+            maxDeferMs: r.maxDeferMs,
+            ...(r.key ? { idempotencyKey: r.key } : {}),
+          },
         }));
         const s = spec({ limit: 20, burst: 4, reserve: 1 });
         const batched = bind(new ManualClock(), maxBatch, s);

@@ -10,13 +10,23 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
 
 let server: RedisServer;
-beforeAll(async () => { server = await startRedis(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
 afterAll(async () => server.stop());
 
 const silent = { warn: () => undefined, error: () => undefined };
 
 function limiterOn(client: Redis, name: string) {
-  return createLimiter({ store: new RedisStore({ client }), name, limit: 1000, windowMs: 1000, onStoreError: 'deny', timeoutMs: 200, logger: silent });
+  return createLimiter({
+    store: new RedisStore({ client }),
+    name,
+    limit: 1000,
+    windowMs: 1000,
+    onStoreError: 'deny',
+    timeoutMs: 200,
+    logger: silent,
+  });
 }
 
 test('a client that ioredis ended while connecting is reopened, and the limiter decides again', async () => {

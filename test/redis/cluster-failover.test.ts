@@ -15,7 +15,9 @@ import { RedisStore } from '../../src/store/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 
 let cluster: RedisCluster;
-beforeAll(async () => { cluster = await startCluster(3, { replicas: 1 }); }, 120_000);
+beforeAll(async () => {
+  cluster = await startCluster(3, { replicas: 1 });
+}, 120_000);
 afterAll(async () => cluster.stop());
 
 /** Polls `predicate` every `everyMs` (redis-cli processes are not spawned in a tight loop). */
@@ -47,8 +49,16 @@ async function durableLimiter(name: string, limit = 100_000) {
   const silent = { warn: () => undefined, error: () => undefined };
   // The stream's budget is one request per 36 ms: nearly every request is deferred.
   const limiter = createLimiter({
-    store: new RedisStore({ client }), name, limit, burst: 1, windowMs: 3_600_000, maxBacklog: 100_000,
-    onStoreError: 'deny', timeoutMs: 1000, durability: { replicas: 1, timeoutMs: 500 }, logger: silent,
+    store: new RedisStore({ client }),
+    name,
+    limit,
+    burst: 1,
+    windowMs: 3_600_000,
+    maxBacklog: 100_000,
+    onStoreError: 'deny',
+    timeoutMs: 1000,
+    durability: { replicas: 1, timeoutMs: 500 },
+    logger: silent,
   });
   return { limiter, slot, client };
 }
@@ -73,9 +83,15 @@ async function durableStream(name: string) {
     }
   });
   return {
-    limiter, slot, counts, promised,
+    limiter,
+    slot,
+    counts,
+    promised,
     phase: (what: string): string => `${what}: ${counts.sent} sent, ${promised.length} promised, ${counts.refused} refused`,
-    stop: async () => { running = false; await Promise.all(streams); },
+    stop: async () => {
+      running = false;
+      await Promise.all(streams);
+    },
     /** The promised jobs not found. */
     missing: async () => {
       const missing: string[] = [];
@@ -124,7 +140,9 @@ test('a Cluster master killed mid-stream loses no confirmed (202) job', async ()
   }
   expect(run.counts.refused).toBeGreaterThan(0);
   const missing = await run.missing();
-  console.log(`cluster failover: ${run.counts.sent} requests, ${promised.length} jobs promised, ${run.counts.refused} refused (503 or allowed), ${missing.length} promised jobs missing`);
+  console.log(
+    `cluster failover: ${run.counts.sent} requests, ${promised.length} jobs promised, ${run.counts.refused} refused (503 or allowed), ${missing.length} promised jobs missing`,
+  );
   expect(missing).toEqual([]);
   await run.limiter.destroy();
   await run.limiter.close();
@@ -151,7 +169,9 @@ test('a manual failover (the old master stays up as a replica): the durable conn
     console.log(`cluster manual failover: ${phases.join('; ')}`);
   }
   const missing = await run.missing();
-  console.log(`cluster manual failover: ${run.counts.sent} requests, ${promised.length} jobs promised, ${run.counts.refused} refused, ${missing.length} promised jobs missing`);
+  console.log(
+    `cluster manual failover: ${run.counts.sent} requests, ${promised.length} jobs promised, ${run.counts.refused} refused, ${missing.length} promised jobs missing`,
+  );
   expect(missing).toEqual([]);
   await run.limiter.destroy();
   await run.limiter.close();

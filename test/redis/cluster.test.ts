@@ -6,8 +6,13 @@ import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 
 let cluster: RedisCluster;
 let client: Cluster;
-beforeAll(async () => { cluster = await startCluster(3); client = cluster.client(); }, 60_000);
-afterAll(async () => { await cluster.stop(); });
+beforeAll(async () => {
+  cluster = await startCluster(3);
+  client = cluster.client();
+}, 60_000);
+afterAll(async () => {
+  await cluster.stop();
+});
 
 test('all keys of a limiter share one non-zero slot, and admission works there', async () => {
   const name = 'cluster-api';
@@ -18,7 +23,16 @@ test('all keys of a limiter share one non-zero slot, and admission works there',
   const [slot] = [...slots];
   expect(slot).toBeGreaterThan(0);
 
-  const limiter = new RedisStore({ client }).bind({ name, limit: 10, windowMs: 60_000, burst: 5, reserve: 1, idleMs: 60_000, epochMs: 15_000, sustained: false });
+  const limiter = new RedisStore({ client }).bind({
+    name,
+    limit: 10,
+    windowMs: 60_000,
+    burst: 5,
+    reserve: 1,
+    idleMs: 60_000,
+    epochMs: 15_000,
+    sustained: false,
+  });
   let allowed = 0;
   for (let i = 0; i < 8; i++) if ((await limiter.admit({ group: `g{${i}}`, weight: 1, cost: 1 })).allowed) allowed += 1;
   expect(allowed).toBe(5);

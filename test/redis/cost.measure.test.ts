@@ -12,10 +12,18 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 const run = process.env.BL_MEASURE === '1' ? test : test.skip;
 let server: RedisServer;
 let client: Redis;
-beforeAll(async () => { if (process.env.BL_MEASURE === '1') { server = await startRedis(); client = server.client(); } });
-afterAll(async () => { await server?.stop(); });
+beforeAll(async () => {
+  if (process.env.BL_MEASURE === '1') {
+    server = await startRedis();
+    client = server.client();
+  }
+});
+afterAll(async () => {
+  await server?.stop();
+});
 
-const spec = (name: string): LimiterSpec => ({ name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 600_000, epochMs: 250, sustained: false, maxGroups: 200_000 } as LimiterSpec);
+const spec = (name: string): LimiterSpec =>
+  ({ name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 600_000, epochMs: 250, sustained: false, maxGroups: 200_000 }) as LimiterSpec;
 
 async function inBatches(n: number, batch: number, f: (i: number) => Promise<unknown>) {
   for (let i = 0; i < n; i += batch) await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => f(i + j)));
@@ -28,19 +36,25 @@ async function usecPerCall(limiter: LimiterStore, groups: number, calls: number)
   return Number(/cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(stats)?.[1]);
 }
 
-run('server CPU per admit is flat in the number of active groups; memory per group', async () => {
-  const lines: string[] = [];
-  for (const groups of [10, 10_000, 100_000]) {
-    const s = spec(`cost-${groups}`);
-    const limiter = new RedisStore({ client, prefix: 'm' }).bind(s);
-    await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1 + (groups % 3), cost: 1 }));
-    const us = await usecPerCall(limiter, groups, 20_000);
-    const bytes = Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) + Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
-    lines.push(`groups=${groups} usec_per_admit=${us} bytes_per_group=${(bytes / groups).toFixed(0)}`);
-    await limiter.destroy();
-  }
-  console.log(lines.join('\n'));
-}, 300_000);
+run(
+  'server CPU per admit is flat in the number of active groups; memory per group',
+  async () => {
+    const lines: string[] = [];
+    for (const groups of [10, 10_000, 100_000]) {
+      const s = spec(`cost-${groups}`);
+      const limiter = new RedisStore({ client, prefix: 'm' }).bind(s);
+      await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1 + (groups % 3), cost: 1 }));
+      const us = await usecPerCall(limiter, groups, 20_000);
+      const bytes =
+        Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) +
+        Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
+      lines.push(`groups=${groups} usec_per_admit=${us} bytes_per_group=${(bytes / groups).toFixed(0)}`);
+      await limiter.destroy();
+    }
+    console.log(lines.join('\n'));
+  },
+  300_000,
+);
 
 /** Redis CPU per check (µs, all script calls) for `calls` checks spread over `groups` groups. */
 async function usecPerCheck(limiter: LimiterStore, groups: number, calls: number): Promise<number> {
@@ -57,26 +71,40 @@ const TWO_RULES = resolveRules([
   { name: 'hour', limit: 100_000_000, windowMs: 3_600_000 },
 ]);
 
-run('server CPU per check with two rules vs none (batched and one call per check); memory per group', async () => {
-  const lines: string[] = [];
-  for (const maxBatch of [64, 1]) {
-    for (const groups of [10, 10_000]) {
-      const us: number[] = [];
-      for (const rules of [undefined, TWO_RULES]) {
-        const s = { ...spec(`rules-${maxBatch}-${groups}-${rules ? 2 : 0}`), limit: 1_000_000, burst: 50_000, reserve: 10, ...(rules ? { rules } : {}) };
-        const limiter = new RedisStore({ client, prefix: 'm', maxBatch }).bind(s);
-        await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1, cost: 1 }));
-        const best = Math.min(...await sequential(3, () => usecPerCheck(limiter, groups, 20_000)));
-        us.push(best);
-        const bytes = Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) + Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
-        lines.push(`maxBatch=${maxBatch} groups=${groups} rules=${rules ? 2 : 0} usec_per_check=${best.toFixed(2)} bytes_per_group=${(bytes / groups).toFixed(0)}`);
-        await limiter.destroy();
+run(
+  'server CPU per check with two rules vs none (batched and one call per check); memory per group',
+  async () => {
+    const lines: string[] = [];
+    for (const maxBatch of [64, 1]) {
+      for (const groups of [10, 10_000]) {
+        const us: number[] = [];
+        for (const rules of [undefined, TWO_RULES]) {
+          const s = {
+            ...spec(`rules-${maxBatch}-${groups}-${rules ? 2 : 0}`),
+            limit: 1_000_000,
+            burst: 50_000,
+            reserve: 10,
+            ...(rules ? { rules } : {}),
+          };
+          const limiter = new RedisStore({ client, prefix: 'm', maxBatch }).bind(s);
+          await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1, cost: 1 }));
+          const best = Math.min(...(await sequential(3, () => usecPerCheck(limiter, groups, 20_000))));
+          us.push(best);
+          const bytes =
+            Number(await client.memory('USAGE', `{m:${s.name}}:groups`, 'SAMPLES', 0)) +
+            Number(await client.memory('USAGE', `{m:${s.name}}:seen`, 'SAMPLES', 0));
+          lines.push(
+            `maxBatch=${maxBatch} groups=${groups} rules=${rules ? 2 : 0} usec_per_check=${best.toFixed(2)} bytes_per_group=${(bytes / groups).toFixed(0)}`,
+          );
+          await limiter.destroy();
+        }
+        lines.push(`maxBatch=${maxBatch} groups=${groups} ratio two rules / none = ${(us[1]! / us[0]!).toFixed(2)}`);
       }
-      lines.push(`maxBatch=${maxBatch} groups=${groups} ratio two rules / none = ${(us[1]! / us[0]!).toFixed(2)}`);
     }
-  }
-  console.log(lines.join('\n'));
-}, 600_000);
+    console.log(lines.join('\n'));
+  },
+  600_000,
+);
 
 async function sequential<T>(n: number, f: () => Promise<T>): Promise<T[]> {
   const out: T[] = [];
@@ -84,15 +112,22 @@ async function sequential<T>(n: number, f: () => Promise<T>): Promise<T[]> {
   return out;
 }
 
-run('MemoryStore decisions per second', async () => {
-  let now = 1_700_000_000_000;
-  for (const groups of [10, 10_000, 100_000]) {
-    const limiter = new MemoryStore({ clock: () => now }).bind(spec(`mem-${groups}`));
-    for (let i = 0; i < groups; i++) await limiter.admit({ group: `g${i}`, weight: 1, cost: 1 });
-    const n = 300_000;
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) { now += 0.01; await limiter.admit({ group: `g${i % groups}`, weight: 1, cost: 1 }); }
-    const s = Number(process.hrtime.bigint() - t0) / 1e9;
-    console.log(`MemoryStore groups=${groups}: ${(n / s).toFixed(0)} decisions/s`);
-  }
-}, 300_000);
+run(
+  'MemoryStore decisions per second',
+  async () => {
+    let now = 1_700_000_000_000;
+    for (const groups of [10, 10_000, 100_000]) {
+      const limiter = new MemoryStore({ clock: () => now }).bind(spec(`mem-${groups}`));
+      for (let i = 0; i < groups; i++) await limiter.admit({ group: `g${i}`, weight: 1, cost: 1 });
+      const n = 300_000;
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        now += 0.01;
+        await limiter.admit({ group: `g${i % groups}`, weight: 1, cost: 1 });
+      }
+      const s = Number(process.hrtime.bigint() - t0) / 1e9;
+      console.log(`MemoryStore groups=${groups}: ${(n / s).toFixed(0)} decisions/s`);
+    }
+  },
+  300_000,
+);

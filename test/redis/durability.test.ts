@@ -40,7 +40,11 @@ const defer = (idempotencyKey: string) => ({ defer: { type: 'report', payload: {
 test('deferrals and enqueues are confirmed on the replica; unconfirmed ones promise nothing and a retry finds the same job', async () => {
   const name = `durable-${process.pid}`;
   const limiter: Limiter = createLimiter({
-    store: new RedisStore({ client }), name, limit: 1, burst: 1, windowMs: 60_000,
+    store: new RedisStore({ client }),
+    name,
+    limit: 1,
+    burst: 1,
+    windowMs: 60_000,
     // Generous: under a loaded test run the replica's acknowledgement can take longer than a few hundred ms.
     durability: { replicas: 1, timeoutMs: 1500 },
   });
@@ -60,7 +64,9 @@ test('deferrals and enqueues are confirmed on the replica; unconfirmed ones prom
     await expect(limiter.enqueue('acme', { type: 'report', idempotencyKey: 'k3' })).rejects.toMatchObject({ code: 'ERR_BL_NOT_DURABLE' });
     // Through the middleware: 503 + Retry-After, never a 202.
     const app = express();
-    app.get('/r', bulkLimiter({ limiter, group: () => 'acme', defer: { type: 'report', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) => { res.send('ran'); });
+    app.get('/r', bulkLimiter({ limiter, group: () => 'acme', defer: { type: 'report', statusUrl: (id) => `/jobs/${id}` } }), (_req, res) => {
+      res.send('ran');
+    });
     const res = await request(app).get('/r').set('Idempotency-Key', 'k4');
     expect(res.status).toBe(503);
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -80,17 +86,34 @@ test('deferrals and enqueues are confirmed on the replica; unconfirmed ones prom
 }, 60_000);
 
 test('durability needs a store that can confirm writes on replicas', () => {
-  expect(() => createLimiter({ store: new MemoryStore(), limit: 10, durability: { replicas: 1 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
-  expect(() => createLimiter({ store: new RedisStore({ client }), limit: 10, durability: { replicas: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_BL_DURABILITY' }));
+  expect(() => createLimiter({ store: new MemoryStore(), limit: 10, durability: { replicas: 1 } })).toThrow(
+    expect.objectContaining({ code: 'ERR_BL_DURABILITY' }),
+  );
+  expect(() => createLimiter({ store: new RedisStore({ client }), limit: 10, durability: { replicas: 0 } })).toThrow(
+    expect.objectContaining({ code: 'ERR_BL_DURABILITY' }),
+  );
 });
 
 test('a write is confirmed only on the connection that carried it: after a reconnect, WAIT says nothing about it', async () => {
   const name = `durable-session-${process.pid}`;
-  const store = new RedisStore({ client }).bind({ name, limit: 1, windowMs: 60_000, burst: 1, reserve: 0, idleMs: 60_000, epochMs: 15_000, sustained: false });
-  const writes = store.durableWrites!();
-  const deferred = (key: string) => writes.admit({
-    group: 'acme', weight: 1, cost: 1, defer: { type: 'report', payload: '{}', idempotencyKey: key, maxBacklog: 100, maxDeferMs: 3_600_000 },
+  const store = new RedisStore({ client }).bind({
+    name,
+    limit: 1,
+    windowMs: 60_000,
+    burst: 1,
+    reserve: 0,
+    idleMs: 60_000,
+    epochMs: 15_000,
+    sustained: false,
   });
+  const writes = store.durableWrites!();
+  const deferred = (key: string) =>
+    writes.admit({
+      group: 'acme',
+      weight: 1,
+      cost: 1,
+      defer: { type: 'report', payload: '{}', idempotencyKey: key, maxBacklog: 100, maxDeferMs: 3_600_000 },
+    });
   try {
     expect((await store.admit({ group: 'acme', weight: 1, cost: 1 })).allowed).toBe(true);
     const first = await deferred('s1');

@@ -37,13 +37,27 @@ test('every key of a limiter has a TTL once its dispatcher and workers stopped',
   expect(await limiter.cancel(gone.id)).toBe(true);
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent }).start();
   const worker = new Worker({
-    limiter, concurrency: 3, maxAttempts: 1, keepCompletedMs: 10 * 60_000, logger: silent, idleWaitMs: 100,
-    handlers: { ok: async () => 'done', fail: async () => { throw new Error('no'); } },
+    limiter,
+    concurrency: 3,
+    maxAttempts: 1,
+    keepCompletedMs: 10 * 60_000,
+    logger: silent,
+    idleWaitMs: 100,
+    handlers: {
+      ok: async () => 'done',
+      fail: async () => {
+        throw new Error('no');
+      },
+    },
   }).start();
-  await until('all due jobs ran', async () => {
-    const c = await limiter.counts();
-    return c.completed === 5 && c.dead === 1;
-  }, 20_000);
+  await until(
+    'all due jobs ran',
+    async () => {
+      const c = await limiter.counts();
+      return c.completed === 5 && c.dead === 1;
+    },
+    20_000,
+  );
   await worker.close(1000);
   await dispatcher.stop();
   await limiter.close();
@@ -53,7 +67,9 @@ test('every key of a limiter has a TTL once its dispatcher and workers stopped',
   const keys = await client.keys(`{bl:${name}}*`);
   const names = keys.map((k) => k.slice(`{bl:${name}}:`.length)).sort();
   // The keys the run touched, all of them checked (a new key type makes this list grow on purpose).
-  expect(names).toEqual(expect.arrayContaining(['backlog', 'completed', 'counters', 'dead', 'delayed', 'dispatcher', 'groups', 'idempotency', 'jobs', 'seen']));
+  expect(names).toEqual(
+    expect.arrayContaining(['backlog', 'completed', 'counters', 'dead', 'delayed', 'dispatcher', 'groups', 'idempotency', 'jobs', 'seen']),
+  );
   const now = Date.now();
   for (const key of keys) {
     const ttl = await client.pttl(key);

@@ -28,8 +28,12 @@ function sourceFiles(dir: string): string[] {
 }
 
 let server: RedisServer;
-beforeAll(async () => { server = await startRedis(); });
-afterAll(async () => { await server.stop(); });
+beforeAll(async () => {
+  server = await startRedis();
+});
+afterAll(async () => {
+  await server.stop();
+});
 
 test('the README states one minimum Redis version and no source comment states another', () => {
   const [major, minor] = statedMinimum();

@@ -26,8 +26,16 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
   const silent = { warn: () => undefined, error: () => undefined };
   // A budget of one request per 36 ms: nearly every request of the stream is deferred.
   const limiter = createLimiter({
-    store: new RedisStore({ client }), name: `failover-${process.pid}`, limit: 100_000, burst: 1, windowMs: 3_600_000, maxBacklog: 100_000,
-    onStoreError: 'deny', timeoutMs: 1000, durability: { replicas: 1, timeoutMs: 500 }, logger: silent,
+    store: new RedisStore({ client }),
+    name: `failover-${process.pid}`,
+    limit: 100_000,
+    burst: 1,
+    windowMs: 3_600_000,
+    maxBacklog: 100_000,
+    onStoreError: 'deny',
+    timeoutMs: 1000,
+    durability: { replicas: 1, timeoutMs: 500 },
+    logger: silent,
   });
   const promised: string[] = [];
   let refused = 0; // answered without a job: allowed now, or 503 while the job could not be confirmed
@@ -38,7 +46,9 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
   const filler = 'x'.repeat(60_000);
   const stream = (async () => {
     while (running) {
-      const d = await limiter.check('tenant', { defer: { type: 'work', payload: { n: sent, filler }, idempotencyKey: `req-${sent++}` } }).catch(() => undefined);
+      const d = await limiter
+        .check('tenant', { defer: { type: 'work', payload: { n: sent, filler }, idempotencyKey: `req-${sent++}` } })
+        .catch(() => undefined);
       if (d?.job) promised.push(d.job.id);
       else refused += 1;
       await new Promise((r) => setTimeout(r, 5));
@@ -62,7 +72,9 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
         process.kill(replicaPid, 'SIGCONT'); // a stopped server would not stop on SIGTERM either
       }
     })();
-    console.log(`sentinel failover: replica paused at ${sentAtPause} sent; master killed at ${sent} sent, ${promised.length} promised, ${refused} refused`);
+    console.log(
+      `sentinel failover: replica paused at ${sentAtPause} sent; master killed at ${sent} sent, ${promised.length} promised, ${refused} refused`,
+    );
     await until('the sentinels promoted the replica', async () => (await setup.masterPort()) !== oldMasterPort, 30_000);
     // The old master returns (as the new master's replica): min-replicas-to-write lets the new master take writes again.
     await setup.servers[0]!.restart();
@@ -77,7 +89,9 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
   expect(refused).toBeGreaterThan(0);
   const missing: string[] = [];
   for (const id of promised) if ((await limiter.getJob(id)) === null) missing.push(id);
-  console.log(`sentinel failover: ${sent} requests, ${promised.length} jobs promised, ${refused} refused (503), ${missing.length} promised jobs missing`);
+  console.log(
+    `sentinel failover: ${sent} requests, ${promised.length} jobs promised, ${refused} refused (503), ${missing.length} promised jobs missing`,
+  );
   expect(missing).toEqual([]);
   await limiter.close();
 }, 150_000);
