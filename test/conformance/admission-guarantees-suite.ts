@@ -4,7 +4,7 @@
  * clamp, green within the cap, the water-level floor, the green burst floor. Same harness as store-suite.ts.
  */
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
-import { ManualClock, maxInAnyWindow, spec, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, spec, useHarness, type StoreHarness } from './store-suite';
 
 const input = (group: string, weight = 1, cost = 1): AdmitInput => ({ group, weight, cost });
 
@@ -13,20 +13,8 @@ const emissionMs = (s: LimiterSpec): number => s.windowMs / (s.limit - s.burst +
 
 export function describeAdmissionGuarantees(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`admission guarantees under floods, costs and clock steps: ${name}`, () => {
-    let h: StoreHarness;
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock, s: LimiterSpec): LimiterStore => {
-      const st = h.make(clock.now)[0]!.bind(s);
-      bound.push(st);
-      return st;
-    };
+    const bindAll = useHarness(setup);
+    const bind = (clock: ManualClock, s: LimiterSpec): LimiterStore => bindAll(clock, s)[0]!;
 
     test('a flood is never told to wait more than a window plus its guaranteed interval', async () => {
       const clock = new ManualClock();

@@ -5,7 +5,7 @@
  */
 import type { EnqueueInput } from '../../src/queue/job-record';
 import type { LimiterStore } from '../../src/types';
-import { ManualClock, spec, type StoreHarness } from './store-suite';
+import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';
 
 const job = (group: string, delayMs = 0): EnqueueInput => ({
   group,
@@ -21,20 +21,8 @@ const MOVE = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 };
 
 export function describeOldestWaitingCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`oldest waiting job: ${name}`, () => {
-    let h: StoreHarness;
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock): LimiterStore => {
-      const st = h.make(clock.now)[0]!.bind(spec());
-      bound.push(st);
-      return st;
-    };
+    const bindAll = useHarness(setup);
+    const bind = (clock: ManualClock): LimiterStore => bindAll(clock, spec())[0]!;
     const oldest = async (st: LimiterStore, group?: string): Promise<number> =>
       (group === undefined ? await st.counts() : await st.groupCounts(group)).oldestWaitingMs;
 

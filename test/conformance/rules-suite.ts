@@ -6,43 +6,20 @@
 import type { Rule } from '../../src/rule-options';
 import { resolveRules } from '../../src/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
-import { ManualClock, maxInAnyWindow, spec, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarness, type StoreHarness } from './store-suite';
 
 const input = (group: string, cost = 1): AdmitInput => ({ group, weight: 1, cost });
 /** A global limit far above the rules: only the rules bind. */
 const roomy = (rules: Rule[], over: Partial<LimiterSpec> = {}): LimiterSpec =>
   spec({ limit: 100_000, windowMs: 1000, burst: 5000, reserve: 1, idleMs: 2000, rules: resolveRules(rules), ...over });
 
-/** mulberry32: the same traffic on every run and store. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 const ruleOf = (d: Decision, name: string) => d.rules!.find((r) => r.name === name)!;
 
 export function describeRuleCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`rules: ${name}`, () => {
-    let h: StoreHarness;
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock, s: LimiterSpec, handles = 1): LimiterStore[] => {
-      const stores = h.make(clock.now, handles).map((st) => st.bind(s));
-      bound.push(stores[0]!);
-      return stores;
-    };
+    const bind = useHarness(setup);
 
     /** Bursty random traffic of two groups from several handles; the admitted (at, cost) per group. */
     async function flood(stores: LimiterStore[], clock: ManualClock, ticks: number, seed: number, cost = 1) {

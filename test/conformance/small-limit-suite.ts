@@ -6,7 +6,7 @@
  */
 import { resolveLimiterOptions } from '../../src/options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
-import { ManualClock, maxInAnyWindow, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, seededRandom, useHarness, type StoreHarness } from './store-suite';
 
 interface Tenant {
   readonly name: string;
@@ -14,17 +14,7 @@ interface Tenant {
   readonly weight: number;
 }
 
-/** mulberry32: the same arrivals on every run and store. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = seededRandom;
 
 /** Weighted max-min fair split of `capacity` among measured demands. */
 export function waterFill(capacity: number, demands: ReadonlyArray<Tenant>): Map<string, number> {
@@ -84,20 +74,8 @@ async function play(st: LimiterStore, clock: ManualClock, tenants: ReadonlyArray
 
 export function describeSmallLimitCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`fairness at limit 100/s with default burst and reserve: ${name}`, () => {
-    let h: StoreHarness;
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock, s: LimiterSpec): LimiterStore => {
-      const st = h.make(clock.now)[0]!.bind(s);
-      bound.push(st);
-      return st;
-    };
+    const bindAll = useHarness(setup);
+    const bind = (clock: ManualClock, s: LimiterSpec): LimiterStore => bindAll(clock, s)[0]!;
     const lights = Array.from({ length: 6 }, (_, i) => ({ name: `light-${i}`, rate: 5, weight: 1 }));
 
     test('Poisson 5/s tenants next to a flood and a weight-3 tenant get ≥ 95% of their demand; shares max-min fair', async () => {

@@ -55,22 +55,43 @@ export function maxInAnyWindow(admitted: Array<{ at: number; cost: number }>, wi
 
 const input = (group: string, weight = 1, cost = 1): AdmitInput => ({ group, weight, cost });
 
+/**
+ * The set-up every conformance suite shares, called inside its describe(): the store harness is made before the
+ * tests and closed after them; the function returned binds a limiter on the test clock (`handles` stores that
+ * share state), destroyed at the end.
+ */
+export function useHarness(setup: () => Promise<StoreHarness>): (clock: ManualClock, s: LimiterSpec, handles?: number) => LimiterStore[] {
+  let h: StoreHarness;
+  const bound: LimiterStore[] = [];
+  beforeAll(async () => {
+    h = await setup();
+  });
+  afterAll(async () => {
+    await Promise.all(bound.map((b) => b.destroy()));
+    await h.close();
+  });
+  return (clock, s, handles = 1) => {
+    const stores = h.make(clock.now, handles).map((st) => st.bind(s));
+    bound.push(stores[0]!);
+    return stores;
+  };
+}
+
+/** mulberry32: the same traffic on every run and store. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export function describeStore(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`store conformance: ${name}`, () => {
-    let h: StoreHarness;
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock, s: LimiterSpec, handles = 1): LimiterStore[] => {
-      const stores = h.make(clock.now, handles).map((st) => st.bind(s));
-      bound.push(stores[0]!);
-      return stores;
-    };
+    const bind = useHarness(setup);
 
     /** Every tick: each group in `perTick` sends that many requests (in parallel), then time moves on. */
     async function drive(
