@@ -230,17 +230,22 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   return { evaluate, onLimit: o.onLimit ?? 'respond', limiter };
 }
 
-/** A job the queue refused (full backlog, horizon): a 429 with the queue's Retry-After and no admission decision. */
-function queueFullRejection(error: EnqueueError, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
-  const seconds = retryAfterSeconds(error.retryAfterMs);
-  const headers: HeaderMap = { 'Retry-After': String(seconds) };
-  const problem: ProblemDetails = {
+/** The 429's problem details (RFC 9457): the policies that said no, and when to retry. */
+function quotaProblem(seconds: number, policies: readonly string[]): ProblemDetails {
+  return {
     type: QUOTA_EXCEEDED,
     title: 'Too Many Requests',
     status: 429,
     detail: `Too many requests; retry in ${seconds} s.`,
     'violated-policies': policies,
   };
+}
+
+/** A job the queue refused (full backlog, horizon): a 429 with the queue's Retry-After and no admission decision. */
+function queueFullRejection(error: EnqueueError, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
+  const seconds = retryAfterSeconds(error.retryAfterMs);
+  const headers: HeaderMap = { 'Retry-After': String(seconds) };
+  const problem = quotaProblem(seconds, policies);
   const httpError = withoutStack(() => createError(429, problem.detail, { expose: true, headers, problem, code: error.code }) as LimitError);
   return { kind: 'reject', status: 429, headers, body: quotaBody(seconds), error: httpError };
 }
@@ -285,13 +290,7 @@ function limitRejection(decision: Decision, headers: HeaderMap, policies: readon
     };
     return new LazyRejection(headers, problem, JSON.stringify(problem), decision);
   }
-  const problem: ProblemDetails = {
-    type: QUOTA_EXCEEDED,
-    title: 'Too Many Requests',
-    status: 429,
-    detail: `Too many requests; retry in ${seconds} s.`,
-    'violated-policies': policies,
-  };
+  const problem = quotaProblem(seconds, policies);
   return new LazyRejection(headers, problem, quotaBody(seconds), decision);
 }
 
