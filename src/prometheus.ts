@@ -10,11 +10,12 @@ import type { Metric, Registry } from 'prom-client';
 import { ConfigError, describeValue } from './errors';
 import type { Limiter } from './limiter';
 import { Collector, HistogramCounts, type Sample } from './metrics/collector';
+import { countDispatcher, countWorker, type JobTotals } from './metrics/queue-totals';
 import { TopGroups, outcomeOf } from './metrics/top-groups';
 import { withTimeout } from './outage';
-import type { Dispatcher } from './queue/dispatcher';
 import type { JobCounts } from './queue/types';
-import type { Worker, WorkerJob } from './queue/worker';
+import type { Dispatcher } from './queue/dispatcher';
+import type { Worker } from './queue/worker';
 
 export { OTHER_GROUP } from './metrics/top-groups';
 
@@ -40,7 +41,6 @@ export interface Metrics {
 
 /** Store call durations (seconds): sub-millisecond for the MemoryStore, about a millisecond on Redis. */
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
-const RUN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const POLICIES = ['global', 'outage:allow', 'outage:deny', 'outage:local'] as const;
 const FALLBACK_INDEX = { allow: 1, deny: 2, local: 3 } as const;
 const JOB_STATES = ['delayed', 'pending', 'ready', 'active', 'completed', 'dead'] as const;
@@ -55,21 +55,6 @@ interface LimiterCounts {
   readonly store: HistogramCounts;
   storeErrors: number;
   degraded: boolean;
-}
-
-interface JobTotals {
-  completed: number;
-  failed: number;
-  retriedError: number;
-  retriedSnooze: number;
-  dead: number;
-  stalled: number;
-  moved: number;
-  promoted: number;
-  readonly runs: Map<string, HistogramCounts>;
-  /** When a dispatcher last moved a job to ready (ms). */
-  lastMoveAt: number;
-  hasDispatcher: boolean;
 }
 
 export function registerMetrics(options: MetricsOptions): Metrics {
@@ -290,71 +275,6 @@ async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function countWorker(worker: Worker, t: JobTotals): () => void {
-  const startedAt = new WeakMap<WorkerJob, number>();
-  const ran = (job: WorkerJob): void => {
-    const started = startedAt.get(job);
-    if (started === undefined) return;
-    startedAt.delete(job);
-    let h = t.runs.get(job.type);
-    if (h === undefined) t.runs.set(job.type, (h = new HistogramCounts(RUN_BUCKETS)));
-    h.observe((performance.now() - started) / 1000);
-  };
-  const listeners = {
-    active: (job: WorkerJob) => {
-      startedAt.set(job, performance.now());
-    },
-    completed: (job: WorkerJob) => {
-      t.completed += 1;
-      ran(job);
-    },
-    failed: (job: WorkerJob) => {
-      t.failed += 1;
-      ran(job);
-    },
-    retrying: (job: WorkerJob, info: { kind: 'error' | 'snooze' }) => {
-      if (info.kind === 'error') t.retriedError += 1;
-      else t.retriedSnooze += 1;
-      ran(job);
-    },
-    dead: (job: WorkerJob) => {
-      t.dead += 1;
-      ran(job);
-    },
-  };
-  worker
-    .on('active', listeners.active)
-    .on('completed', listeners.completed)
-    .on('failed', listeners.failed)
-    .on('retrying', listeners.retrying)
-    .on('dead', listeners.dead);
-  return () => {
-    worker
-      .off('active', listeners.active)
-      .off('completed', listeners.completed)
-      .off('failed', listeners.failed)
-      .off('retrying', listeners.retrying)
-      .off('dead', listeners.dead);
-  };
-}
-
-function countDispatcher(dispatcher: Dispatcher, t: JobTotals): () => void {
-  t.hasDispatcher = true;
-  const dispatched = (r: { moved: number; promoted: number }): void => {
-    t.moved += r.moved;
-    t.promoted += r.promoted;
-    if (r.moved > 0) t.lastMoveAt = Date.now();
-  };
-  const reclaimed = (r: { requeued: number; dead: number }): void => {
-    t.stalled += r.requeued + r.dead;
-    t.dead += r.dead;
-  };
-  dispatcher.on('dispatched', dispatched).on('reclaimed', reclaimed);
-  return () => {
-    dispatcher.off('dispatched', dispatched).off('reclaimed', reclaimed);
-  };
 }
 
 function validate(options: MetricsOptions): Required<MetricsOptions> {
