@@ -1,6 +1,7 @@
 /**
  * MemoryQueue: the QueueStore of one limiter in this process, with the same semantics as the Lua scripts
- * (lua/*.lua, mirrored step by step; the dispatcher move in ./memory-dispatch.ts, job status and dead letters
+ * (lua/*.lua, mirrored step by step; the dispatcher move in ./memory-dispatch.ts, how a lease ends in
+ * ./memory-lease-ends.ts, job status and dead letters
  * in ./memory-jobs.ts) and an injectable clock. Every structure is bounded the same way: completed records
  * trimmed after keepMs, dead records capped at maxDead.
  */
@@ -16,6 +17,7 @@ import {
 import { ConfigError, describeValue } from '../errors';
 import type { Clock } from '../types';
 import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
+import { completeInMemory, failInMemory, reclaimInMemory, type LeaseEndParts } from './memory-lease-ends';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
 import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import { GroupFlight } from './memory-flight';
@@ -71,6 +73,8 @@ export class MemoryQueue implements QueueStore {
   /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
   private claimWakeAt = 0;
   private lease: { owner: string; until: number } | undefined;
+  /** What complete, fail and reclaim need (./memory-lease-ends.ts). */
+  private readonly endParts: LeaseEndParts;
   private readonly waiters = new Set<() => void>();
 
   constructor(options: MemoryQueueOptions) {
@@ -83,6 +87,21 @@ export class MemoryQueue implements QueueStore {
     this.fairShareConfig = fairShareConfig(options.spec);
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
+    this.endParts = {
+      active: this.active,
+      delayed: this.delayed,
+      pending: this.pending,
+      completed: this.completed,
+      jobs: this.jobs,
+      since: this.since,
+      activeRecord: (id, token) => this.activeRecord(id, token),
+      forget: (r) => this.forget(r),
+      backlogDone: (group) => this.backlogDone(group),
+      flightDone: (group, cap) => this.flightDone(group, cap),
+      dead: this.dead,
+      maxDead: this.maxDead,
+      trimCompleted: (now) => this.trimCompleted(now),
+    };
   }
 
   protected nowMs(): number {
@@ -128,23 +147,6 @@ export class MemoryQueue implements QueueStore {
       const r = this.jobs.get(id);
       if (r) this.forget(r);
       this.completed.remove(id);
-    }
-  }
-
-  private kill(r: JobRecord, now: number, reason: string): void {
-    r.state = 'dead';
-    r.error = reason;
-    r.finishedAt = now;
-    delete r.token;
-    this.dead.add(r.id, now);
-    this.backlogDone(r.group);
-    const over = Math.min(100, this.dead.size - this.maxDead);
-    if (over > 0) {
-      for (const { member: id } of this.dead.range(0, over)) {
-        const old = this.jobs.get(id);
-        if (old) this.forget(old);
-        this.dead.remove(id);
-      }
     }
   }
 
@@ -309,60 +311,13 @@ export class MemoryQueue implements QueueStore {
     return { completed, ...this.claimNow(now * 1000, leaseMs, claimCount(max)) };
   }
 
-  /** job_complete in includes/lease.lua. */
+  /** job_complete in includes/lease.lua (./memory-lease-ends.ts). */
   private completeNow(now: number, id: string, token: string, resultJson: string | undefined, keepMs: number): boolean {
-    const r = this.activeRecord(id, token);
-    if (!r) return false;
-    this.active.remove(id);
-    this.backlogDone(r.group);
-    this.flightDone(r.group, r.gc);
-    if (keepMs <= 0) {
-      this.forget(r);
-    } else {
-      r.state = 'completed';
-      delete r.token;
-      delete r.error;
-      r.finishedAt = now;
-      if (resultJson !== undefined) r.result = resultJson;
-      this.completed.add(id, now + Math.floor(keepMs));
-    }
-    // Like job_complete: only every 8th claim's completion trims (an expired record's idempotency key
-    // still names it until then), so both stores answer a retried key the same way.
-    if (Number(token.slice(0, token.indexOf(':'))) % 8 === 0) this.trimCompleted(now);
-    return true;
+    return completeInMemory(this.endParts, now, id, token, resultJson, keepMs);
   }
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
-    const now = this.nowMs();
-    const r = this.activeRecord(id, token);
-    if (!r) return 'stale';
-    this.active.remove(id);
-    this.flightDone(r.group, r.gc);
-    let result: FailResult;
-    if (outcome.kind === 'snooze') {
-      r.snoozes += 1;
-      if (r.snoozes > outcome.maxSnoozes) {
-        this.kill(r, now, `snoozed more than ${outcome.maxSnoozes} times`);
-        return 'dead';
-      }
-      result = 'snoozed';
-    } else {
-      r.attempts += 1;
-      r.error = outcome.error;
-      // the job's own maxAttempts over the worker's; a permanent error passes 0: dead at once
-      const cap = r.ma !== undefined && outcome.maxAttempts > 0 ? r.ma : outcome.maxAttempts;
-      if (r.attempts >= cap) {
-        this.kill(r, now, outcome.error);
-        return 'dead';
-      }
-      result = 'retrying';
-    }
-    r.state = 'waiting';
-    delete r.token;
-    r.runAt = now + Math.max(0, Math.ceil(outcome.delayMs));
-    this.delayed.add(jobMember(r), r.runAt);
-    this.since.add(r.id, r.group, r.runAt);
-    return result;
+    return failInMemory(this.endParts, this.nowMs(), id, token, outcome);
   }
 
   async extendLease(id: string, token: string, leaseMs: number): Promise<boolean> {
@@ -373,29 +328,7 @@ export class MemoryQueue implements QueueStore {
   }
 
   async reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }> {
-    const now = this.nowMs();
-    let requeued = 0;
-    let dead = 0;
-    for (const { member: id } of this.active.rangeToScore(now, max)) {
-      this.active.remove(id);
-      const r = this.jobs.get(id);
-      if (!r || r.state !== 'active') continue;
-      this.flightDone(r.group, r.gc);
-      r.stalls += 1;
-      if (r.stalls > maxStalls) {
-        this.kill(r, now, `stalled ${r.stalls} times (lease expired)`);
-        dead += 1;
-      } else {
-        // Admitted once already: it goes first again (the head tag), before newer work.
-        r.state = 'waiting';
-        delete r.token;
-        this.pending.add(jobMember(r), this.pending.first()?.score ?? 0);
-        this.since.add(r.id, r.group, now);
-        requeued += 1;
-      }
-    }
-    this.trimCompleted(now);
-    return { requeued, dead };
+    return reclaimInMemory(this.endParts, this.nowMs(), maxStalls, max);
   }
 
   async getJob(id: string): Promise<JobInfo | null> {
