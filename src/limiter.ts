@@ -23,7 +23,7 @@ import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferLimiterOptions, type
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore, PlanSpec } from './types';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
 export type { Health, HealthStatus, RedisHealth } from './health';
@@ -67,6 +67,12 @@ export interface CheckOptions {
   readonly defer?: DeferRequest;
   /** For a deferred job: most jobs of this group running at once (overrides the limiter's `groupConcurrency`). */
   readonly groupConcurrency?: number;
+  /**
+   * One of the limiter's `plans`: the check gets that plan's weight (unless `weight` is given: it wins) and its
+   * rules. A name that is not a plan rejects with ConfigError ERR_BL_UNKNOWN_PLAN (the server's mistake, not
+   * the client's). @defaultValue the limiter's `defaultPlan`; without one, the limiter's own rules and weight 1
+   */
+  readonly plan?: string;
 }
 
 export interface Limiter {
@@ -125,7 +131,7 @@ export interface Limiter {
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 /** Largest per-check group concurrency: far beyond any worker fleet, small enough for the store's counters. */
 const MAX_GROUP_CONCURRENCY = 1_000_000;
-const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true };
+const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true, plan: true };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
 const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
 const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
@@ -141,7 +147,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const admission = Object.fromEntries(Object.entries(options).filter(([name]) => !DEFER_OPTION_NAMES.includes(name)));
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
   const deferOptions = resolveDeferOptions(options);
-  const { spec, maxGroupLength, maxCost, maxWeight } = resolved;
+  const { spec, maxGroupLength, maxCost, maxWeight, defaultPlan } = resolved;
+  const plans = spec.plans;
   const store: LimiterStore = resolved.store.bind(spec);
   const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
   const listeners: { [E in keyof LimiterEvents]: Set<(...args: LimiterEvents[E]) => void> } = { degraded: new Set(), recovered: new Set() };
@@ -197,26 +204,30 @@ export function createLimiter(options: LimiterOptions): Limiter {
     check(group: string, opts: CheckOptions = NO_OPTIONS): Promise<Decision> {
       try {
         checkGroup(group, maxGroupLength);
-        // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 3 keys).
-        for (const key in opts) if (key !== 'cost' && key !== 'weight' && key !== 'defer') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
+        // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 4 keys).
+        for (const key in opts)
+          if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
-        const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
+        // The check's plan (a PlanSpec); its `concurrency` goes to the store with it once checks carry one.
+        const plan = opts.plan === undefined ? defaultPlan : planOf(plans, opts.plan);
+        const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
         if (opts.defer === undefined) {
-          if (denyCache === undefined) return guard.admit({ group, weight, cost });
+          const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
+          if (denyCache === undefined) return guard.admit(input);
           const cached = denyCache.lookup(group, cost);
           if (cached !== undefined) {
             guard.observer?.decision(cached, undefined);
             return Promise.resolve(cached);
           }
           const sentAt = Date.now();
-          return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
+          return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
         refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
         const cap =
           opts.groupConcurrency === undefined
             ? deferOptions.groupConcurrency
             : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
-        return deferringCheck(group, weight, cost, opts.defer, cap);
+        return deferringCheck(group, weight, cost, opts.defer, cap, plan?.name);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -228,7 +239,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     enqueue: async (group, enqueueOptions) => {
       checkGroup(group, maxGroupLength);
       const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
-      const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits);
+      // work put on the queue has no plan (yet): a `defaultPlan`'s weight, unless the options give one
+      const weighted =
+        enqueueOptions?.weight === undefined && defaultPlan?.weight !== undefined ? { ...enqueueOptions, weight: defaultPlan.weight } : enqueueOptions;
+      const input = toEnqueueInput(group, weighted, deferOptions, limits);
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
       return toEnqueuedJob(await (durable ?? store).enqueue(scoped), input, limits);
     },
@@ -313,6 +327,16 @@ export function checkGroup(group: unknown, maxBytes: number): asserts group is s
 /** String.prototype.isWellFormed (Node 20; not in the ES2022 lib the package compiles against). */
 interface WellFormed {
   isWellFormed(): boolean;
+}
+
+/** The plan a check names: one of the limiter's, else the server's mistake (ConfigError, never a client's 400). */
+function planOf(plans: ReadonlyMap<string, PlanSpec> | undefined, name: unknown): PlanSpec {
+  const plan = typeof name === 'string' ? plans?.get(name) : undefined;
+  if (plan === undefined) {
+    const known = plans === undefined ? 'the limiter has no `plans`' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
+    throw new ConfigError('ERR_BL_UNKNOWN_PLAN', `Expected \`plan\` to name a plan of the limiter (${known}), got ${describeValue(name)}`);
+  }
+  return plan;
 }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {

@@ -4,12 +4,13 @@
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
+import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, codeOf, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { NAME_PATTERN } from './store/keys';
-import type { LimiterSpec, Logger, Store } from './types';
+import type { LimiterSpec, Logger, PlanSpec, Store } from './types';
 
 export type StoreErrorPolicy = 'allow' | 'deny' | 'local';
 
@@ -69,6 +70,21 @@ export interface LimiterOptions {
    * See README "Policies". @defaultValue `[]`
    */
   readonly rules?: readonly Rule[];
+  /**
+   * Tiers of groups by name: `{ free: { weight: 1, rules: [...] }, pro: { weight: 5, rules: [...] } }`. A check
+   * names its plan (`check(group, { plan })`, the middleware's `plan` function) and gets the plan's `weight`
+   * (unless it passes its own `weight`: the more specific statement wins) and its rules. A plan's `rules` merge
+   * with the limiter's `rules` **by name**: a plan rule named like a limiter rule replaces it, the others are
+   * added, so the limiter's rules are the defaults every plan inherits. `concurrency` is validated and kept
+   * (enforced once request concurrency lands). Names: 1–64 printable ASCII characters; at most 32 plans.
+   * See README "Plans". @defaultValue none
+   */
+  readonly plans?: Readonly<Record<string, Plan>>;
+  /**
+   * The plan of a check that names none. Without it such a check gets the limiter's own rules and weight 1
+   * (or its `weight`). @defaultValue none
+   */
+  readonly defaultPlan?: string;
 }
 
 export interface ResolvedLimiterOptions {
@@ -85,6 +101,8 @@ export interface ResolvedLimiterOptions {
   readonly logger: Logger;
   /** Undefined when the deny cache is off. */
   readonly denyCache: ResolvedDenyCacheOptions | undefined;
+  /** The plan of a check that names none (`defaultPlan`); undefined: the limiter's own rules and weight. */
+  readonly defaultPlan: PlanSpec | undefined;
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
@@ -109,6 +127,8 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   logger: true,
   denyCache: true,
   rules: true,
+  plans: true,
+  defaultPlan: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -174,18 +194,24 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
   const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
   const rules = resolveRules(o.rules);
+  const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
+  const plans = resolvePlans(o.plans, rules, maxWeight);
+  const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
+  // every rule set a check may be decided under: the limiter's and each plan's
+  const ruleSets = [rules, ...(plans === undefined ? [] : [...plans.values()].map((p) => p.rules))];
+  const anyRules = ruleSets.some((set) => set.length > 0);
   // Rules are per group; a group on probation is decided as the shared newcomers' group, whose rule state all
   // newcomers would share (one tenant's rule holding another back). Until rule state is kept per id on
-  // probation, the two do not combine: with rules, probation is off.
-  const probationMs = int('probationMs', o.probationMs, rules.length > 0 ? 0 : Math.min(epochMs, 1000), 0);
-  if (probationMs > 0 && rules.length > 0) {
+  // probation, the two do not combine: with rules (the limiter's or a plan's), probation is off.
+  const probationMs = int('probationMs', o.probationMs, anyRules ? 0 : Math.min(epochMs, 1000), 0);
+  if (probationMs > 0 && anyRules) {
     throw new ConfigError(
       'ERR_BL_PROBATION_MS',
-      `Expected \`probationMs\` to be 0 with \`rules\` (a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`,
+      `Expected \`probationMs\` to be 0 with \`rules\` (the limiter's or a plan's: a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`,
     );
   }
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
-  const ruleMax = Math.min(...rules.map(ruleCapacity));
+  const ruleMax = Math.min(...ruleSets.flatMap((set) => set.map(ruleCapacity)));
   const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);
   if (maxCost > burst) {
     throw new ConfigError(
@@ -199,7 +225,6 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
       `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`,
     );
   }
-  const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
   const onStoreError = o.onStoreError ?? 'local';
   if (onStoreError !== 'allow' && onStoreError !== 'deny' && onStoreError !== 'local') {
     throw new ConfigError(
@@ -230,8 +255,22 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     maxGroups,
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
+    ...(plans === undefined ? {} : { plans }),
   });
-  return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
+  return Object.freeze({
+    spec,
+    store,
+    maxGroups,
+    maxGroupLength,
+    maxCost,
+    maxWeight,
+    onStoreError,
+    timeoutMs,
+    instances,
+    logger,
+    denyCache,
+    defaultPlan,
+  });
 }
 
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {

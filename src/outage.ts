@@ -238,6 +238,12 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
  * The `'local'` fallback's settings: `limit / instances` (at least 1), with burst and reserve scaled the same
  * way, so this process alone never admits more than its share in any window.
  */
+/** The fallback never defers: the input's admission part (its plan too). */
+function withoutDefer(input: AdmitInput): AdmitInput {
+  const { group, weight, cost, plan } = input;
+  return plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
+}
+
 export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
   if (instances === 1) return spec;
   const limit = Math.max(1, Math.floor(spec.limit / instances));
@@ -292,5 +298,5 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
   }
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
   const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined ? input : { group: input.group, weight: input.weight, cost: input.cost });
+  return (input) => local.admit(input.defer === undefined ? input : withoutDefer(input));
 }

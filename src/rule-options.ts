@@ -26,18 +26,21 @@ const ALGORITHMS: readonly RuleAlgorithm[] = ['token-bucket', 'sliding-window', 
 /** Most rules on one limiter: each costs every decision a little (README "Policies"). */
 export const MAX_RULES = 8;
 
-const fail = (message: string): never => {
-  throw new ConfigError('ERR_BL_RULES', message);
-};
-
-export function resolveRules(value: unknown): readonly RuleSpec[] {
+/**
+ * The rules of `value`, validated. `path` names the option in messages and `code` is the error's code: a
+ * plan's rules (src/plan-options.ts) are `plans.<name>.rules`, with ERR_BL_PLANS.
+ */
+export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULES'): readonly RuleSpec[] {
+  const fail = (message: string): never => {
+    throw new ConfigError(code, message);
+  };
   if (value === undefined) return Object.freeze([]);
-  if (!Array.isArray(value)) fail(`Expected \`rules\` to be an array of { name, limit, windowMs, algorithm? }, got ${describeValue(value)}`);
+  if (!Array.isArray(value)) fail(`Expected \`${path}\` to be an array of { name, limit, windowMs, algorithm? }, got ${describeValue(value)}`);
   const list = value as unknown[];
-  if (list.length > MAX_RULES) fail(`Expected \`rules\` to hold at most ${MAX_RULES} rules, got ${list.length}`);
+  if (list.length > MAX_RULES) fail(`Expected \`${path}\` to hold at most ${MAX_RULES} rules, got ${list.length}`);
   const names = new Set<string>();
   const out = list.map((item, i): RuleSpec => {
-    const at = `rules[${i}]`;
+    const at = `${path}[${i}]`;
     if (typeof item !== 'object' || item === null || Array.isArray(item))
       fail(`Expected \`${at}\` to be { name, limit, windowMs, algorithm? }, got ${describeValue(item)}`);
     refuseUnknownOptions(item, ['name', 'limit', 'windowMs', 'algorithm'], 'createLimiter()', `${at}.`);

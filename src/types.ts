@@ -35,6 +35,19 @@ export interface LimiterSpec {
   readonly maxGroups?: number;
   /** Per-group rules, checked with the share in the same call, all-or-nothing (resolved by src/options.ts). */
   readonly rules?: readonly RuleSpec[];
+  /** Plans by name (src/plan-options.ts resolves them); absent: the limiter has none. */
+  readonly plans?: ReadonlyMap<string, PlanSpec>;
+}
+
+/** A resolved plan: what a check naming it gets (src/plan-options.ts). */
+export interface PlanSpec {
+  readonly name: string;
+  /** The group's weight for a check of this plan, unless the check passes its own `weight`. */
+  readonly weight: number | undefined;
+  /** The limiter's rules merged with the plan's by name (a plan rule replaces the limiter rule of its name). */
+  readonly rules: readonly RuleSpec[];
+  /** In-flight requests of a group at once: validated and kept here; enforced once checks carry a concurrency. */
+  readonly concurrency: number | undefined;
 }
 
 /** One rule's state for the group after a decision (`decision.rules`). */
@@ -118,6 +131,8 @@ export interface AdmitInput {
   readonly cost: number;
   /** When present, a denied request is written as a job in the same store call. */
   readonly defer?: DeferInput;
+  /** A plan of the limiter (`LimiterSpec.plans`): the check is decided under that plan's rules. */
+  readonly plan?: string;
 }
 
 export interface DeferInput {

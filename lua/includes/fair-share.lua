@@ -9,8 +9,9 @@
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
     fs_config(text)           -> cfg     parses the config block, one ARGV of 9 comma-separated numbers:
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
-                                         probationMs (0 = no probation),
-                                         then, with rules, ';' and their JSON array (rules.lua)
+                                         probationMs (0 = no probation), then, with plans, ',' and spanMs (the
+                                         longest span any plan's rule state needs: the keys outlive it whichever
+                                         plan's rules a call has), then, with rules, ';' and their JSON array (rules.lua)
                                          (one argument, not nine: every script argument costs the client time on every call)
     fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
@@ -73,7 +74,7 @@ local FS_META_PACK = 'ddddddddddd'
 local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
 
-local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+)$'
+local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
 local function fs_config(text)
   -- rules follow the 9 numbers, each item starting with ';' (none: no rule work at all)
@@ -84,8 +85,10 @@ local function fs_config(text)
     rules, span_ms = RL.config(string.sub(text, semi + 1))
     text = string.sub(text, 1, semi - 1)
   end
-  local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms = string.match(text, FS_CONFIG_PATTERN)
-  if not limit then error('ERR_BL_CONFIG: expected 9 comma-separated numbers, got ' .. tostring(text)) end
+  local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
+    string.match(text, FS_CONFIG_PATTERN)
+  if not limit then error('ERR_BL_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
+  if plans_span_ms ~= '' and tonumber(plans_span_ms) > span_ms then span_ms = tonumber(plans_span_ms) end
   limit, burst, idle_ms = tonumber(limit), tonumber(burst), tonumber(idle_ms)
   local window_us, epoch_us = tonumber(window_ms) * 1000, tonumber(epoch_ms) * 1000
   -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.

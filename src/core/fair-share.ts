@@ -18,9 +18,20 @@ import {
   type MetaState,
 } from './fair-share-state';
 import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
+import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
 export { fsGroup } from './fair-share-groups';
+
+/**
+ * The longest span (ms) any plan's rule state needs, 0 without plans: fs_config's optional 10th number, so
+ * the keys outlive every plan's rule state whichever plan's rules a call has.
+ */
+export function plansSpanMs(spec: LimiterSpec): number {
+  let span = 0;
+  if (spec.plans) for (const plan of spec.plans.values()) span = Math.max(span, rlConfig(plan.rules)[1]);
+  return span;
+}
 
 /** The same numbers fs_config derives from the config block. */
 export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
@@ -38,7 +49,7 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
     maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS,
     T,
     // a rule's state must outlive its window (and a rule's window may be longer than idleMs)
-    ttlMs: Math.max(spec.idleMs, spanMs) + Math.floor((windowUs + epochUs) / 1000),
+    ttlMs: Math.max(spec.idleMs, spanMs, plansSpanMs(spec)) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs ?? 0,
     rules,
   };

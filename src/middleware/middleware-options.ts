@@ -18,6 +18,7 @@ const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof Li
   missingGroup: true,
   weight: true,
   cost: true,
+  plan: true,
   skip: true,
   headers: true,
   onLimit: true,
@@ -57,6 +58,7 @@ export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>)
     );
   }
   fn('skip', o.skip);
+  fn('plan', o.plan);
   oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
   oneOf('headers', o.headers, ['draft', 'legacy', false]);
   oneOf('onLimit', o.onLimit, ['respond', 'next']);

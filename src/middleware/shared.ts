@@ -14,7 +14,7 @@
  */
 import createError, { type HttpError } from 'http-errors';
 import { ConfigError, InputError, describeValue } from '../errors';
-import { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
+import { retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
 import { isDegraded } from '../outage';
 import type { Decision } from '../types';
@@ -23,6 +23,7 @@ import { deferredOutcome, offloadedOutcome, type DeferOptions, type DeferredOutc
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
+import { QUOTA_EXCEEDED, createPlanStep, quotaBodyWriter } from './plan-step';
 
 export type { DeferOptions, DeferredBody } from './defer';
 
@@ -46,6 +47,12 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly weight?: number | ((group: string, ctx: Ctx) => MaybePromise<number>);
   /** Units this request uses. @defaultValue `1` */
   readonly cost?: number | ((ctx: Ctx) => MaybePromise<number>);
+  /**
+   * The group's plan (one of the limiter's `plans`): its weight (unless `weight` is given) and its rules.
+   * `undefined`: the limiter's `defaultPlan`, or none. A name that is not a plan is the server's mistake: a 500
+   * and one WRN_BL_OPTION_RESULT warning, never a 4xx. @defaultValue none
+   */
+  readonly plan?: (group: string, ctx: Ctx) => MaybePromise<string | undefined>;
   /** Requests for which this returns true are not counted and get no headers. */
   readonly skip?: (ctx: Ctx) => MaybePromise<boolean>;
   /** Header format: IETF draft fields, legacy `X-RateLimit-*`, or none. @defaultValue `'draft'` */
@@ -96,7 +103,7 @@ export interface Runner<Ctx> {
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-export const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+export { QUOTA_EXCEEDED };
 export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
 /** The group of requests without one when `missingGroup: 'shared'`. */
 export const SHARED_GROUP = '(missing)';
@@ -132,16 +139,9 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     );
   }
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
-  const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs, limiter.spec.rules);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
-  // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter).
-  const rulePolicies = new Map(
-    (limiter.spec.rules ?? []).map((r) => {
-      const named = Object.freeze([r.name]);
-      return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
-    }),
-  );
+  const planStep = createPlanStep(limiter, o.headers ?? 'draft', o.plan, misconfigured);
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
@@ -170,11 +170,20 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     }
     let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
     if (constantCheck === undefined) {
-      const w = typeof weight === 'function' ? await weight(group, ctx) : (weight ?? 1);
-      if (!isIntUpTo(w, maxWeight)) return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
+      // no weight: the plan's, or 1
+      const w = typeof weight === 'function' ? await weight(group, ctx) : weight;
+      if ((w !== undefined || weight !== undefined) && !isIntUpTo(w, maxWeight))
+        return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
       const c = typeof cost === 'function' ? await cost(ctx) : (cost ?? 1);
       if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
       check = { weight: w, cost: c };
+    }
+    let view = planStep.view;
+    if (planStep.step !== undefined) {
+      const planned = await planStep.step(group, ctx, check);
+      if (planned.kind === 'reject') return planned;
+      view = planned.view;
+      check = planned.check;
     }
     if (defer !== undefined) {
       // The payload is built up front (a denied request may need it at once); the limiter encodes it only when a job is written.
@@ -194,7 +203,12 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
           return misconfigured('defer.groupConcurrency', cap, `an integer from 1 to ${MAX_GROUP_CONCURRENCY}`);
       }
       const groupConcurrency = cap as number | undefined;
-      if (defer.when === 'always') return offload(group, { ...job, ...check, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
+      if (defer.when === 'always') {
+        // a queued job has no plan yet: it keeps the plan's weight
+        const { plan, ...sized } = check;
+        const weighted = plan === undefined || sized.weight !== undefined ? sized : { ...sized, weight: limiter.spec.plans?.get(plan)?.weight };
+        return offload(group, { ...job, ...weighted, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
+      }
       check = { ...check, defer: job, ...(groupConcurrency ? { groupConcurrency } : {}) };
     }
     let decision: Decision;
@@ -207,10 +221,10 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
       return badRequest(error);
     }
-    const headers = writeHeaders(decision, !isDegraded(decision));
+    const headers = view.writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
     if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, defer, decision, headers, ctx);
-    const rule = decision.policy === undefined ? undefined : rulePolicies.get(decision.policy);
+    const rule = decision.policy === undefined ? undefined : view.rulePolicies.get(decision.policy);
     if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
     return limitRejection(decision, headers, policies, quotaBody);
   }
@@ -270,13 +284,6 @@ class LazyRejection implements Rejection {
     this.made ??= withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
     return this.made;
   }
-}
-
-/** The 429 body, JSON.stringify(problem) to the byte, from a template: the only part that varies is the wait. */
-function quotaBodyWriter(policies: readonly string[]): (seconds: number) => string {
-  const head = `{"type":${JSON.stringify(QUOTA_EXCEEDED)},"title":"Too Many Requests","status":429,"detail":"Too many requests; retry in `;
-  const tail = ` s.","violated-policies":${JSON.stringify(policies)}}`;
-  return (seconds) => head + seconds + tail;
 }
 
 function limitRejection(decision: Decision, headers: HeaderMap, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {

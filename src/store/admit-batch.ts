@@ -6,7 +6,9 @@
  * and writes the limiter state once: under load this cuts the Redis CPU per check to about a quarter and the
  * client's commands (and socket writes) by the batch size. A lone check waits only for the current turn to
  * end (setImmediate). Checks with different injected times (tests) never share a batch, and batches leave in
- * arrival order on one connection, so Redis sees the checks in that order.
+ * arrival order on one connection, so Redis sees the checks in that order. With `laneOf` (a limiter with
+ * plans: each plan's rules are a config block of their own), a turn's checks go in one call per lane, the
+ * lanes in the order of their first check, all at once.
  */
 
 /** One request in one script call. `now` is the injected time the script gets (0 = Redis TIME). */
@@ -25,11 +27,15 @@ export class ScriptBatcher<Req, Reply> {
   private batchNow = 0;
   private scheduled = false;
 
-  /** @param maxBatch requests per script call at most; 1 sends every request on its own */
+  /**
+   * @param maxBatch requests per script call at most; 1 sends every request on its own
+   * @param laneOf requests of different lanes never share a call (`one` and `many` get one lane's requests)
+   */
   constructor(
     private readonly one: RunOne<Req, Reply>,
     private readonly many: RunMany<Req, Reply>,
     private readonly maxBatch: number,
+    private readonly laneOf?: (request: Req) => number,
   ) {}
 
   submit(now: number, request: Req): Promise<Reply> {
@@ -56,6 +62,11 @@ export class ScriptBatcher<Req, Reply> {
     if (batch.length === 0) return;
     this.batch = [];
     const now = this.batchNow;
+    if (this.laneOf === undefined || batch.length === 1) this.send(now, batch);
+    else for (const lane of lanes(batch, this.laneOf)) this.send(now, lane);
+  }
+
+  private send(now: number, batch: Array<Waiting<Req, Reply>>): void {
     if (batch.length === 1) {
       const only = batch[0]!;
       this.one(now, only.request).then(only.resolve, only.reject);
@@ -73,4 +84,18 @@ export class ScriptBatcher<Req, Reply> {
       },
     );
   }
+}
+
+/** A batch split by lane, in the order of each lane's first request (one lane: the batch itself). */
+function lanes<Req, Reply>(batch: Array<Waiting<Req, Reply>>, laneOf: (request: Req) => number): Array<Array<Waiting<Req, Reply>>> {
+  const first = laneOf(batch[0]!.request);
+  if (batch.every((w) => laneOf(w.request) === first)) return [batch];
+  const byLane = new Map<number, Array<Waiting<Req, Reply>>>();
+  for (const w of batch) {
+    const lane = laneOf(w.request);
+    const list = byLane.get(lane);
+    if (list) list.push(w);
+    else byLane.set(lane, [w]);
+  }
+  return [...byLane.values()];
 }

@@ -15,6 +15,8 @@ import {
   type FairShareState,
 } from '../core/fair-share';
 import { toAdmitReply, toDecision } from '../core/decision';
+import { rlConfig } from '../core/rules';
+import { rulesOfCheck } from './plan-lanes';
 import { ConfigError, describeValue } from '../errors';
 import { queueMethods, withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from '../queue/memory-queue';
@@ -41,6 +43,8 @@ export class MemoryStore implements Store {
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
   bind(spec: LimiterSpec): LimiterStore {
     const cfg = fairShareConfig(spec as FairShareSpec);
+    // each plan's rules as the core runs them (a check without a plan: the limiter's, cfg.rules)
+    const planRules = new Map([...(spec.plans?.values() ?? [])].map((plan) => [plan.name, rlConfig(plan.rules)[0]] as const));
     const name = spec.name;
     const stateOf = (): FairShareState => {
       let state = this.limiters.get(name);
@@ -63,6 +67,8 @@ export class MemoryStore implements Store {
       admit: async (input: AdmitInput): Promise<Decision> => {
         const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
         const defer = input.defer;
+        const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
+        const ruleSpecs = rulesOfCheck(spec, input);
         // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
         const existing = defer?.idempotencyKey ? queueOf().findIdempotent(defer.idempotencyKey) : undefined;
         if (existing) {
@@ -82,17 +88,17 @@ export class MemoryStore implements Store {
             atMs: fs.nowMs,
             group: input.group,
             policy: 0,
-            rules: cfg.rules && cfg.rules.flatMap(() => [0, 0]),
+            rules: rules && rules.flatMap(() => [0, 0]),
           } as const;
-          return withDeferral(toDecision(reply, spec.rules), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+          return withDeferral(toDecision(reply, ruleSpecs), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
-        const r = decide(fs, input.group, input.weight, input.cost, true);
+        const r = decide(fs, input.group, input.weight, input.cost, true, rules);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
-        if (r.allowed || !defer) return toDecision(reply, spec.rules);
+        if (r.allowed || !defer) return toDecision(reply, ruleSpecs);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
-        return withDeferral(toDecision(reply, spec.rules), outcome);
+        return withDeferral(toDecision(reply, ruleSpecs), outcome);
       },
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);

@@ -13,7 +13,7 @@ import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
-import { ScriptBatcher } from './admit-batch';
+import { laneBatcher, ruleLanes, rulesOfCheck } from './plan-lanes';
 import { openDurableWrites } from './durable-writes';
 import {
   admitCommand,
@@ -115,17 +115,23 @@ export class RedisStore implements Store {
   /** The limiter's admission and its queue (RedisQueue over the same keys). */
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
-    const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
+    // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
+    const lanes = ruleLanes(spec);
+    const configs = lanes.rules.map((rules) => fairShareConfig(spec, DEFAULT_MAX_GROUPS, rules));
     const admitKeys = [keys.groups, keys.seen] as const;
     const block = queueKeyBlock(keys);
-    const checks = new ScriptBatcher<AdmitInput, AdmitReply>(
-      admitCommand(this.client, admitKeys, config),
-      admitManyCommand(this.client, admitKeys, config),
+    const checks = laneBatcher<AdmitInput, AdmitReply>(
+      lanes,
+      configs,
+      (config) => admitCommand(this.client, admitKeys, config),
+      (config) => admitManyCommand(this.client, admitKeys, config),
       this.maxBatch,
     );
-    const deferringChecks = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-      admitDeferCommand(this.client, block, config),
-      admitDeferManyCommand(this.client, block, config),
+    const deferringChecks = laneBatcher<DeferringInput, AdmitDeferReply>(
+      lanes,
+      configs,
+      (config) => admitDeferCommand(this.client, block, config),
+      (config) => admitDeferManyCommand(this.client, block, config),
       this.maxBatch,
     );
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
@@ -137,11 +143,11 @@ export class RedisStore implements Store {
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), spec.rules), failed);
+      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input)), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
       deferringChecks
         .submit(this.nowUs(), input)
-        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed);
+        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input)), deferOutcome(reply.defer)), failed);
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
@@ -154,9 +160,11 @@ export class RedisStore implements Store {
       // get a connection of their own (on Cluster, to the slot's master), so live checks never queue behind a WAIT.
       durableWrites: () =>
         openDurableWrites(this.client, keys.jobs, (client) => {
-          const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-            admitDeferCommand(client, block, config),
-            admitDeferManyCommand(client, block, config),
+          const writes = laneBatcher<DeferringInput, AdmitDeferReply>(
+            lanes,
+            configs,
+            (config) => admitDeferCommand(client, block, config),
+            (config) => admitDeferManyCommand(client, block, config),
             this.maxBatch,
           );
           const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
@@ -164,7 +172,10 @@ export class RedisStore implements Store {
             admit: (input) =>
               writes
                 .submit(this.nowUs(), input as DeferringInput)
-                .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed),
+                .then(
+                  (reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input)), deferOutcome(reply.defer)),
+                  failed,
+                ),
             enqueue: (input) => writeQueue.enqueue(input),
           };
         }),

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { AdmitReply } from '../core/decision';
-import { rulesConfigText } from '../core/rules';
+import { plansSpanMs } from '../core/fair-share';
+import { rulesConfigText, type RuleSpec } from '../core/rules';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
@@ -79,11 +80,13 @@ export function runScript(client: RedisClient, script: LoadedScript, keys: reado
 
 /**
  * The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua): one argument of
- * 9 comma-separated numbers, built once per limiter (each script argument costs the client time on every call).
+ * 9 comma-separated numbers (10 with plans: their longest rule span), then the rules, built once per limiter
+ * and, with plans, once per plan's rules (each script argument costs the client time on every call).
  */
 export function fairShareConfig(
   spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number },
   defaultMaxGroups: number,
+  rules: readonly RuleSpec[] | undefined = spec.rules,
 ): string {
   return (
     [
@@ -96,7 +99,8 @@ export function fairShareConfig(
       spec.sustained ? 1 : 0,
       spec.maxGroups ?? defaultMaxGroups,
       spec.probationMs ?? 0,
-    ].join(',') + rulesConfigText(spec.rules)
+      ...(spec.plans ? [plansSpanMs(spec)] : []),
+    ].join(',') + rulesConfigText(rules)
   );
 }
 

@@ -1,0 +1,94 @@
+/**
+ * The `plans` and `defaultPlan` options: validated once at construction into resolved PlanSpecs. A plan's
+ * rules merge with the limiter's by name (mergeRules), so the limiter's rules are the defaults every plan
+ * inherits; a check names its plan (`check(group, { plan })`), and the store decides it under that plan's rules.
+ */
+import type { RuleSpec } from './core/rules';
+import { ConfigError, describeValue } from './errors';
+import { refuseUnknownOptions } from './option-names';
+import { MAX_RULES, resolveRules, type Rule } from './rule-options';
+import type { PlanSpec } from './types';
+
+/** A tier of groups: e.g. `{ free: { weight: 1, rules: [...] }, pro: { weight: 5 } }`. */
+export interface Plan {
+  /** The group's weight in the fair share for a check of this plan (a check's own `weight` wins). Integer 1 … `maxWeight`. @defaultValue `1` */
+  readonly weight?: number;
+  /**
+   * Merged with the limiter's `rules` by name: a plan rule named like a limiter rule replaces it, any other
+   * plan rule is added. The limiter's rules are the defaults every plan inherits. @defaultValue `[]`
+   */
+  readonly rules?: readonly Rule[];
+  /** Requests of a group in flight at once, integer ≥ 1. Validated now; enforced once request concurrency lands. */
+  readonly concurrency?: number;
+}
+
+/** Printable ASCII, no space at either end, at most 64: a plan name shows in messages and logs as it is. */
+const PLAN_NAME = /^[!-~](?:[ -~]{0,62}[!-~])?$/;
+/** Most plans on one limiter: each is a config block (and, on Redis, its own batch of checks). */
+export const MAX_PLANS = 32;
+/** The most in-flight requests a plan may allow a group: far beyond any server's, small enough for counters. */
+const MAX_CONCURRENCY = 1_000_000;
+
+const fail = (message: string): never => {
+  throw new ConfigError('ERR_BL_PLANS', message);
+};
+
+/**
+ * The limiter's rules with a plan's merged in by name: a plan rule replaces the limiter rule of its name (in
+ * that rule's place), the others follow in the plan's order.
+ */
+export function mergeRules(limiterRules: readonly RuleSpec[], planRules: readonly RuleSpec[]): readonly RuleSpec[] {
+  if (planRules.length === 0) return limiterRules;
+  const byName = new Map(planRules.map((r) => [r.name, r]));
+  const merged = limiterRules.map((r) => byName.get(r.name) ?? r);
+  const inherited = new Set(limiterRules.map((r) => r.name));
+  for (const r of planRules) if (!inherited.has(r.name)) merged.push(r);
+  return Object.freeze(merged);
+}
+
+/** `plans` resolved: name → PlanSpec (a Map: plan names are user data and never reach a prototype). */
+export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], maxWeight: number): ReadonlyMap<string, PlanSpec> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(`Expected \`plans\` to be an object of { [name]: { weight?, rules?, concurrency? } }, got ${describeValue(value)}`);
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) fail('Expected `plans` to name at least one plan, got {}');
+  if (entries.length > MAX_PLANS) fail(`Expected \`plans\` to hold at most ${MAX_PLANS} plans, got ${entries.length}`);
+  const plans = new Map<string, PlanSpec>();
+  for (const [name, plan] of entries) {
+    if (!PLAN_NAME.test(name))
+      fail(`Expected each plan name to be 1–64 printable ASCII characters (no space at either end), got ${describeValue(name)}`);
+    const at = `plans.${name}`;
+    if (typeof plan !== 'object' || plan === null || Array.isArray(plan)) {
+      fail(`Expected \`${at}\` to be { weight?, rules?, concurrency? }, got ${describeValue(plan)}`);
+    }
+    refuseUnknownOptions(plan as object, ['weight', 'rules', 'concurrency'], 'createLimiter()', `${at}.`);
+    const p = plan as Plan;
+    if (p.weight !== undefined && !isIntIn(p.weight, maxWeight)) {
+      fail(`Expected \`${at}.weight\` to be an integer from 1 to ${maxWeight} (\`maxWeight\`), got ${describeValue(p.weight)}`);
+    }
+    if (p.concurrency !== undefined && !isIntIn(p.concurrency, MAX_CONCURRENCY)) {
+      fail(`Expected \`${at}.concurrency\` to be an integer from 1 to ${MAX_CONCURRENCY}, got ${describeValue(p.concurrency)}`);
+    }
+    const rules = mergeRules(limiterRules, resolveRules(p.rules, `${at}.rules`, 'ERR_BL_PLANS'));
+    if (rules.length > MAX_RULES) {
+      fail(`Expected \`${at}.rules\` merged with the limiter's \`rules\` to be at most ${MAX_RULES} rules, got ${rules.length}`);
+    }
+    plans.set(name, Object.freeze({ name, weight: p.weight, rules, concurrency: p.concurrency }));
+  }
+  return plans;
+}
+
+/** `defaultPlan`: the plan of a check that names none; it must be one of `plans`. */
+export function resolveDefaultPlan(value: unknown, plans: ReadonlyMap<string, PlanSpec> | undefined): PlanSpec | undefined {
+  if (value === undefined) return undefined;
+  const plan = typeof value === 'string' ? plans?.get(value) : undefined;
+  if (plan === undefined) {
+    const known = plans === undefined ? 'no `plans` are given' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
+    throw new ConfigError('ERR_BL_DEFAULT_PLAN', `Expected \`defaultPlan\` to name a plan (${known}), got ${describeValue(value)}`);
+  }
+  return plan;
+}
+
+const isIntIn = (v: unknown, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max;

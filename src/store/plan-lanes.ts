@@ -1,0 +1,61 @@
+/**
+ * Plans in the RedisStore: each distinct rule set (the limiter's, then each plan's whose merged rules differ)
+ * is a config block of its own, a "lane", and a turn's checks go to Redis in one script call per lane (the
+ * scripts are unchanged: one call decides every check under one config). A limiter without plans has one
+ * lane and batches exactly as before.
+ */
+import { rulesConfigText, type RuleSpec } from '../core/rules';
+import type { AdmitInput, LimiterSpec } from '../types';
+import { ScriptBatcher, type RunMany, type RunOne } from './admit-batch';
+
+export interface RuleLanes {
+  /** The rules of each lane; lane 0 is the limiter's own (a check without a plan). */
+  readonly rules: ReadonlyArray<readonly RuleSpec[] | undefined>;
+  /** A check's lane; undefined when there is one lane. */
+  readonly laneOf: ((input: AdmitInput) => number) | undefined;
+}
+
+export function ruleLanes(spec: LimiterSpec): RuleLanes {
+  const rules: Array<readonly RuleSpec[] | undefined> = [spec.rules];
+  if (spec.plans === undefined) return { rules, laneOf: undefined };
+  // plans with the same rules (e.g. a plan that only sets a weight) share a lane: the same config block
+  const laneByText = new Map<string, number>([[rulesConfigText(spec.rules), 0]]);
+  const laneByPlan = new Map<string, number>();
+  for (const plan of spec.plans.values()) {
+    const text = rulesConfigText(plan.rules);
+    let lane = laneByText.get(text);
+    if (lane === undefined) {
+      lane = rules.length;
+      rules.push(plan.rules);
+      laneByText.set(text, lane);
+    }
+    laneByPlan.set(plan.name, lane);
+  }
+  if (rules.length === 1) return { rules, laneOf: undefined };
+  return { rules, laneOf: (input) => (input.plan === undefined ? 0 : (laneByPlan.get(input.plan) ?? 0)) };
+}
+
+/** A script batcher over every lane: `one` and `many` made per lane's config block. */
+export function laneBatcher<Req extends AdmitInput, Reply>(
+  lanes: RuleLanes,
+  configs: readonly string[],
+  one: (config: string) => RunOne<Req, Reply>,
+  many: (config: string) => RunMany<Req, Reply>,
+  maxBatch: number,
+): ScriptBatcher<Req, Reply> {
+  const laneOf = lanes.laneOf;
+  if (laneOf === undefined) return new ScriptBatcher(one(configs[0]!), many(configs[0]!), maxBatch);
+  const ones = configs.map(one);
+  const manys = configs.map(many);
+  return new ScriptBatcher<Req, Reply>(
+    (now, request) => ones[laneOf(request)]!(now, request),
+    (now, requests) => manys[laneOf(requests[0]!)]!(now, requests),
+    maxBatch,
+    laneOf,
+  );
+}
+
+/** The rules a check's decision names: its plan's, or the limiter's. */
+export function rulesOfCheck(spec: LimiterSpec, input: AdmitInput): readonly RuleSpec[] | undefined {
+  return input.plan === undefined ? spec.rules : (spec.plans?.get(input.plan)?.rules ?? spec.rules);
+}
