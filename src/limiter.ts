@@ -241,7 +241,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
       // work put on the queue has no plan (yet): a `defaultPlan`'s weight, unless the options give one
       const weighted =
-        enqueueOptions?.weight === undefined && defaultPlan?.weight !== undefined ? { ...enqueueOptions, weight: defaultPlan.weight } : enqueueOptions;
+        enqueueOptions?.weight === undefined && defaultPlan?.weight !== undefined
+          ? { ...enqueueOptions, weight: defaultPlan.weight }
+          : enqueueOptions;
       const input = toEnqueueInput(group, weighted, deferOptions, limits);
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
       return toEnqueuedJob(await (durable ?? store).enqueue(scoped), input, limits);
