@@ -81,3 +81,21 @@ test('every key of a limiter has a TTL once its dispatcher and workers stopped',
   expect(await client.pttl(`{bl:${name}}:delayed`)).toBeGreaterThan(2 * HOUR);
   await limiter.destroy();
 }, 40_000);
+
+test("a limiter's admission keys outlive its longest plan rule, whatever plan the check that set their TTL had", async () => {
+  const name = `expiry-plans-${process.pid}`;
+  const limiter = createLimiter({
+    store: new RedisStore({ client }),
+    name,
+    limit: 100,
+    windowMs: 1000,
+    idleMs: 2000,
+    plans: { free: {}, pro: { rules: [{ name: 'hour', limit: 3, windowMs: HOUR, algorithm: 'sliding-window' }] } },
+  });
+  expect((await limiter.check('p', { plan: 'pro' })).allowed).toBe(true);
+  // a new group under a plan without rules: the call that sets the keys' TTL again
+  expect((await limiter.check('newcomer', { plan: 'free' })).allowed).toBe(true);
+  for (const key of [`{bl:${name}}:groups`, `{bl:${name}}:seen`]) expect(await client.pttl(key)).toBeGreaterThan(HOUR);
+  await limiter.destroy();
+  await limiter.close();
+});

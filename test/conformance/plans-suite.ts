@@ -1,0 +1,164 @@
+/**
+ * Plans on every store, through the limiter (a plan's weight is resolved there, its rules in the store): weights
+ * share in their ratio, a plan's rules merge with the limiter's by name, a group moving between plans keeps the
+ * state of the rules both plans share, caps hold with checks of several plans in one turn from several
+ * handles, and a plan's rule state outlives a silence whatever plan the last check had. Injected clock.
+ */
+import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
+import type { Rule } from '../../src/rule-options';
+import type { Decision } from '../../src/types';
+import { ManualClock, maxInAnyWindow, seededRandom, type StoreHarness } from './store-suite';
+
+let seq = 0;
+const silent = { warn: () => undefined, error: () => undefined };
+const sliding = (name: string, limit: number, windowMs = 1000): Rule => ({ name, limit, windowMs, algorithm: 'sliding-window' });
+
+export function describePlanCases(name: string, setup: () => Promise<StoreHarness>): void {
+  describe(`plans: ${name}`, () => {
+    let h: StoreHarness;
+    const made: Limiter[] = [];
+    beforeAll(async () => {
+      h = await setup();
+    });
+    afterAll(async () => {
+      for (const l of made) await l.destroy();
+      await Promise.all(made.map((l) => l.close()));
+      await h.close();
+    });
+    /** `handles` limiters of one name on the clock (several processes on one Redis). */
+    const limiters = (clock: ManualClock, options: Omit<LimiterOptions, 'store'>, handles = 1): Limiter[] => {
+      const limiterName = `plans-${process.pid}-${++seq}`;
+      const out = h.make(clock.now, handles).map((store) => createLimiter({ logger: silent, ...options, store, name: limiterName }));
+      made.push(...out);
+      return out;
+    };
+
+    test('two plans share the global limit in the ratio of their weights', async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, { limit: 100, windowMs: 1000, plans: { free: { weight: 1 }, pro: { weight: 3 } } });
+      const admitted = { free: 0, pro: 0 };
+      for (let t = 0; t < 400; t++) {
+        const calls: Array<Promise<[string, Decision]>> = [];
+        for (const plan of ['free', 'pro'] as const) {
+          for (let i = 0; i < 3; i++) calls.push(l!.check(`${plan}-tenant`, { plan }).then((d) => [plan, d]));
+        }
+        for (const [plan, d] of await Promise.all(calls)) if (d.allowed && t >= 100) admitted[plan as 'free' | 'pro'] += 1;
+        clock.advance(10);
+      }
+      // 3 s of both saturated: 300 units, 1 : 3
+      expect(admitted.free + admitted.pro).toBeGreaterThan(270);
+      expect(admitted.pro / admitted.free).toBeGreaterThan(2.5);
+      expect(admitted.pro / admitted.free).toBeLessThan(3.5);
+    });
+
+    test("a plan's rule replaces the limiter's rule of its name, and another plan rule extends them", async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, {
+        limit: 10_000,
+        windowMs: 1000,
+        burst: 1000,
+        rules: [sliding('second', 5)],
+        plans: { pro: { rules: [sliding('second', 10), sliding('minute', 15, 60_000)] } },
+      });
+      const own = await Promise.all(Array.from({ length: 7 }, () => l!.check('basic')));
+      expect(own.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, false]);
+      expect(own[5]!.policy).toBe('second');
+      expect(own[0]!.rules!.map((r) => [r.name, r.limit])).toEqual([['second', 5]]);
+
+      const pro = await Promise.all(Array.from({ length: 12 }, () => l!.check('big', { plan: 'pro' })));
+      expect(pro.filter((d) => d.allowed)).toHaveLength(10);
+      expect(pro[11]!.policy).toBe('second');
+      expect(pro[0]!.rules!.map((r) => [r.name, r.limit, r.remaining])).toEqual([
+        ['second', 10, 9],
+        ['minute', 15, 14],
+      ]);
+      clock.advance(1200);
+      const later = await Promise.all(Array.from({ length: 7 }, () => l!.check('big', { plan: 'pro' })));
+      // the added rule binds now: 10 + 5 = 15 in the minute
+      expect(later.filter((d) => d.allowed)).toHaveLength(5);
+      expect(later[6]!.policy).toBe('minute');
+    });
+
+    test('a group moving between plans keeps the state of a rule both plans have', async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, {
+        limit: 10_000,
+        windowMs: 1000,
+        burst: 1000,
+        plans: { free: { rules: [sliding('second', 4)] }, pro: { rules: [sliding('second', 10)] } },
+        defaultPlan: 'free',
+      });
+      const free = await Promise.all(Array.from({ length: 5 }, () => l!.check('g')));
+      expect(free.map((d) => d.allowed)).toEqual([true, true, true, true, false]);
+      // upgraded within the second: the 4 already spent count against pro's 10
+      const pro = await Promise.all(Array.from({ length: 8 }, () => l!.check('g', { plan: 'pro' })));
+      expect(pro.filter((d) => d.allowed)).toHaveLength(6);
+      expect(pro[7]!.rules).toEqual([expect.objectContaining({ name: 'second', limit: 10, remaining: 0 })]);
+      // back on free: 10 spent, over its 4
+      const back = await l!.check('g', { plan: 'free' });
+      expect(back).toMatchObject({ allowed: false, policy: 'second' });
+      // checks of both plans in one turn are each decided under their own plan
+      clock.advance(1200);
+      const mixed = await Promise.all([
+        ...Array.from({ length: 3 }, () => l!.check('h', { plan: 'free' })),
+        ...Array.from({ length: 3 }, () => l!.check('k', { plan: 'pro' })),
+        ...Array.from({ length: 3 }, () => l!.check('h', { plan: 'free' })),
+      ]);
+      expect(mixed.map((d) => d.allowed)).toEqual([true, true, true, true, true, true, true, false, false]);
+      expect(mixed.map((d) => d.rules![0]!.limit)).toEqual([4, 4, 4, 10, 10, 10, 4, 4, 4]);
+    });
+
+    test("each plan's caps hold in every window, with checks of several plans in one turn from several handles", async () => {
+      const clock = new ManualClock();
+      const handles = limiters(
+        clock,
+        {
+          limit: 100_000,
+          windowMs: 1000,
+          burst: 5000,
+          rules: [sliding('second', 8)],
+          plans: { free: { rules: [sliding('second', 5)] }, pro: { weight: 2, rules: [sliding('second', 12)] }, same: { weight: 4 } },
+        },
+        3,
+      );
+      const caps: Record<string, number> = { free: 5, pro: 12, same: 8, none: 8 };
+      const log: Record<string, Array<{ at: number; cost: number }>> = { free: [], pro: [], same: [], none: [] };
+      const rnd = seededRandom(17);
+      let k = 0;
+      for (let t = 0; t < 600; t++) {
+        const calls: Array<Promise<[string, Decision]>> = [];
+        for (const plan of Object.keys(caps)) {
+          const n = Math.floor(rnd() * 4);
+          for (let i = 0; i < n; i++) {
+            const l = handles[k++ % handles.length]!;
+            calls.push(l.check(`t-${plan}`, plan === 'none' ? {} : { plan }).then((d) => [plan, d]));
+          }
+        }
+        for (const [plan, d] of await Promise.all(calls)) if (d.allowed) log[plan]!.push({ at: d.at, cost: 1 });
+        clock.advance(1 + Math.floor(rnd() * 40));
+      }
+      for (const plan of Object.keys(caps)) {
+        expect(maxInAnyWindow(log[plan]!, 1000)).toBeLessThanOrEqual(caps[plan]!);
+        // ~12 s of traffic above every cap: the caps bind
+        expect(log[plan]!.length).toBeGreaterThan(12 * caps[plan]! * 0.7);
+      }
+    });
+
+    test("a plan's rule state outlives a silence after a check of a plan without that rule", async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, {
+        limit: 1000,
+        windowMs: 1000,
+        idleMs: 2000,
+        plans: { free: { weight: 1 }, pro: { rules: [sliding('hour', 3, 3_600_000)] } },
+      });
+      for (let i = 0; i < 3; i++) expect((await l!.check('p', { plan: 'pro' })).allowed).toBe(true);
+      expect((await l!.check('p', { plan: 'pro' })).policy).toBe('hour');
+      clock.advance(1000);
+      expect((await l!.check('newcomer', { plan: 'free' })).allowed).toBe(true);
+      // far past idleMs + windowMs + epochMs, well within the hour
+      clock.advance(10 * 60_000);
+      expect(await l!.check('p', { plan: 'pro' })).toMatchObject({ allowed: false, policy: 'hour' });
+    });
+  });
+}
