@@ -113,6 +113,11 @@ describe('the oracle notices a one-constant change in a script', () => {
       'retry, hint, policy = rwait, rwait, rbad',
       'retry, hint, policy = rwait, rwait, rbad; meta.gt = meta.gt - c',
     ],
+    [
+      "the plans' longest rule span in the keys' TTL (fair-share.lua)",
+      "if plans_span_ms ~= '' and tonumber(plans_span_ms) > span_ms then",
+      "if plans_span_ms ~= '' and tonumber(plans_span_ms) < span_ms then",
+    ],
   ];
   test.each(mutations)(
     '%s',

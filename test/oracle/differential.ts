@@ -7,7 +7,8 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { fairShareConfig, type FairShareSpec } from '../../src/core/fair-share';
 import type { RuleAlgorithm } from '../../src/core/rules';
-import { resolveRules } from '../../src/rule-options';
+import { resolvePlans } from '../../src/plan-options';
+import { resolveRules, type Rule } from '../../src/rule-options';
 import { MemoryQueue } from '../../src/queue/memory-queue';
 import { RedisQueue } from '../../src/queue/redis-queue';
 import { MemoryStore } from '../../src/store/memory-store';
@@ -63,17 +64,44 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc
         { minLength: 1, maxLength: 3 },
       ),
     ),
+    // a third of the specs carry plans: rules that replace the limiter's (r0, r1) or extend them (x0, x1)
+    plans: fc.oneof(
+      { arbitrary: fc.constant<Array<Array<RuleDraft & { readonly name: string }>>>([]), weight: 2 },
+      {
+        arbitrary: fc.array(
+          fc.uniqueArray(
+            fc.record<RuleDraft & { readonly name: string }>({
+              name: fc.constantFrom('r0', 'r1', 'x0', 'x1'),
+              limit: fc.integer({ min: 1, max: 20 }),
+              windowMs: fc.integer({ min: 20, max: 5000 }),
+              algorithm: fc.constantFrom('token-bucket', 'sliding-window', 'fixed-window') as fc.Arbitrary<RuleAlgorithm>,
+            }),
+            { selector: (r) => r.name, maxLength: 2 },
+          ),
+          { minLength: 1, maxLength: 3 },
+        ),
+        weight: 1,
+      },
+    ),
   })
-  .map(({ limit, burstPct, reservePct, rules, ...rest }) => {
+  .map(({ limit, burstPct, reservePct, rules, plans, ...rest }) => {
     const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
     const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
+    const planOptions: Record<string, { rules: readonly Rule[] }> = {};
+    plans.forEach((planRules: ReadonlyArray<RuleDraft & { readonly name: string }>, i: number) => {
+      planOptions[`p${i}`] = { rules: planRules };
+    });
+    const resolvedPlans = plans.length > 0 ? resolvePlans(planOptions, resolved, 1000) : undefined;
     return {
       ...rest,
+      // as createLimiter: no probation with rules (a plan's too); fs_group skips it under a config with rules
+      ...(resolvedPlans && [...resolvedPlans.values()].some((p) => p.rules.length > 0) ? { probationMs: 0 } : {}),
       name: 'oracle',
       limit,
       burst,
       reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
       ...(resolved.length > 0 ? { rules: resolved } : {}),
+      ...(resolvedPlans ? { plans: resolvedPlans } : {}),
     };
   });
 

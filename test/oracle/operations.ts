@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { FairShareSpec } from '../../src/core/fair-share';
+import { ruleLanes } from '../../src/store/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
 import type { ClaimedJob, QueueStore } from '../../src/queue/types';
 import type { AdmitInput, Decision } from '../../src/types';
@@ -58,9 +59,26 @@ const deferArgs = fc.record({
   maxBacklog: fc.integer({ min: 1, max: 6 }),
   maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)),
 });
-const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec) });
+/** A check's plan: none, or one of the spec's (each plan's rules are a config block of their own on Redis). */
+const planOf = (spec: FairShareSpec): fc.Arbitrary<string | undefined> =>
+  spec.plans ? fc.option(fc.constantFrom(...spec.plans.keys()), { nil: undefined, freq: 2 }) : fc.constant(undefined);
+/**
+ * A turn's checks as the RedisStore sends them: one call per plan rule set (src/store/plan-lanes.ts), the lanes
+ * in the order of their first check. The batch is given to both sides in that order (the checks of one turn are
+ * concurrent: any order is a valid one), so the lanes' calls are compared with the same checks one by one.
+ */
+const inLaneOrder = <I extends AdmitInput>(spec: FairShareSpec, inputs: I[]): I[] => {
+  const laneOf = ruleLanes(spec).laneOf;
+  if (laneOf === undefined) return inputs;
+  const lanes = new Map<number, I[]>();
+  for (const input of inputs) lanes.set(laneOf(input), [...(lanes.get(laneOf(input)) ?? []), input]);
+  return [...lanes.values()].flat();
+};
+const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec), plan: planOf(spec) });
 const deferringArgs = (spec: FairShareSpec) =>
-  fc.record({ group, weight, cost: costOf(spec), defer: deferArgs }).map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
+  fc
+    .record({ group, weight, cost: costOf(spec), plan: planOf(spec), defer: deferArgs })
+    .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
 const pick = fc.nat({ max: 40 });
 const keepMs = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constant(86_400_000));
 
@@ -96,7 +114,7 @@ export const OPERATIONS = {
   admitMany: op({
     weight: 2,
     admits: true,
-    args: (spec) => fc.array(admitArgs(spec), { minLength: 2, maxLength: 5 }),
+    args: (spec) => fc.array(admitArgs(spec), { minLength: 2, maxLength: 5 }).map((inputs) => inLaneOrder(spec, inputs)),
     run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
   }),
   /** A dense run of arrivals (admit.lua each, a few ms apart): where the admission constants show. */
@@ -140,7 +158,7 @@ export const OPERATIONS = {
   admitDeferMany: op({
     weight: 2,
     admits: true,
-    args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
+    args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }).map((inputs) => inLaneOrder(spec, inputs)),
     run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
   }),
   enqueue: op({
