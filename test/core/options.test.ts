@@ -146,3 +146,77 @@ test("probationMs: 0 by default with rules, and refused above 0 with them (newco
     expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }),
   );
 });
+
+const sec = (name: string, limit: number) => ({ name, limit, windowMs: 1000 });
+
+test.each<[unknown, string]>([
+  // plans: the option's shape, names, weight, concurrency and rules are ERR_BL_PLANS (a misspelt key is an unknown option)
+  [{ limit: 10, plans: [] }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: 'pro' }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: {} }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: null } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { '': {} } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { ' pro': {} } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { 'pro\n': {} } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { ['p'.repeat(65)]: {} } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`p${i}`, {}])) }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { weight: 0 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { weight: 1.5 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { weight: '2' } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { concurrency: 0 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { concurrency: 2.5 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { rules: {} } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { rules: [{ name: 'global', limit: 1, windowMs: 1000 }] } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { rules: [sec('a', 1), sec('a', 2)] } } }, 'ERR_BL_PLANS'],
+  // merged with the limiter's 8, a 9th rule is one too many
+  [{ limit: 10, rules: Array.from({ length: 8 }, (_, i) => sec(`r${i}`, 1)), plans: { pro: { rules: [sec('x', 1)] } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, plans: { pro: { wieght: 2 } } }, 'ERR_BL_UNKNOWN_OPTION'],
+  [{ limit: 10, plans: { pro: { rules: [{ name: 'a', limit: 1, window: 1000 }] } } }, 'ERR_BL_UNKNOWN_OPTION'],
+  [{ limit: 10, defaultPlan: 'pro' }, 'ERR_BL_DEFAULT_PLAN'],
+  [{ limit: 10, plans: { pro: {} }, defaultPlan: 'free' }, 'ERR_BL_DEFAULT_PLAN'],
+  [{ limit: 10, plans: { pro: {} }, defaultPlan: 1 }, 'ERR_BL_DEFAULT_PLAN'],
+  // a plan's rule makes probation impossible, as the limiter's own rules do
+  [{ limit: 10, plans: { pro: { rules: [sec('a', 5)] } }, probationMs: 100 }, 'ERR_BL_PROBATION_MS'],
+  // and its capacity bounds maxCost
+  [{ limit: 100, burst: 10, reserve: 2, maxCost: 5, plans: { pro: { rules: [{ name: 'a', limit: 20, windowMs: 1000 }] } } }, 'ERR_BL_MAX_COST'],
+])('plans: %j → %s', (options, code) => {
+  expect(codeOf(options)).toBe(code);
+});
+
+test("plans: resolved in a Map; a plan's rules replace the limiter's rule of their name in its place, the others follow", () => {
+  const r = resolveLimiterOptions({
+    limit: 1000,
+    maxWeight: 10,
+    rules: [sec('second', 10), { name: 'hour', limit: 5000, windowMs: 3_600_000 }],
+    plans: {
+      'Free tier': { weight: 1, concurrency: 1 },
+      pro: { weight: 10, rules: [{ name: 'minute', limit: 300, windowMs: 60_000 }, sec('second', 50)], concurrency: 3 },
+      constructor: {},
+    },
+    defaultPlan: 'Free tier',
+  });
+  const plans = r.spec.plans!;
+  expect([...plans.keys()]).toEqual(['Free tier', 'pro', 'constructor']);
+  expect(plans.get('Free tier')).toMatchObject({ name: 'Free tier', weight: 1, concurrency: 1 });
+  // no rules of its own: exactly the limiter's
+  expect(plans.get('Free tier')!.rules).toBe(r.spec.rules);
+  expect(plans.get('pro')!.rules.map((x) => [x.name, x.limit])).toEqual([
+    ['second', 50],
+    ['hour', 5000],
+    ['minute', 300],
+  ]);
+  expect(plans.get('pro')).toMatchObject({ weight: 10, concurrency: 3 });
+  expect(plans.get('constructor')).toMatchObject({ weight: undefined, concurrency: undefined });
+  expect(r.defaultPlan).toBe(plans.get('Free tier'));
+  // the smallest capacity of any plan's rules: second at 10 is a bucket of 1
+  expect(r.maxCost).toBe(1);
+  expect(resolveLimiterOptions({ limit: 1000 }).spec.plans).toBeUndefined();
+  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { weight: 2 } } }).spec as FairShareSpec).probationMs).toBe(1000);
+  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec as FairShareSpec).probationMs).toBe(0);
+  expect(() => resolveLimiterOptions({ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } })).toThrow(
+    /`plans\.pro\.weight`.*1 to 5.*`6` \(number\)/,
+  );
+  expect(() => resolveLimiterOptions({ limit: 10, plans: { pro: { rules: [sec('a', 0)] } } })).toThrow(/`plans\.pro\.rules\[0\]\.limit`/);
+  expect(() => resolveLimiterOptions({ limit: 10, plans: { pro: {} }, defaultPlan: 'free' })).toThrow(/`defaultPlan`.*"pro".*"free" \(string\)/);
+});
