@@ -113,6 +113,9 @@ circular.self = circular;
 const MISCONFIGURED_CASES: readonly HttpCase[] = [
   misconfiguredCase('a group function returning a number', 'group', () => ({ group: () => 42 as unknown as string })),
   misconfiguredCase('a weight function returning NaN', 'weight', () => ({ weight: () => Number.NaN })),
+  misconfiguredCase('a plan function returning a name that is not a plan', 'plan', () => ({ plans: { pro: { weight: 2 } }, plan: () => 'gold' })),
+  misconfiguredCase('a plan function returning a number', 'plan', () => ({ plans: { pro: {} }, plan: () => 7 as unknown as string })),
+  misconfiguredCase('a plan function on a limiter without plans', 'plan', () => ({ plan: () => 'pro' })),
   misconfiguredCase('a cost function returning more than maxCost', 'cost', () => ({ cost: (c) => Number(c.query.cost) }), '/?tenant=a&cost=99'),
   misconfiguredCase('a cost function returning a string', 'cost', () => ({ cost: () => '1' as unknown as number })),
   misconfiguredCase('a skip function returning a string', 'skip', () => ({ skip: () => 'no' as unknown as boolean })),

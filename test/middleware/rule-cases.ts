@@ -44,4 +44,47 @@ export const RULE_CASES: readonly HttpCase[] = [
       expect((await get(app, '/?tenant=b')).status).toBe(200);
     },
   },
+  {
+    title: "plans: the plan function picks a plan's rules (merged with the limiter's by name) and weight; headers and the 429 follow the plan",
+    redis: true,
+    async run(env) {
+      const limiter = createLimiter({
+        store: env.store(),
+        name: env.name('plans'),
+        limit: 100,
+        windowMs: 60_000,
+        rules: [{ name: 'per-second', limit: 2, windowMs: 1000, algorithm: 'sliding-window' }],
+        plans: {
+          pro: {
+            weight: 3,
+            rules: [
+              { name: 'per-second', limit: 4, windowMs: 1000, algorithm: 'sliding-window' },
+              { name: 'per-hour', limit: 6, windowMs: 3_600_000, algorithm: 'fixed-window' },
+            ],
+          },
+        },
+      });
+      const plan = (group: string): string | undefined => (group.startsWith('pro-') ? 'pro' : undefined);
+      const app = env.h.app({ '/': { limiter, group: tenant, plan } });
+      const pro = await get(app, '/?tenant=pro-a');
+      expect(pro.status).toBe(200);
+      expect(pro.headers['ratelimit-policy']).toMatch(new RegExp(`^"${limiter.name}";q=\\d+;w=60, "per-second";q=4;w=1, "per-hour";q=6;w=3600$`));
+      const seen = JSON.parse(pro.headers['x-seen-decision'] as string) as { rules: Array<{ name: string; remaining: number }> };
+      expect(seen.rules.map((r) => [r.name, r.remaining])).toEqual([
+        ['per-second', 3],
+        ['per-hour', 5],
+      ]);
+      for (let i = 0; i < 3; i++) expect((await get(app, '/?tenant=pro-a')).status).toBe(200);
+      const proDenied = await get(app, '/?tenant=pro-a');
+      expect(proDenied.status).toBe(429);
+      expect(JSON.parse(proDenied.text)['violated-policies']).toEqual(['per-second']);
+      // a tenant without a plan: the limiter's own rule
+      const basic = await get(app, '/?tenant=b');
+      expect(basic.headers['ratelimit-policy']).toBe(`"${limiter.name}";q=100;w=60, "per-second";q=2;w=1`);
+      expect((await get(app, '/?tenant=b')).status).toBe(200);
+      const basicDenied = await get(app, '/?tenant=b');
+      expect(basicDenied.status).toBe(429);
+      expect(JSON.parse(basicDenied.text)['violated-policies']).toEqual(['per-second']);
+    },
+  },
 ];
