@@ -49,10 +49,12 @@ export type {
   LimiterSpec,
   LimiterStore,
   Logger,
+  PlanSpec,
   RuleStatus,
   Store,
 } from './types';
 export type { Rule } from './rule-options';
+export type { Plan } from './plan-options';
 export type { RuleAlgorithm, RuleSpec } from './core/rules';
 export type {
   ClaimedJob,
