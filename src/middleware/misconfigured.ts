@@ -1,5 +1,5 @@
 /**
- * A function option (`group`, `weight`, `cost`, `skip`, `defer.*`, jobStatus's route parameter) that gives
+ * A function option (`group`, `weight`, `cost`, `plan`, `skip`, `defer.*`, jobStatus's route parameter) that gives
  * the middleware a value it cannot use is the server's bug, not the client's: the request is answered 500
  * (problem+json, nothing about the server in it), and the first such request per option logs one coded
  * warning, through the limiter's logger, naming the option and the value. Invalid *request data* (a group id

@@ -6,7 +6,7 @@
  * 202 Accepted, `Location` (the job's status URL), body `{ jobId, state, runAt }` and the RateLimit headers.
  *
  * Codes: ConfigError ERR_BL_OPTIONS, ERR_BL_UNKNOWN_OPTION, ERR_BL_LIMITER, ERR_BL_GROUP, ERR_BL_SKIP,
- * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST (at construction; a
+ * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST, ERR_BL_PLAN (at construction; a
  * constant cost / weight above the limiter's maxCost / maxWeight too); 400 for request data, with the
  * InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, ERR_BL_GROUP_MALFORMED, …;
  * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
