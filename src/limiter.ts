@@ -12,6 +12,7 @@ import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
+import { checkPlan } from './plan-options';
 import {
   LIMITER_OPTION_NAMES,
   resolveLimiterOptions,
@@ -23,7 +24,7 @@ import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferLimiterOptions, type
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore, PlanSpec } from './types';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
 export type { Health, HealthStatus, RedisHealth } from './health';
@@ -209,7 +210,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         // The check's plan (a PlanSpec); its `concurrency` goes to the store with it once checks carry one.
-        const plan = opts.plan === undefined ? defaultPlan : planOf(plans, opts.plan);
+        const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
         const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
         if (opts.defer === undefined) {
           const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
@@ -329,16 +330,6 @@ export function checkGroup(group: unknown, maxBytes: number): asserts group is s
 /** String.prototype.isWellFormed (Node 20; not in the ES2022 lib the package compiles against). */
 interface WellFormed {
   isWellFormed(): boolean;
-}
-
-/** The plan a check names: one of the limiter's, else the server's mistake (ConfigError, never a client's 400). */
-function planOf(plans: ReadonlyMap<string, PlanSpec> | undefined, name: unknown): PlanSpec {
-  const plan = typeof name === 'string' ? plans?.get(name) : undefined;
-  if (plan === undefined) {
-    const known = plans === undefined ? 'the limiter has no `plans`' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
-    throw new ConfigError('ERR_BL_UNKNOWN_PLAN', `Expected \`plan\` to name a plan of the limiter (${known}), got ${describeValue(name)}`);
-  }
-  return plan;
 }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {

@@ -91,4 +91,14 @@ export function resolveDefaultPlan(value: unknown, plans: ReadonlyMap<string, Pl
   return plan;
 }
 
+/** The plan a check names: one of the limiter's, else the server's mistake (ConfigError, never a client's 400). */
+export function checkPlan(plans: ReadonlyMap<string, PlanSpec> | undefined, name: unknown): PlanSpec {
+  const plan = typeof name === 'string' ? plans?.get(name) : undefined;
+  if (plan === undefined) {
+    const known = plans === undefined ? 'the limiter has no `plans`' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
+    throw new ConfigError('ERR_BL_UNKNOWN_PLAN', `Expected \`plan\` to name a plan of the limiter (${known}), got ${describeValue(name)}`);
+  }
+  return plan;
+}
+
 const isIntIn = (v: unknown, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max;

@@ -87,4 +87,25 @@ export const RULE_CASES: readonly HttpCase[] = [
       expect(JSON.parse(basicDenied.text)['violated-policies']).toEqual(['per-second']);
     },
   },
+  {
+    title: "plans: without a plan function every request gets the defaultPlan's rules in its headers and 429",
+    async run(env) {
+      const limiter = createLimiter({
+        store: env.store(),
+        name: env.name('default-plan'),
+        limit: 100,
+        windowMs: 60_000,
+        rules: [{ name: 'per-second', limit: 5, windowMs: 1000, algorithm: 'sliding-window' }],
+        plans: { trial: { rules: [{ name: 'per-day', limit: 1, windowMs: 86_400_000, algorithm: 'fixed-window' }] } },
+        defaultPlan: 'trial',
+      });
+      const app = env.h.app({ '/': { limiter, group: tenant } });
+      const first = await get(app, '/?tenant=a');
+      expect(first.status).toBe(200);
+      expect(first.headers['ratelimit-policy']).toBe(`"${limiter.name}";q=100;w=60, "per-second";q=5;w=1, "per-day";q=1;w=86400`);
+      const denied = await get(app, '/?tenant=a');
+      expect(denied.status).toBe(429);
+      expect(JSON.parse(denied.text)['violated-policies']).toEqual(['per-day']);
+    },
+  },
 ];
