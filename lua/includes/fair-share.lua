@@ -7,7 +7,7 @@
   R·clamp(s·w, γ, 1) set by the water level s, red denied. Yellow needs c + reserve global tokens.
 
   Functions (all state lives in the table `fs`; call open, then decide any number of times, then close):
-    fs_config(text)           -> cfg     parses the config block, one ARGV of 9 comma-separated numbers:
+    fs_config(text)           -> cfg     parses the config block, one ARGV of 9 (10) comma-separated numbers:
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
                                          probationMs (0 = no probation), then, with plans, ',' and spanMs (the
                                          longest span any plan's rule state needs: the keys outlive it whichever
@@ -77,7 +77,7 @@ local FS_INF = math.huge
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
 local function fs_config(text)
-  -- rules follow the 9 numbers, each item starting with ';' (none: no rule work at all)
+  -- rules follow the 9 (with plans 10) numbers after ';' (none: no rule work at all)
   local rules, span_ms = false, 0
   local semi = string.find(text, ';', 1, true)
   if semi then
