@@ -124,6 +124,7 @@ end
 -- starts as a new group's would. Touches no other group, and writes no meta when the limiter has none (a key
 -- without a TTL). Returns 1 when there was anything to forget, else 0.
 local function fs_reset(groups_key, seen_key, group)
+  if group == FS_META then error('ERR_BL_GROUP_EMPTY: a group id is never empty') end
   local m = redis.call('HMGET', groups_key, FS_META, group)
   local p = m[2]
   local found = redis.call('ZREM', seen_key, group)
