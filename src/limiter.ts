@@ -251,7 +251,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     reset: async (group) => {
       checkGroup(group, maxGroupLength);
-      return guard.call(() => store.reset(group));
+      const found = await guard.call(() => store.reset(group));
+      denyCache?.forget(group); // this process's; another's holds its denial at most until its retry time
+      return found;
     },
     destroy: () => store.destroy(),
     deferOptions,

@@ -42,6 +42,26 @@ describe('peek and reset check their input as check() does', () => {
   });
 });
 
+test("reset forgets the group's denial in this process's deny cache too", async () => {
+  const limiter = createLimiter({
+    store: new MemoryStore(),
+    name: `peek-deny-${++seq}`,
+    limit: 100,
+    burst: 100,
+    reserve: 10,
+    windowMs: 60_000,
+    probationMs: 0,
+    denyCache: { hold: 'retry', sampleRate: 0 },
+  });
+  await limiter.check('b');
+  let denied = 0;
+  for (let i = 0; i < 200 && denied < 3; i++) if (!(await limiter.check('a')).allowed) denied += 1;
+  expect(denied).toBe(3); // the later denials came from the cache
+  expect(await limiter.reset('a')).toBe(true);
+  expect(await limiter.check('a')).toMatchObject({ allowed: true });
+  await limiter.close();
+});
+
 describe('a failing store: peek and reset reject with StoreError, whatever onStoreError says', () => {
   const make = (policy: StoreErrorPolicy) => {
     const store = new FaultStore();
