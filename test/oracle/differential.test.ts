@@ -113,6 +113,8 @@ describe('the oracle notices a one-constant change in a script', () => {
       'retry, hint, policy = rwait, rwait, rbad',
       'retry, hint, policy = rwait, rwait, rbad; meta.gt = meta.gt - c',
     ],
+    ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
+    ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
   ];
   test.each(mutations)(
     '%s',
