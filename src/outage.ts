@@ -188,14 +188,15 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     return decide(input).then((d) => (observer.decision(d, policy), d));
   };
 
-  const within = <T>(operation: () => Promise<T>): Promise<T> => {
-    const gate = connecting;
-    // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs);
-  };
   const call = (input: AdmitInput): Promise<Decision> => {
     const gate = connecting;
+    // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
     return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs);
+  };
+  /** `call` for any other store operation (peek, reset). */
+  const within = <T>(operation: () => Promise<T>): Promise<T> => {
+    const gate = connecting;
+    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs);
   };
 
   const guard: OutageGuard = {
