@@ -79,6 +79,8 @@ export interface CheckOptions {
 export interface PeekOptions {
   /** The weight a check would bring (it sets the group's share), integer 1 … `maxWeight`. @defaultValue `1` */
   readonly weight?: number;
+  /** The plan a check would name (its weight and rules), as `check()`'s `plan`. @defaultValue the limiter's `defaultPlan` */
+  readonly plan?: string;
 }
 
 export interface Limiter {
@@ -153,7 +155,7 @@ const NO_OPTIONS: CheckOptions = Object.freeze({});
 const MAX_GROUP_CONCURRENCY = 1_000_000;
 const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true, plan: true };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
-const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true };
+const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true };
 const PEEK_OPTION_NAMES = Object.keys(PEEK_OPTIONS);
 const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
 const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
@@ -257,8 +259,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     peek: async (group, opts = NO_OPTIONS) => {
       checkGroup(group, maxGroupLength);
       refuseUnknownOptions(opts, PEEK_OPTION_NAMES, 'peek()');
-      const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
-      return guard.call(() => store.peek({ group, weight }));
+      const plan = opts.plan === undefined ? defaultPlan : planOf(plans, opts.plan);
+      const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
+      return guard.call(() => store.peek(plan === undefined ? { group, weight } : { group, weight, plan: plan.name }));
     },
     reset: async (group) => {
       checkGroup(group, maxGroupLength);

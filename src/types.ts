@@ -165,6 +165,8 @@ export interface PeekInput {
   readonly group: string;
   /** Integer ≥ 1: the weight a check would bring (it sets the group's share). */
   readonly weight: number;
+  /** The plan a check would name (its rules); absent: the limiter's own rules. */
+  readonly plan?: string;
 }
 
 /** One admission request as the store sees it (validated and bounded by the limiter). */

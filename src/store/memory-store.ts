@@ -104,9 +104,10 @@ export class MemoryStore implements Store {
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
       peek: async (input: PeekInput): Promise<GroupStatus> => {
         const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfg, Math.floor(this.clock() * 1000), true);
-        const r = decide(fs, input.group, input.weight, 1, false);
+        const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
+        const r = decide(fs, input.group, input.weight, 1, false, rules);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
-        return toGroupStatus(toAdmitReply(r, fs.nowMs), spec.rules);
+        return toGroupStatus(toAdmitReply(r, fs.nowMs), rulesOfCheck(spec, input));
       },
       reset: async (group: string): Promise<boolean> => {
         const state = this.limiters.get(name);

@@ -146,7 +146,7 @@ export class RedisStore implements Store {
         });
       };
     const failed = failedTo('admit');
-    const peek = peekCommand(this.client, admitKeys, configs[0]!);
+    const peeks = configs.map((config) => peekCommand(this.client, admitKeys, config));
     const reset = resetCommand(this.client, admitKeys);
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
@@ -159,7 +159,10 @@ export class RedisStore implements Store {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
       peek: (input: PeekInput): Promise<GroupStatus> =>
-        peek(this.nowUs(), input).then((reply) => toGroupStatus(ownGroup(reply, input), spec.rules), failedTo('peek')),
+        peeks[lanes.laneOf?.(input) ?? 0]!(this.nowUs(), input).then(
+          (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),
+          failedTo('peek'),
+        ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
