@@ -52,10 +52,12 @@ export type {
   LimiterStore,
   Logger,
   PeekInput,
+  PlanSpec,
   RuleStatus,
   Store,
 } from './types';
 export type { Rule } from './rule-options';
+export type { Plan } from './plan-options';
 export type { RuleAlgorithm, RuleSpec } from './core/rules';
 export type {
   ClaimedJob,

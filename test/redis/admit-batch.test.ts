@@ -6,6 +6,8 @@
  */
 import fc from 'fast-check';
 import type Redis from 'ioredis';
+import { resolvePlans } from '../../src/plan-options';
+import { resolveRules } from '../../src/rule-options';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
@@ -70,6 +72,39 @@ test('checks made in one turn share script calls of at most maxBatch, in arrival
   const twin = bind(new ManualClock(), 1, { ...s, name: `${s.name}-twin` });
   expect(decisions).toEqual(await oneByOne(twin, checks));
   expect(decisions.filter((d) => d.allowed)).toHaveLength(s.burst); // a frozen clock: the burst and no more
+  await batched.destroy();
+  await twin.destroy();
+});
+
+test("with plans, a turn's checks go in one call per plan rule set, each decided as its own call would be, the lanes in order of their first check", async () => {
+  const clock = new ManualClock();
+  const rule = (limit: number) => [{ name: 'second', limit, windowMs: 1000, algorithm: 'sliding-window' as const }];
+  const limiterRules = resolveRules(rule(3));
+  const s = spec({
+    limit: 1000,
+    burst: 500,
+    rules: limiterRules,
+    // 'same' has the limiter's rules: it shares the limiter's call
+    plans: resolvePlans({ free: { rules: rule(2) }, pro: { rules: rule(5) }, same: { weight: 2 } }, limiterRules, 1000),
+  });
+  const batched = bind(clock, 64, s);
+  const plans = ['free', undefined, 'pro', 'same', 'free', 'pro'];
+  const checks: Check[] = Array.from({ length: 30 }, (_, i) => {
+    const plan = plans[i % plans.length];
+    return { group: `g${i % 4}`, weight: 1, cost: 1, ...(plan === undefined ? {} : { plan }) };
+  });
+  const before = scriptCalls;
+  const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
+  expect(scriptCalls - before).toBe(3); // free; the limiter's and same; pro
+  const lane = (c: Check): number => (c.plan === 'free' ? 0 : c.plan === 'pro' ? 2 : 1);
+  const order = checks.map((c, i) => [lane(c), i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const twin = bind(new ManualClock(), 1, { ...s, name: `${s.name}-twin` });
+  const alone = await oneByOne(
+    twin,
+    order.map(([, i]) => checks[i]!),
+  );
+  expect(order.map(([, i]) => decisions[i])).toEqual(alone);
+  expect(decisions.map((d) => d.rules![0]!.limit)).toEqual(checks.map((c) => (c.plan === 'free' ? 2 : c.plan === 'pro' ? 5 : 3)));
   await batched.destroy();
   await twin.destroy();
 });

@@ -5,6 +5,7 @@
 import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
+import { resolvePlans } from '../../src/plan-options';
 import { resolveRules } from '../../src/rule-options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
@@ -130,4 +131,56 @@ run(
     }
   },
   300_000,
+);
+
+// Three plans, each with its own per-second rule (limits differ, so three config blocks), all inheriting the hour
+// rule: a turn's checks go in one call per plan. Against no rules and the same two rules without plans.
+const THREE_PLANS = resolvePlans(
+  Object.fromEntries(
+    ['free', 'pro', 'enterprise'].map((name, i) => [
+      name,
+      { rules: [{ name: 'second', limit: 1_000_000 + i, windowMs: 1000, algorithm: 'sliding-window' }] },
+    ]),
+  ),
+  TWO_RULES,
+  1000,
+)!;
+
+run(
+  'server CPU per check with two rules and a plan (three plans, checks spread over them) vs two rules and none',
+  async () => {
+    const lines: string[] = [];
+    const groups = 10_000;
+    const us: number[] = [];
+    for (const variant of ['none', 'two rules', 'two rules, three plans'] as const) {
+      const s: LimiterSpec = {
+        ...spec(`plans-${variant.replace(/\W+/g, '-')}`),
+        limit: 1_000_000,
+        burst: 50_000,
+        reserve: 10,
+        ...(variant === 'none' ? {} : { rules: TWO_RULES }),
+        ...(variant === 'two rules, three plans' ? { plans: THREE_PLANS } : {}),
+      };
+      const limiter = new RedisStore({ client, prefix: 'm' }).bind(s);
+      const planOf = (i: number): string | undefined => (s.plans ? ['free', 'pro', 'enterprise'][i % 3] : undefined);
+      await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1, cost: 1, plan: planOf(i) }));
+      const measure = async (): Promise<number> => {
+        await client.config('RESETSTAT');
+        const calls = 20_000;
+        await inBatches(calls, 50, () => {
+          const g = Math.floor(Math.random() * groups);
+          return limiter.admit({ group: `g${g}`, weight: 1, cost: 1, plan: planOf(g) });
+        });
+        const stats = await client.info('commandstats');
+        return Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(stats)?.[1]) / calls;
+      };
+      const best = Math.min(...(await sequential(3, measure)));
+      us.push(best);
+      lines.push(`${variant}: usec_per_check=${best.toFixed(2)}`);
+      await limiter.destroy();
+    }
+    lines.push(`ratio two rules and a plan / none = ${(us[2]! / us[0]!).toFixed(2)}; / two rules = ${(us[2]! / us[1]!).toFixed(2)}`);
+    console.log(lines.join('\n'));
+  },
+  600_000,
 );
