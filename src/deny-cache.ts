@@ -132,6 +132,11 @@ export class DenyCache {
     });
   }
 
+  /** Forgets a group's denial (limiter.reset): its next check goes to the store. */
+  forget(group: string): void {
+    this.entries.delete(group);
+  }
+
   /** Groups remembered now (tests, metrics). */
   get size(): number {
     return this.entries.size;

@@ -24,7 +24,7 @@ import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferLimiterOptions, type
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput, type EnqueuedJob, type EnqueueOptions } from './queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from './types';
+import type { AdmitInput, Decision, GroupStatus, LimiterSpec, LimiterStore } from './types';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
 export type { Health, HealthStatus, RedisHealth } from './health';
@@ -76,6 +76,14 @@ export interface CheckOptions {
   readonly plan?: string;
 }
 
+/** Per-call options of `peek`. */
+export interface PeekOptions {
+  /** The weight a check would bring (it sets the group's share), integer 1 … `maxWeight`. @defaultValue `1` */
+  readonly weight?: number;
+  /** The plan a check would name (its weight and rules), as `check()`'s `plan`. @defaultValue the limiter's `defaultPlan` */
+  readonly plan?: string;
+}
+
 export interface Limiter {
   readonly name: string;
   readonly spec: LimiterSpec;
@@ -87,6 +95,20 @@ export interface Limiter {
    * `onStoreError` policy answers instead).
    */
   check(group: string, opts?: CheckOptions): Promise<Decision>;
+  /**
+   * Reads `group`'s state as a check of cost 1 would see it now, without spending and without writing anything
+   * (an unknown group stays unknown; see GroupStatus for how it differs from a Decision). Rejects with
+   * InputError for a group id `check` refuses, ConfigError ERR_BL_UNKNOWN_OPTION for an unknown option, and
+   * StoreError when the store fails or the breaker is open (a reading, not an admission: `onStoreError`
+   * does not answer it).
+   */
+  peek(group: string, opts?: PeekOptions): Promise<GroupStatus>;
+  /**
+   * Forgets `group`'s admission state (share, rules, probation sighting): its next check starts as a new
+   * group's would. Its deferred jobs stay queued, other groups are untouched. Resolves true when there was
+   * state to forget; idempotent. Rejects like `peek`.
+   */
+  reset(group: string): Promise<boolean>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** The resolved deferral options. */
@@ -134,6 +156,8 @@ const NO_OPTIONS: CheckOptions = Object.freeze({});
 const MAX_GROUP_CONCURRENCY = 1_000_000;
 const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true, plan: true };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
+const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true };
+const PEEK_OPTION_NAMES = Object.keys(PEEK_OPTIONS);
 const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
 const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
 const ALL_OPTION_NAMES: readonly string[] = [...LIMITER_OPTION_NAMES, ...DEFER_OPTION_NAMES];
@@ -232,6 +256,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error);
       }
+    },
+    peek: async (group, opts = NO_OPTIONS) => {
+      checkGroup(group, maxGroupLength);
+      refuseUnknownOptions(opts, PEEK_OPTION_NAMES, 'peek()');
+      const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
+      const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
+      return guard.call(() => store.peek(plan === undefined ? { group, weight } : { group, weight, plan: plan.name }));
+    },
+    reset: async (group) => {
+      checkGroup(group, maxGroupLength);
+      const found = await guard.call(() => store.reset(group));
+      denyCache?.forget(group); // this process's; another's holds its denial at most until its retry time
+      return found;
     },
     destroy: () => store.destroy(),
     deferOptions,

@@ -58,6 +58,13 @@ export interface OutageGuard {
    */
   admitUnreported(input: AdmitInput): Promise<Answer>;
   report(answer: Answer): void;
+  /**
+   * A store call that is not an admission (`peek`, `reset`): within `timeoutMs` (waiting for a first connection,
+   * like a check); a failure or timeout rejects with a StoreError and opens the breaker, and while the breaker
+   * is open it rejects at once with the last failure. The `onStoreError` policy never answers it: the policy
+   * decides admissions, and a state it made up (or a reset it only pretended) would mislead the caller.
+   */
+  call<T>(operation: () => Promise<T>): Promise<T>;
   /** `true` while the breaker is open (the store is skipped). */
   readonly failing: boolean;
   /** The last store failure, if any. */
@@ -186,6 +193,11 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
     return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs);
   };
+  /** `call` for any other store operation (peek, reset). */
+  const within = <T>(operation: () => Promise<T>): Promise<T> => {
+    const gate = connecting;
+    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs);
+  };
 
   const guard: OutageGuard = {
     observer: undefined,
@@ -225,6 +237,16 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     },
     report(answer) {
       guard.observer?.decision(answer.decision, answer.fallback);
+    },
+    call(operation) {
+      if (failing) {
+        if (probeTimer === undefined && !probing) schedule(probeDelayMs);
+        return Promise.reject(lastError ?? new StoreError('ERR_BL_STORE_FAILED', 'The store failed'));
+      }
+      return within(operation).catch((error: unknown) => {
+        open(error);
+        throw toStoreError(error);
+      });
     },
     close() {
       if (probeTimer) clearTimeout(probeTimer);

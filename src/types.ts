@@ -122,6 +122,53 @@ export interface Decision {
   readonly at: number;
 }
 
+/**
+ * A group's state now, as `limiter.peek(group)` reads it: what a check of cost 1 would see, without spending
+ * and without writing anything (no group registered, no probation sighting, no refill written back). How it
+ * differs from a check's Decision:
+ * - `remaining` (and each rule's) is what the group may use now, before spending: an allowed check of cost 1
+ *   at the same instant answers one less, a denied one the same;
+ * - `retryAfterMs` is the plain wait: a denied check also takes the next staggered slot of its group (so
+ *   concurrent callers spread), which a peek does not, so a check's wait may be longer;
+ * - no `reason`, `job`, `hintMs` or `globalWaitMs`: nothing was decided.
+ * Further per-group state (requests in flight, with request concurrency) joins as further fields.
+ */
+export interface GroupStatus {
+  /** The group as a check would name it: the caller's id, or `'*overflow*'` beyond `maxGroups`. */
+  readonly group: string;
+  /** Whether a check of cost 1 now would be allowed. */
+  readonly allowed: boolean;
+  /** The colour that check would take (red: denied). */
+  readonly colour: Colour;
+  /** The group's current quota per window: its share including what it may borrow. */
+  readonly limit: number;
+  /** The group's guaranteed share per window. */
+  readonly guaranteed: number;
+  /** Units of its share the group may use now (not counting rules: see `rules`). */
+  readonly remaining: number;
+  /** 0 when allowed; otherwise until a check of cost 1 would be (unstaggered). */
+  readonly retryAfterMs: number;
+  /** Until the group's quota is full again. */
+  readonly resetMs: number;
+  /** Groups seen within `idleMs`. */
+  readonly activeGroups: number;
+  /** When not allowed: the policy that would say no (`'global'` or a rule's name), as `Decision.policy`. */
+  readonly policy?: string;
+  /** With rules: each rule's state for the group, in rule order (remaining before spending). */
+  readonly rules?: readonly RuleStatus[];
+  /** Store time of the reading (ms since the epoch). */
+  readonly at: number;
+}
+
+/** What a store reads for `limiter.peek()` (validated by the limiter). */
+export interface PeekInput {
+  readonly group: string;
+  /** Integer ≥ 1: the weight a check would bring (it sets the group's share). */
+  readonly weight: number;
+  /** The plan a check would name (its rules); absent: the limiter's own rules. */
+  readonly plan?: string;
+}
+
 /** One admission request as the store sees it (validated and bounded by the limiter). */
 export interface AdmitInput {
   readonly group: string;
@@ -157,6 +204,13 @@ export interface DeferInput {
 export interface LimiterStore extends QueueStore {
   /** One atomic admission (and, when asked and denied, deferral). One round trip on Redis. */
   admit(input: AdmitInput): Promise<Decision>;
+  /** A group's state as a check of cost 1 would see it now; writes nothing (lua/peek.lua). */
+  peek(input: PeekInput): Promise<GroupStatus>;
+  /**
+   * Forgets one group's admission state (lua/reset.lua): its share and rule state, its probation sighting;
+   * not its deferred jobs, nor any other group. True when there was state to forget. Idempotent.
+   */
+  reset(group: string): Promise<boolean>;
   /** Removes every key of this limiter (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */

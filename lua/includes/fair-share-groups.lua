@@ -1,8 +1,9 @@
 --[[
   fair-share-groups.lua — groups in the admission core, included by includes/fair-share.lua (which defines the
   FS_ constants first): idle trimming (fs_trim) and registration (fs_group: exact Σw, lazy last-seen refresh,
-  overflow past maxGroups, probation of new ids via fs_real_groups and fs_graduates). The TypeScript twin is
-  src/core/fair-share-groups.ts.
+  overflow past maxGroups, probation of new ids via fs_real_groups and fs_graduates) and forgetting one group
+  (fs_reset, reset.lua). In a peek (fs.peek, see fs_open) they write nothing and answer as the writes they skip
+  would have left the keys. The TypeScript twin is src/core/fair-share-groups.ts.
 ]]
 
 local function fs_trim(fs)
@@ -16,7 +17,7 @@ local function fs_trim(fs)
       local p = packed[i]
       -- a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
       if p and #p > FS_PACK_LEN and struct.unpack('d', p, FS_PACK_LEN + 1) > fs.now_ms then
-        redis.call('ZADD', fs.seen_key, fs.now_ms, old[i])
+        if not fs.peek then redis.call('ZADD', fs.seen_key, fs.now_ms, old[i]) end
       else
         gone[#gone + 1] = old[i]
         -- fs_open read this group's state before trimming: it is gone now, so the group starts afresh
@@ -27,7 +28,10 @@ local function fs_trim(fs)
         end
       end
     end
-    if #gone > 0 then
+    if #gone > 0 and fs.peek then
+      for i = 1, #gone do fs.gone[gone[i]] = true end
+      fs.meta.gn = fs.meta.gn - #gone
+    elseif #gone > 0 then
       fs.meta.gn = fs.meta.gn - redis.call('ZREM', fs.seen_key, unpack(gone))
       redis.call('HDEL', fs.groups_key, unpack(gone))
     end
@@ -38,11 +42,18 @@ local function fs_trim(fs)
   if #old < FS_TRIM_PAGE then fs.meta.tr = fs.now_ms end
 end
 
+-- Whether the groups hash holds a shared group (in a peek: unless a trim would have forgotten it).
+local function fs_has_shared(fs, group)
+  if fs.groups[group] then return true end
+  if fs.gone and fs.gone[group] then return false end
+  return redis.call('HEXISTS', fs.groups_key, group) == 1
+end
+
 -- Active groups other than the shared ones (which take none of the maxGroups places).
 local function fs_real_groups(fs)
   local n = fs.meta.gn
-  if fs.groups[FS_OVERFLOW] or redis.call('HEXISTS', fs.groups_key, FS_OVERFLOW) == 1 then n = n - 1 end
-  if fs.groups[FS_NEWCOMERS] or redis.call('HEXISTS', fs.groups_key, FS_NEWCOMERS) == 1 then n = n - 1 end
+  if fs_has_shared(fs, FS_OVERFLOW) then n = n - 1 end
+  if fs_has_shared(fs, FS_NEWCOMERS) then n = n - 1 end
   return n
 end
 
@@ -51,7 +62,9 @@ end
 local function fs_graduates(fs, group)
   local cfg = fs.cfg
   local s = redis.call('ZSCORE', fs.seen_key, group)
-  if s then return fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) >= cfg.probation_ms end
+  if s and not fs.wiped then return fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) >= cfg.probation_ms end
+  -- a peek records no sighting: the group is on probation, as the check would leave it
+  if fs.peek then return false end
   if redis.call('ZCOUNT', fs.seen_key, '-inf', '(0') >= cfg.max_groups then
     redis.call('ZREM', fs.seen_key, redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', '(0', 'LIMIT', 0, 1)[1])
   end
@@ -67,6 +80,7 @@ local function fs_group(fs, group, weight)
     if group == FS_META then error('ERR_BL_GROUP_EMPTY: a group id is never empty') end
     local p
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
+    if p and fs.gone and fs.gone[group] then p = nil end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
       -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
@@ -99,8 +113,31 @@ local function fs_group(fs, group, weight)
     st.w = weight
   end
   if fs.now_ms - st.seen > fs.cfg.idle_ms / 8 then
-    redis.call('ZADD', fs.seen_key, fs.now_ms, group)
+    if not fs.peek then redis.call('ZADD', fs.seen_key, fs.now_ms, group) end
     st.seen = fs.now_ms
   end
   return group, st
+end
+
+-- Forgets one group (reset.lua): its state and rule state (one field), its last-seen or probation sighting (one
+-- member), its weight in Σw and its place in the active count, a green reservation it holds. Its next check
+-- starts as a new group's would. Touches no other group, and writes no meta when the limiter has none (a key
+-- without a TTL). Returns 1 when there was anything to forget, else 0.
+local function fs_reset(groups_key, seen_key, group)
+  if group == FS_META then error('ERR_BL_GROUP_EMPTY: a group id is never empty') end
+  local m = redis.call('HMGET', groups_key, FS_META, group)
+  local p = m[2]
+  local found = redis.call('ZREM', seen_key, group)
+  if not p then return found end
+  redis.call('HDEL', groups_key, group)
+  local mp = m[1]
+  if mp then
+    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re = struct.unpack(FS_META_PACK, mp)
+    local rg = string.sub(mp, FS_META_LEN + 1)
+    local _, _, _, _, w = struct.unpack(FS_PACK, p)
+    ws, gn = math.max(0, ws - w), math.max(0, gn - 1)
+    if rv > 0 and rg == group then rv, rg, re = 0, '', 0 end
+    redis.call('HSET', groups_key, FS_META, struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re) .. rg)
+  end
+  return 1
 end

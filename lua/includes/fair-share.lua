@@ -13,11 +13,16 @@
                                          longest span any plan's rule state needs: the keys outlive it whichever
                                          plan's rules a call has), then, with rules, ';' and their JSON array (rules.lua)
                                          (one argument, not nine: every script argument costs the client time on every call)
-    fs_open(groups_key, seen_key, cfg, now_override_us, group) -> fs
+    fs_open(groups_key, seen_key, cfg, now_override_us, group, peek) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps
                                          time (now = max(TIME, last)), refills the global bucket, steps the
                                          water level once per epoch, trims idle groups.
                                          now_override_us = 0 uses redis TIME (tests pass their clock).
+                                         peek = true (peek.lua): nothing is written, in this call or after it:
+                                         no redis write command runs (trimming, registering and probation are
+                                         worked out in `fs` only: fs.gone names the groups a trim would forget,
+                                         fs.wiped says a fresh limiter's DEL would empty `seen`), fs_decide
+                                         spends nothing, and the caller skips fs_close.
     fs_decide(fs, group, weight, cost, promise, rules) -> r
                                          r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
                                          guaranteed, retry_us, hint_us, reset_us, group (effective), active }
@@ -138,9 +143,11 @@ local function fs_release(fs)
   fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
 end
 
-local function fs_open(groups_key, seen_key, cfg, now_override, group)
+local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
-               meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false }
+               meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
+               peek = peek == true, gone = false, wiped = false }
+  if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   local m
   if group then
@@ -155,7 +162,12 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group)
     meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 1, ep = now, fc = 0,
              tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0 }
     -- Only a stray field can outlive meta (they share a key): groups it no longer counts in Σw must not linger.
-    redis.call('DEL', groups_key, seen_key)
+    if fs.peek then
+      -- the groups key is gone with its meta; a stray `seen` (evicted alone) reads as the DEL would leave it
+      fs.wiped = true
+    else
+      redis.call('DEL', groups_key, seen_key)
+    end
     fs.prefetched = nil
     fs.expire = true
   else
@@ -265,13 +277,17 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     -- only a rule says no: its wait, nothing promised or reserved
     retry, hint, policy = rwait, rwait, rbad
   elseif globalGreen then
-    meta.gt = meta.gt - c
-    st.tokMin = st.tokMin - c
-    st.tokCap = st.tokCap - c
+    if not fs.peek then
+      meta.gt = meta.gt - c
+      st.tokMin = st.tokMin - c
+      st.tokCap = st.tokCap - c
+    end
     allowed, colour = 1, 0
   elseif globalYellow then
-    meta.gt = meta.gt - c
-    st.tokCap = st.tokCap - c
+    if not fs.peek then
+      meta.gt = meta.gt - c
+      st.tokCap = st.tokCap - c
+    end
     allowed, colour = 1, 1
   else
     local wc = fs_wait(st.tokCap, Tc, c, bc)
@@ -307,7 +323,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     if rwait > retry then retry, policy = rwait, rbad end
     if rwait > hint then hint = rwait end
   end
-  if allowed == 1 and rules then RL.spend(rules, rs, c) end
+  if allowed == 1 and rules and not fs.peek then RL.spend(rules, rs, c) end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 

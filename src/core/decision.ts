@@ -1,7 +1,7 @@
 /** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
 import type { FairShareResult } from './fair-share';
 import type { RuleSpec } from './rules';
-import type { Decision, RuleStatus } from '../types';
+import type { Decision, GroupStatus, RuleStatus } from '../types';
 
 const COLOURS = ['green', 'yellow', 'red'] as const;
 
@@ -92,4 +92,24 @@ export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision
   };
   if (!withRules) return d;
   return { ...d, policy: r.policy > 0 ? (rules[r.policy - 1]?.name ?? 'global') : 'global', rules: ruleStatuses(r, rules) };
+}
+
+/** The public GroupStatus for one peek reply (peek.lua's fields are admit.lua's; nothing was spent). */
+export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): GroupStatus {
+  const withRules = rules !== undefined && rules.length > 0;
+  const status: GroupStatus = {
+    group: r.group,
+    allowed: r.allowed,
+    colour: COLOURS[r.colour],
+    limit: r.limit,
+    guaranteed: r.guaranteed,
+    remaining: r.remaining,
+    retryAfterMs: r.allowed ? 0 : r.retryMs,
+    resetMs: r.resetMs,
+    activeGroups: r.active,
+    at: r.atMs,
+  };
+  if (!withRules) return r.allowed ? status : { ...status, policy: 'global' };
+  const policy = r.allowed ? {} : { policy: r.policy > 0 ? (rules[r.policy - 1]?.name ?? 'global') : 'global' };
+  return { ...status, ...policy, rules: ruleStatuses(r, rules) };
 }

@@ -1,8 +1,10 @@
 /**
- * Groups in the admission core: registration (exact Σw, lazy last-seen refresh, overflow, probation) and idle
- * trimming, as fs_group, fs_graduates and fs_trim in lua/includes/fair-share.lua.
+ * Groups in the admission core: registration (exact Σw, lazy last-seen refresh, overflow, probation), idle
+ * trimming and forgetting one group, as fs_group, fs_graduates, fs_trim and fs_reset in
+ * lua/includes/fair-share-groups.lua. In a peek (`fs.peek`) they write nothing to the state and answer as the
+ * writes they skip would have left it.
  */
-import { FS_TRIM_PAGE, NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type GroupState } from './fair-share-state';
+import { FS_TRIM_PAGE, NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareState, type GroupState } from './fair-share-state';
 
 /** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
 function byCodePoints(a: string, b: string): number {
@@ -34,13 +36,17 @@ export function fsTrim(fs: FairShare): void {
     const st = state.groups.get(group);
     // a group whose rule state still matters stays (forgetting it would let it over-spend its rules)
     if (st?.rulesUntil !== undefined && st.rulesUntil > fs.nowMs) {
+      if (fs.peek) continue;
       state.seen.delete(group);
       state.seen.set(group, fs.nowMs);
       continue;
     }
     if (st) meta.ws -= st.w;
-    state.seen.delete(group);
-    state.groups.delete(group);
+    if (fs.gone) fs.gone.add(group);
+    else {
+      state.seen.delete(group);
+      state.groups.delete(group);
+    }
     meta.gn -= 1;
   }
   if (meta.ws < 0) meta.ws = 0;
@@ -59,9 +65,11 @@ function fsGraduates(fs: FairShare, group: string): boolean {
   const first = probation.get(group);
   if (first !== undefined) {
     if (fs.nowMs - first < fs.cfg.probationMs) return false;
-    probation.delete(group); // its `seen` entry becomes the registered group's
+    if (!fs.peek) probation.delete(group); // its `seen` entry becomes the registered group's
     return true;
   }
+  // a peek records no sighting: the group is on probation, as the check would leave it
+  if (fs.peek) return false;
   if (probation.size >= fs.cfg.maxGroups) {
     let oldest: [string, number] | undefined;
     for (const entry of probation) {
@@ -80,13 +88,16 @@ function fsGraduates(fs: FairShare, group: string): boolean {
  * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
  */
 export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState] {
-  const { meta, state } = fs;
-  let st = state.groups.get(group);
+  const { meta, state, gone } = fs;
+  let st = gone?.has(group) ? undefined : state.groups.get(group);
+  // a peek works on a copy (rule state too: rlCheck brings it to now in place)
+  if (st && fs.peek) st = { ...st, ...(st.rs && { rs: new Map([...st.rs].map(([tag, v]) => [tag, [...v]])) }) };
   if (!st) {
     // The shared groups are registered at once (and take none of the maxGroups places); any other new id may
     // be over maxGroups or on probation.
     if (group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
-      const real = meta.gn - (state.groups.has(OVERFLOW_GROUP) ? 1 : 0) - (state.groups.has(NEWCOMERS_GROUP) ? 1 : 0);
+      const has = (shared: string): number => (state.groups.has(shared) && !gone?.has(shared) ? 1 : 0);
+      const real = meta.gn - has(OVERFLOW_GROUP) - has(NEWCOMERS_GROUP);
       if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
       // (never with rules: they are per group, and newcomers would share one group's)
       if (fs.cfg.probationMs > 0 && fs.cfg.rules === false && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
@@ -97,7 +108,7 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     meta.ws += weight;
     meta.gn += 1;
     fs.expire = true;
-    state.groups.set(group, st);
+    if (!fs.peek) state.groups.set(group, st);
   }
   if (group === OVERFLOW_GROUP || group === NEWCOMERS_GROUP) weight = 1;
   if (st.w !== weight) {
@@ -105,9 +116,34 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     st.w = weight;
   }
   if (fs.nowMs - st.seen > fs.cfg.idleMs / 8) {
-    state.seen.delete(group); // re-inserted at the end: insertion order stays score order
-    state.seen.set(group, fs.nowMs);
+    if (!fs.peek) {
+      state.seen.delete(group); // re-inserted at the end: insertion order stays score order
+      state.seen.set(group, fs.nowMs);
+    }
     st.seen = fs.nowMs;
   }
   return [group, st];
+}
+
+/**
+ * Forgets one group (fs_reset): its state and rule state, its last-seen or probation sighting, its weight in
+ * Σw and its place in the active count, a green reservation it holds. A lapsed state (a Redis key past its
+ * TTL, `nowMs` past `expiresAtMs`) holds nothing. True when there was anything to forget.
+ */
+export function fsReset(state: FairShareState, group: string, nowMs: number): boolean {
+  const meta = state.meta;
+  if (meta === undefined || nowMs > state.expiresAtMs) return false;
+  const st = state.groups.get(group);
+  const sighted = state.probation.delete(group);
+  const found = state.seen.delete(group) || sighted;
+  if (st === undefined) return found;
+  state.groups.delete(group);
+  meta.ws = Math.max(0, meta.ws - st.w);
+  meta.gn = Math.max(0, meta.gn - 1);
+  if (meta.rv > 0 && meta.rg === group) {
+    meta.rv = 0;
+    meta.rg = '';
+    meta.re = 0;
+  }
+  return true;
 }

@@ -103,6 +103,12 @@ export interface FairShare {
   /** The clock as read, before the never-step-back clamp: expiry runs on it, as Redis TTLs run on real time. */
   readonly clockUs: number;
   expire: boolean;
+  /**
+   * A peek (peek.lua): nothing is written to `state` (meta and each group are worked on as copies, nothing
+   * is spent, registered, sighted or trimmed); `gone` names the groups a trim would have forgotten.
+   */
+  readonly peek: boolean;
+  readonly gone: Set<string> | undefined;
 }
 
 export interface FairShareResult {

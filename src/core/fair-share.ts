@@ -7,6 +7,7 @@
  */
 import { fsGroup, fsTrim } from './fair-share-groups';
 import {
+  createFairShareState,
   DEFAULT_MAX_GROUPS,
   FS_EPS,
   FS_GREEN_MIN,
@@ -21,7 +22,7 @@ import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type Rul
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
-export { fsGroup } from './fair-share-groups';
+export { fsGroup, fsReset } from './fair-share-groups';
 
 /**
  * The longest span (ms) any plan's rule state needs, 0 without plans: fs_config's optional 10th number, so
@@ -73,8 +74,13 @@ function release(meta: MetaState): void {
   meta.re = 0;
 }
 
-export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number): FairShare {
+/**
+ * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
+ * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
+ */
+export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number, peek = false): FairShare {
   let expire = false;
+  if (peek && (!state.meta || Math.floor(nowUsIn / 1000) > state.expiresAtMs)) state = createFairShareState();
   // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
   if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
     state.meta = undefined;
@@ -104,12 +110,24 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.probation.clear();
     state.meta = meta;
     expire = true;
+  } else if (peek) {
+    meta = { ...meta };
   }
   // Never step back: a backward clock step must not refill the same interval twice. Time then stands still
   // (no epoch passes), but expiry runs on the real clock (like Redis TTLs): renew it on every such call.
   const steppedBack = nowUsIn < meta.gl;
   const now = steppedBack ? meta.gl : nowUsIn;
-  const fs: FairShare = { cfg, state, meta, nowUs: now, nowMs: Math.floor(now / 1000), clockUs: nowUsIn, expire: expire || steppedBack };
+  const fs: FairShare = {
+    cfg,
+    state,
+    meta,
+    nowUs: now,
+    nowMs: Math.floor(now / 1000),
+    clockUs: nowUsIn,
+    expire: expire || steppedBack,
+    peek,
+    gone: peek ? new Set() : undefined,
+  };
   meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
   if (meta.rv > 0 && now >= meta.re) release(meta);
@@ -209,14 +227,18 @@ export function decide(
     hint = rwait;
     policy = rbad;
   } else if (globalGreen) {
-    meta.gt -= c;
-    st.tokMin -= c;
-    st.tokCap -= c;
+    if (!fs.peek) {
+      meta.gt -= c;
+      st.tokMin -= c;
+      st.tokCap -= c;
+    }
     allowed = true;
     colour = 0;
   } else if (globalYellow) {
-    meta.gt -= c;
-    st.tokCap -= c;
+    if (!fs.peek) {
+      meta.gt -= c;
+      st.tokCap -= c;
+    }
     allowed = true;
     colour = 1;
   } else {
@@ -258,7 +280,7 @@ export function decide(
   }
   let ruleStatus: number[] | false = false;
   if (rules && rs) {
-    if (allowed) rlSpend(rules, rs, c);
+    if (allowed && !fs.peek) rlSpend(rules, rs, c);
     ruleStatus = rlStatus(rules, rs, now);
     st.rulesUntil = rlKeep(rules, rs, now);
   }

@@ -10,17 +10,18 @@ import {
   createFairShareState,
   decide,
   fairShareConfig,
+  fsReset,
   openFairShare,
   type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
-import { toAdmitReply, toDecision } from '../core/decision';
+import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from './plan-lanes';
 import { ConfigError, describeValue } from '../errors';
 import { queueMethods, withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from '../queue/memory-queue';
-import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
+import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
@@ -99,6 +100,18 @@ export class MemoryStore implements Store {
         if (r.allowed || !defer) return toDecision(reply, ruleSpecs);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
         return withDeferral(toDecision(reply, ruleSpecs), outcome);
+      },
+      // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
+      peek: async (input: PeekInput): Promise<GroupStatus> => {
+        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfg, Math.floor(this.clock() * 1000), true);
+        const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
+        const r = decide(fs, input.group, input.weight, 1, false, rules);
+        if (r.group === NEWCOMERS_GROUP) r.group = input.group;
+        return toGroupStatus(toAdmitReply(r, fs.nowMs), rulesOfCheck(spec, input));
+      },
+      reset: async (group: string): Promise<boolean> => {
+        const state = this.limiters.get(name);
+        return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
       },
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);

@@ -12,7 +12,7 @@ export interface RuleLanes {
   /** The rules of each lane; lane 0 is the limiter's own (a check without a plan). */
   readonly rules: ReadonlyArray<readonly RuleSpec[] | undefined>;
   /** A check's lane; undefined when there is one lane. */
-  readonly laneOf: ((input: AdmitInput) => number) | undefined;
+  readonly laneOf: ((input: Pick<AdmitInput, 'plan'>) => number) | undefined;
 }
 
 export function ruleLanes(spec: LimiterSpec): RuleLanes {
@@ -56,6 +56,6 @@ export function laneBatcher<Req extends AdmitInput, Reply>(
 }
 
 /** The rules a check's decision names: its plan's, or the limiter's. */
-export function rulesOfCheck(spec: LimiterSpec, input: AdmitInput): readonly RuleSpec[] | undefined {
+export function rulesOfCheck(spec: LimiterSpec, input: Pick<AdmitInput, 'plan'>): readonly RuleSpec[] | undefined {
   return input.plan === undefined ? spec.rules : (spec.plans?.get(input.plan)?.rules ?? spec.rules);
 }

@@ -4,10 +4,10 @@
  * check that may be deferred is one call of lua/admit-defer.lua. Time comes from redis TIME unless a test
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
-import { toDecision, type AdmitReply } from '../core/decision';
+import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
-import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
+import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral, queueMethods } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
@@ -24,6 +24,8 @@ import {
   admitScript,
   defineScripts,
   fairShareConfig,
+  peekCommand,
+  resetCommand,
   type AdmitDeferReply,
   type DeferringInput,
   type DeferReply,
@@ -50,7 +52,7 @@ const DEFAULT_MAX_BATCH = 64;
 const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
-function ownGroup(reply: AdmitReply, input: AdmitInput): AdmitReply {
+function ownGroup(reply: AdmitReply, input: AdmitInput | PeekInput): AdmitReply {
   if (reply.group !== OVERFLOW_GROUP) reply.group = input.group;
   return reply;
 }
@@ -135,12 +137,17 @@ export class RedisStore implements Store {
       this.maxBatch,
     );
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
-    const failed = (error: unknown): never => {
-      if (error instanceof StoreError) throw error;
-      throw new StoreError('ERR_BL_STORE', `Redis admit failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
-        cause: error,
-      });
-    };
+    const failedTo =
+      (what: string) =>
+      (error: unknown): never => {
+        if (error instanceof StoreError) throw error;
+        throw new StoreError('ERR_BL_STORE', `Redis ${what} failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
+          cause: error,
+        });
+      };
+    const failed = failedTo('admit');
+    const peeks = configs.map((config) => peekCommand(this.client, admitKeys, config));
+    const reset = resetCommand(this.client, admitKeys);
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
       checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input)), failed);
@@ -151,6 +158,12 @@ export class RedisStore implements Store {
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
+      peek: (input: PeekInput): Promise<GroupStatus> =>
+        peeks[lanes.laneOf?.(input) ?? 0]!(this.nowUs(), input).then(
+          (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),
+          failedTo('peek'),
+        ),
+      reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

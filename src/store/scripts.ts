@@ -11,7 +11,7 @@ import { plansSpanMs } from '../core/fair-share';
 import { rulesConfigText, type RuleSpec } from '../core/rules';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
-import type { AdmitInput, DeferInput, LimiterSpec } from '../types';
+import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
 import { LUA_SOURCES } from './lua-sources.generated';
 
 /**
@@ -118,6 +118,33 @@ export function admitCommand(client: RedisClient, keys: readonly [string, string
   const [groupsKey, seenKey] = keys;
   const rules = ruleCountOf(config);
   return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight, r.cost).then((reply) => parseAdmitReply(reply, rules));
+}
+
+export const peekScript = (): LoadedScript => loadScript('peek.lua', 2);
+
+/** peek.lua on one client for one limiter: KEYS groups, seen; ARGV config block, now override µs, group, weight. */
+export function peekCommand(
+  client: RedisClient,
+  keys: readonly [string, string],
+  config: string,
+): (nowUs: number, r: PeekInput) => Promise<AdmitReply> {
+  const run = scriptCommand(client, peekScript());
+  const [groupsKey, seenKey] = keys;
+  const rules = ruleCountOf(config);
+  return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight).then((reply) => parseAdmitReply(reply, rules));
+}
+
+export const resetScript = (): LoadedScript => loadScript('reset.lua', 2);
+
+/** reset.lua on one client for one limiter: KEYS groups, seen; ARGV group. True when the group had state. */
+export function resetCommand(client: RedisClient, keys: readonly [string, string]): (group: string) => Promise<boolean> {
+  const run = scriptCommand(client, resetScript());
+  const [groupsKey, seenKey] = keys;
+  return (group) =>
+    run(groupsKey, seenKey, group).then((reply) => {
+      if (reply !== 0 && reply !== 1) throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected reset reply: ${String(reply)}`);
+      return reply === 1;
+    });
 }
 
 export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 2);

@@ -1,11 +1,14 @@
 import { MemoryStore } from '../../src/store/memory-store';
-import type { Clock } from '../../src/types';
+import type { Clock, Store } from '../../src/types';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describePlanCases } from './plans-suite';
+import { describePeekResetCases } from './peek-reset-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
+
+const snapshot = async (store: Store, name: string): Promise<unknown> => structuredClone((store as MemoryStore).stateOf(name));
 
 const harness = async (): Promise<StoreHarness> => {
   // One instance per clock: every handle shares it, as every process shares one Redis.
@@ -31,3 +34,4 @@ describeSmallLimitCases('MemoryStore', harness);
 describeOldestWaitingCases('MemoryStore', harness);
 describeRuleCases('MemoryStore', harness);
 describePlanCases('MemoryStore', harness);
+describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snapshot }));

@@ -79,6 +79,30 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       expect(later[6]!.policy).toBe('minute');
     });
 
+    test("a peek under a plan reads that plan's rules and weight, and a peek without one the defaultPlan's", async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, {
+        limit: 10_000,
+        windowMs: 1000,
+        burst: 1000,
+        rules: [sliding('second', 5)],
+        plans: { free: { weight: 1 }, pro: { weight: 4, rules: [sliding('second', 10), sliding('minute', 15, 60_000)] } },
+        defaultPlan: 'free',
+      });
+      await Promise.all(Array.from({ length: 3 }, () => l!.check('g', { plan: 'pro' })));
+      const pro = await l!.peek('g', { plan: 'pro' });
+      expect(pro.rules!.map((r) => [r.name, r.limit, r.remaining])).toEqual([
+        ['second', 10, 7],
+        ['minute', 15, 12],
+      ]);
+      // the same group read under the default plan: its rule of the same name, algorithm and window is shared
+      const free = await l!.peek('g');
+      expect(free.rules!.map((r) => [r.name, r.limit, r.remaining])).toEqual([['second', 5, 2]]);
+      // and the peek agrees with the check that follows under the same plan
+      expect((await l!.check('g', { plan: 'pro' })).remaining).toBe(pro.remaining - 1);
+      await expect(l!.peek('g', { plan: 'gold' })).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_PLAN' });
+    });
+
     test('a group moving between plans keeps the state of a rule both plans have', async () => {
       const clock = new ManualClock();
       const [l] = limiters(clock, {

@@ -1,11 +1,27 @@
+import type { Redis } from 'ioredis';
+import { allKeys } from '../../src/store/keys';
 import { RedisStore } from '../../src/store/redis-store';
+import type { Store } from '../../src/types';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describePlanCases } from './plans-suite';
+import { describePeekResetCases } from './peek-reset-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
+
+/** Every key of the limiter: its value (DUMP) and absolute expiry, which any write would change. */
+const snapshot = async (store: Store, name: string): Promise<unknown> => {
+  const redis = store as RedisStore;
+  const client = redis.client as unknown as Redis;
+  const out: Record<string, unknown> = {};
+  for (const key of allKeys(redis.keys(name))) {
+    const dump = await client.dumpBuffer(key);
+    out[key] = dump === null ? null : [dump.toString('hex'), await client.call('PEXPIRETIME', key)];
+  }
+  return out;
+};
 
 const harness = async (): Promise<StoreHarness> => {
   const server = await startRedis();
@@ -22,3 +38,4 @@ describeSmallLimitCases('RedisStore', harness);
 describeOldestWaitingCases('RedisStore', harness);
 describeRuleCases('RedisStore', harness);
 describePlanCases('RedisStore', harness);
+describePeekResetCases('RedisStore', async () => ({ ...(await harness()), snapshot }));

@@ -1,4 +1,4 @@
-/** A hand-written LimiterStore fault double: answers from MemoryStore, or throws, or hangs, on command (admit and counts). */
+/** A hand-written LimiterStore fault double: answers from MemoryStore, or throws, or hangs, on command (admit, counts, peek, reset). */
 import { MemoryStore } from '../../src/store/memory-store';
 import type { JobCounts } from '../../src/queue/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
@@ -33,6 +33,12 @@ export class FaultStore implements Store {
       get: (target, prop, receiver) => {
         if (prop === 'admit') return admit;
         if (prop === 'counts') return counts;
+        if (prop === 'peek' || prop === 'reset') {
+          return (arg: never) => {
+            this.calls.push({ group: String(prop), weight: 1, cost: 1 });
+            return this.fault() ?? (target[prop] as (arg: never) => Promise<unknown>)(arg);
+          };
+        }
         const value: unknown = Reflect.get(target, prop, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
       },

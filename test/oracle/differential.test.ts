@@ -118,6 +118,8 @@ describe('the oracle notices a one-constant change in a script', () => {
       "if plans_span_ms ~= '' and tonumber(plans_span_ms) > span_ms then",
       "if plans_span_ms ~= '' and tonumber(plans_span_ms) < span_ms then",
     ],
+    ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
+    ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
   ];
   test.each(mutations)(
     '%s',

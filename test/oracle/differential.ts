@@ -14,6 +14,7 @@ import { RedisQueue } from '../../src/queue/redis-queue';
 import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { ManualClock } from '../conformance/store-suite';
+import type { LimiterStore } from '../../src/types';
 import { OracleRedis } from './oracle-client';
 import { stepArb, type OperationName, type Side, type Step, type World } from './operations';
 
@@ -168,10 +169,12 @@ async function sides(spec: FairShareSpec, clock: ManualClock, setup: Setup): Pro
   const memoryQueue = memoryStore.queueOf(spec.name)!;
   return {
     oracle,
-    lua: { name: 'lua', admit: lua.admit, queue: lua, enqueue: (input) => luaQueue.enqueue(input), tokens: tokens() },
-    memory: { name: 'memory', admit: memory.admit, queue: memory, enqueue: (input) => memoryQueue.enqueue(input), tokens: tokens() },
+    lua: { name: 'lua', ...admission(lua), queue: lua, enqueue: (input) => luaQueue.enqueue(input), tokens: tokens() },
+    memory: { name: 'memory', ...admission(memory), queue: memory, enqueue: (input) => memoryQueue.enqueue(input), tokens: tokens() },
   };
 }
+
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset'> => ({ admit: store.admit, peek: store.peek, reset: store.reset });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
 

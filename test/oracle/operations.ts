@@ -9,13 +9,15 @@ import type { FairShareSpec } from '../../src/core/fair-share';
 import { ruleLanes } from '../../src/store/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
 import type { ClaimedJob, QueueStore } from '../../src/queue/types';
-import type { AdmitInput, Decision } from '../../src/types';
+import type { AdmitInput, Decision, GroupStatus, PeekInput } from '../../src/types';
 
 /** One backend under test. */
 export interface Side {
   readonly name: string;
-  /** Absent when the queue runs on its own (no admission in front of it). */
+  /** Absent when the queue runs on its own (no admission in front of it); so are peek and reset. */
   readonly admit: ((input: AdmitInput) => Promise<Decision>) | undefined;
+  readonly peek?: ((input: PeekInput) => Promise<GroupStatus>) | undefined;
+  readonly reset?: ((group: string) => Promise<boolean>) | undefined;
   readonly queue: QueueStore;
   /** enqueue: a queue method (MemoryQueue, RedisQueue), not one of the bound store's. */
   readonly enqueue: (input: EnqueueInput) => Promise<EnqueueResult>;
@@ -105,6 +107,15 @@ const admitOf = (side: Side): ((input: AdmitInput) => Promise<Decision>) => {
   return side.admit;
 };
 
+const peekOf = (side: Side): ((input: PeekInput) => Promise<GroupStatus>) => {
+  if (!side.peek) throw new Error(`${side.name} has no admission`);
+  return side.peek;
+};
+const resetOf = (side: Side): ((group: string) => Promise<boolean>) => {
+  if (!side.reset) throw new Error(`${side.name} has no admission`);
+  return side.reset;
+};
+
 const op = <A>(o: Operation<A>): Operation<A> => o;
 
 export const OPERATIONS = {
@@ -152,6 +163,10 @@ export const OPERATIONS = {
       return out;
     },
   }),
+  /** peek.lua: a group's state, writing nothing (a write would show in the steps after it). */
+  peek: op({ weight: 3, admits: true, args: () => fc.record({ group, weight }), run: (side, input) => peekOf(side)(input) }),
+  /** reset.lua: forgets one group (its jobs stay). */
+  reset: op({ weight: 1, admits: true, args: () => group, run: (side, g) => resetOf(side)(g) }),
   /** admit-defer.lua. */
   admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-defer-many.lua. */

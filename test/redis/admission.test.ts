@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/store/keys';
 import { RedisStore } from '../../src/store/redis-store';
-import { LUA_DIR, admitScript } from '../../src/store/scripts';
+import { LUA_DIR, admitScript, peekScript, resetScript } from '../../src/store/scripts';
 import type { LimiterSpec } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
@@ -44,6 +44,35 @@ test('admit.lua header names the keys and args the wrapper passes', () => {
   expect(text).toMatch(/ARGV\[5\]\s+cost/);
   expect(admitScript().lua).not.toMatch(/--!include/);
   expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
+});
+
+test('peek.lua and reset.lua headers name the keys and args their wrappers pass', () => {
+  for (const [file, script, args] of [
+    ['peek.lua', peekScript(), ['config block', 'now override', 'group id', 'weight']],
+    ['reset.lua', resetScript(), ['group id']],
+  ] as const) {
+    const text = readFileSync(join(LUA_DIR, file), 'utf8');
+    expect([...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]))).toEqual([1, 2]);
+    expect(script.numberOfKeys).toBe(2);
+    expect([...text.matchAll(/^\s*ARGV\[\d+\]\s+(.+)$/gm)].map((m) => m[1])).toEqual(args.map((a) => expect.stringContaining(a)));
+  }
+});
+
+test("peek and reset with hostile group ids: no key but the limiter's two, ids come back unchanged, peek writes nothing", async () => {
+  const limiter = new RedisStore({ client, prefix: 'hostile-pr' }).bind(spec({ name: 'h' }));
+  const ids = ['{', '}', ':', '{hostile-pr:h}:groups', '}{', 'ünï©ødé 🚦', '\u0000\r\n', 'x'.repeat(10 * 1024)];
+  for (const group of ids) {
+    expect(await limiter.peek({ group, weight: 1 })).toMatchObject({ group, allowed: true });
+    expect(await prefixKeys('hostile-pr')).toEqual([]);
+  }
+  for (const group of ids) await limiter.admit({ group, weight: 1, cost: 1 });
+  for (const group of ids) expect(await limiter.reset(group)).toBe(true);
+  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(1); // the limiter's own state under ''
+  expect(await client.zcard('{hostile-pr:h}:seen')).toBe(0);
+  // '' names that state, never a group: reset.lua refuses it (the limiter rejects it before any store call)
+  await expect(limiter.reset('')).rejects.toThrow(/ERR_BL_GROUP_EMPTY/);
+  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(1);
+  await limiter.destroy();
 });
 
 test('uses redis TIME when no clock is given', async () => {
