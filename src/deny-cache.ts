@@ -49,6 +49,8 @@ interface Entry {
   readonly decidedAt: number;
   /** One guaranteed slot per unit of cost, in ms. */
   readonly slotMs: number;
+  /** The plan the denial was decided under: a check of another plan (other rules) goes to the store. */
+  readonly plan: string | undefined;
   /** Local clock (ms) of the latest retry time handed out. */
   promise: number;
 }
@@ -65,10 +67,10 @@ export class DenyCache {
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** A local denial for `group`, or undefined when the store must decide. */
-  lookup(group: string, cost: number): Decision | undefined {
+  /** A local denial for `group` (checked under `plan`), or undefined when the store must decide. */
+  lookup(group: string, cost: number, plan?: string): Decision | undefined {
     const entry = this.entries.get(group);
-    if (entry === undefined) return undefined;
+    if (entry === undefined || entry.plan !== plan) return undefined;
     const now = this.now();
     const until = Math.max(entry.until, this.globalUntil);
     if (now >= until || now - entry.decidedAt >= this.windowMs) {
@@ -104,8 +106,9 @@ export class DenyCache {
    * Remembers a store denial (only plain over-limit ones: not outages, not deferrals).
    * @param sentAt local clock when the call was sent: the store decided after it, so durations counted
    *        from it end no later than on the store's clock
+   * @param plan the plan the check named (its rules decided it)
    */
-  record(requested: string, decision: Decision, sentAt: number): void {
+  record(requested: string, decision: Decision, sentAt: number, plan?: string): void {
     if (decision.allowed || decision.reason !== 'limit' || decision.job !== undefined) return;
     // How long the store's answer holds for this group here (see `hold` in the header).
     const holdMs = this.options.hold === 'retry' ? Math.max(decision.hintMs ?? 0, decision.retryAfterMs) : (decision.hintMs ?? 0);
@@ -128,6 +131,7 @@ export class DenyCache {
       decision,
       decidedAt: sentAt,
       slotMs,
+      plan,
       promise: Math.max(sentAt + decision.retryAfterMs, previous?.promise ?? 0),
     });
   }

@@ -239,13 +239,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
         if (opts.defer === undefined) {
           const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
           if (denyCache === undefined) return guard.admit(input);
-          const cached = denyCache.lookup(group, cost);
+          const cached = denyCache.lookup(group, cost, plan?.name);
           if (cached !== undefined) {
             guard.observer?.decision(cached, undefined);
             return Promise.resolve(cached);
           }
           const sentAt = Date.now();
-          return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt), decision));
+          return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt, plan?.name), decision));
         }
         refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
         const cap =

@@ -84,3 +84,20 @@ test.each<[string, Partial<LimiterOptions>, unknown]>([
   expect(store.calls).toEqual([]);
   await limiter.close();
 });
+
+test("the deny cache answers a group's checks of the plan it was denied under, not of another plan", async () => {
+  const sliding = (limit: number) => [{ name: 'second', limit, windowMs: 1000, algorithm: 'sliding-window' as const }];
+  const { store, limiter } = make({
+    denyCache: { sampleRate: 0 },
+    plans: { free: { rules: sliding(1) }, pro: { rules: sliding(10) } },
+  });
+  expect((await limiter.check('g', { plan: 'free' })).allowed).toBe(true);
+  expect(await limiter.check('g', { plan: 'free' })).toMatchObject({ allowed: false, policy: 'second' });
+  // cached: answered in this process
+  expect((await limiter.check('g', { plan: 'free' })).allowed).toBe(false);
+  expect(store.calls).toHaveLength(2);
+  // upgraded: the store decides under pro's rules
+  expect((await limiter.check('g', { plan: 'pro' })).allowed).toBe(true);
+  expect(store.calls).toHaveLength(3);
+  await limiter.close();
+});
