@@ -199,17 +199,9 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
   // every rule set a check may be decided under: the limiter's and each plan's
   const ruleSets = [rules, ...(plans === undefined ? [] : [...plans.values()].map((p) => p.rules))];
-  const anyRules = ruleSets.some((set) => set.length > 0);
-  // Rules are per group; a group on probation is decided as the shared newcomers' group, whose rule state all
-  // newcomers would share (one tenant's rule holding another back). Until rule state is kept per id on
-  // probation, the two do not combine: with rules (the limiter's or a plan's), probation is off.
-  const probationMs = int('probationMs', o.probationMs, anyRules ? 0 : Math.min(epochMs, 1000), 0);
-  if (probationMs > 0 && anyRules) {
-    throw new ConfigError(
-      'ERR_BL_PROBATION_MS',
-      `Expected \`probationMs\` to be 0 with \`rules\` (the limiter's or a plan's: a group on probation shares one group's rules with every other new id), got ${describeValue(probationMs)}`,
-    );
-  }
+  // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
+  // combines with rules (the limiter's or a plan's).
+  const probationMs = int('probationMs', o.probationMs, Math.min(epochMs, 1000), 0);
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
   const ruleMax = Math.min(...ruleSets.flatMap((set) => set.map(ruleCapacity)));
   const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);

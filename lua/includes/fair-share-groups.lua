@@ -1,7 +1,7 @@
 --[[
   fair-share-groups.lua — groups in the admission core, included by includes/fair-share.lua (which defines the
   FS_ constants first): idle trimming (fs_trim) and registration (fs_group: exact Σw, lazy last-seen refresh,
-  overflow past maxGroups, probation of new ids via fs_real_groups and fs_graduates) and forgetting one group
+  overflow past maxGroups, probation of new ids via fs_real_groups, fs_graduates and fs_sighted) and forgetting one group
   (fs_reset, reset.lua). In a peek (fs.peek, see fs_open) they write nothing and answer as the writes they skip
   would have left the keys. The TypeScript twin is src/core/fair-share-groups.ts.
 ]]
@@ -58,7 +58,8 @@ local function fs_real_groups(fs)
 end
 
 -- Probation (see the header): true when `group` was first seen at least probation_ms ago; else its first
--- sighting is recorded (making room by dropping the oldest) and it stays on probation.
+-- sighting is recorded (making room by dropping the oldest, and its rule record with it) and it stays on
+-- probation.
 local function fs_graduates(fs, group)
   local cfg = fs.cfg
   local s = redis.call('ZSCORE', fs.seen_key, group)
@@ -66,14 +67,33 @@ local function fs_graduates(fs, group)
   -- a peek records no sighting: the group is on probation, as the check would leave it
   if fs.peek then return false end
   if redis.call('ZCOUNT', fs.seen_key, '-inf', '(0') >= cfg.max_groups then
-    redis.call('ZREM', fs.seen_key, redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', '(0', 'LIMIT', 0, 1)[1])
+    local oldest = redis.call('ZRANGEBYSCORE', fs.seen_key, '-inf', '(0', 'LIMIT', 0, 1)[1]
+    redis.call('ZREM', fs.seen_key, oldest)
+    redis.call('HDEL', fs.groups_key, FS_SIGHTED .. oldest)
+    fs.sighted[oldest] = nil
   end
   redis.call('ZADD', fs.seen_key, fs.now_ms - FS_PROBATION_BASE, group)
   fs.expire = true
   return false
 end
 
+-- The rule record of an id on probation (rules.lua's blob under the field FS_SIGHTED .. id: no group id
+-- has that byte, see the header), loaded once per call; fs_close writes it back. It lives and dies with the
+-- id's sighting: dropped with it, carried over to the group's own state when the id graduates.
+local function fs_sighted(fs, group)
+  local rec = fs.sighted[group]
+  if not rec then
+    -- a fresh limiter's DEL (fs.wiped, in a peek) would have emptied the hash
+    local rb = false
+    if not fs.wiped then rb = redis.call('HGET', fs.groups_key, FS_SIGHTED .. group) end
+    rec = { rb = rb or nil }
+    fs.sighted[group] = rec
+  end
+  return rec
+end
+
 -- (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active, probation.
+-- Returns the effective group, its state and, for an id on probation, the id (its rules are its own).
 local function fs_group(fs, group, weight)
   local st = fs.groups[group]
   if not st then
@@ -92,15 +112,25 @@ local function fs_group(fs, group, weight)
         if fs.meta.gn >= fs.cfg.max_groups and fs_real_groups(fs) >= fs.cfg.max_groups then
           return fs_group(fs, FS_OVERFLOW, 1)
         end
-        -- (never with rules: they are per group, and newcomers would share one group's)
-        if fs.cfg.probation_ms > 0 and not fs.cfg.rules and not fs_graduates(fs, group) then
-          return fs_group(fs, FS_NEWCOMERS, 1)
+        if fs.cfg.probation_ms > 0 and not fs_graduates(fs, group) then
+          -- the share is the newcomers'; its rules are its own (fs_sighted: the third value names whose)
+          local g, s = fs_group(fs, FS_NEWCOMERS, 1)
+          return g, s, group
         end
       end
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
       st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
              seen = -FS_INF, promise = 0 }
+      -- a graduate keeps the rule state it spent on probation
+      if fs.cfg.probation_ms > 0 and group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
+        local rb = fs_sighted(fs, group).rb
+        if rb then
+          st.rb = rb
+          if not fs.peek then redis.call('HDEL', fs.groups_key, FS_SIGHTED .. group) end
+        end
+        fs.sighted[group] = nil
+      end
       fs.meta.ws = fs.meta.ws + weight
       fs.meta.gn = fs.meta.gn + 1
       fs.expire = true
@@ -128,6 +158,8 @@ local function fs_reset(groups_key, seen_key, group)
   local m = redis.call('HMGET', groups_key, FS_META, group)
   local p = m[2]
   local found = redis.call('ZREM', seen_key, group)
+  -- a sighting's rule record goes with it
+  redis.call('HDEL', groups_key, FS_SIGHTED .. group)
   if not p then return found end
   redis.call('HDEL', groups_key, group)
   local mp = m[1]

@@ -51,7 +51,9 @@
   Probation (identities are free: a flood of new ids must not dilute the tenants already there): a group id
   not yet registered is decided as the shared group '*new*' (weight 1) until it comes back at least
   probationMs after it was first seen (the limiter's default: min(epochMs, 1000)); then it is registered as
-  itself. Its first
+  itself. Its rules are its own meanwhile: decided on a rule record (rules.lua's blob) in the groups hash under
+  the field FS_SIGHTED .. id (byte 255 is never in UTF-8, so no group id collides with it), which lives and
+  dies with the sighting (dropped with it, carried over to the group's own state when it graduates). Its first
   sighting lives in `seen` under the score first ms − 2^52, below the registered groups' last-seen ms (≥ 0,
   the range fs_trim reads); at most maxGroups such sightings are kept, the oldest dropped first, so a flood
   churns its own sightings away and never registers. '*new*' and '*overflow*' take none of the maxGroups places.
@@ -70,6 +72,8 @@ local FS_TRIM_PAGE = 100
 local FS_GREEN_MIN = 4
 local FS_OVERFLOW = '*overflow*'
 local FS_NEWCOMERS = '*new*'
+-- the groups hash field of an id's rule record on probation is this byte .. id: never in UTF-8, so in no group id
+local FS_SIGHTED = '\255'
 -- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms
 local FS_PROBATION_BASE = 4503599627370496
 local FS_PACK = 'dddddddd'
@@ -146,7 +150,7 @@ end
 local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
-               peek = peek == true, gone = false, wiped = false }
+               peek = peek == true, gone = false, wiped = false, sighted = {} }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   local m
@@ -210,8 +214,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
   local cfg, meta = fs.cfg, fs.meta
   if rules == nil then rules = cfg.rules end
   local now = fs.now_us
-  local st
-  group, st = fs_group(fs, group, weight)
+  local st, newcomer
+  group, st, newcomer = fs_group(fs, group, weight)
   local c = cost
   local b, rho, T = cfg.burst, cfg.reserve, cfg.T
 
@@ -249,14 +253,17 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
   -- (5b) rules: checked first, spent only if everything admits (rules.lua)
   local rok, rwait, rbad, rs = true, 0, 0, false
   if rules then
-    rs = st.rs
+    -- an id on probation: the newcomers' share, its own rule record (fs_sighted)
+    local rst = st
+    if newcomer then rst = fs_sighted(fs, newcomer) end
+    rs = rst.rs
     if not rs then
-      rs = RL.load(rules, st.rb)
-    elseif st.rr ~= rules then
+      rs = RL.load(rules, rst.rb)
+    elseif rst.rr ~= rules then
       -- decided under other rules earlier in this call: re-lay the state out for these
-      rs = RL.load(rules, RL.pack(st.rr, rs, now))
+      rs = RL.load(rules, RL.pack(rst.rr, rs, now))
     end
-    st.rs, st.rr = rs, rules
+    rst.rs, rst.rr = rs, rules
     rok, rwait, rbad = RL.check(rules, rs, now, c)
   end
 
@@ -361,6 +368,13 @@ local function fs_close(fs)
       p = p .. st.rb
     end
     args[#args + 1] = p
+  end
+  -- ids on probation decided under rules: their rule records (a record only read stays as it was)
+  for g, rec in pairs(fs.sighted) do
+    if rec.rr then
+      args[#args + 1] = FS_SIGHTED .. g
+      args[#args + 1] = RL.pack(rec.rr, rec.rs, fs.now_us)
+    end
   end
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then

@@ -4,7 +4,16 @@
  * lua/includes/fair-share-groups.lua. In a peek (`fs.peek`) they write nothing to the state and answer as the
  * writes they skip would have left it.
  */
-import { FS_TRIM_PAGE, NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareState, type GroupState } from './fair-share-state';
+import {
+  FS_TRIM_PAGE,
+  NEWCOMERS_GROUP,
+  OVERFLOW_GROUP,
+  type FairShare,
+  type FairShareState,
+  type GroupState,
+  type SightedRecord,
+} from './fair-share-state';
+import type { RuleStates } from './rules';
 
 /** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
 function byCodePoints(a: string, b: string): number {
@@ -58,7 +67,7 @@ export function fsTrim(fs: FairShare): void {
 /**
  * Probation: true when `group` was first seen at least probationMs ago; else its first sighting is recorded
  * (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the
- * smallest id) and it stays on probation.
+ * smallest id, and its rule record with it) and it stays on probation.
  */
 function fsGraduates(fs: FairShare, group: string): boolean {
   const { probation } = fs.state;
@@ -77,21 +86,38 @@ function fsGraduates(fs: FairShare, group: string): boolean {
       if (oldest === undefined || byCodePoints(entry[0], oldest[0]) < 0) oldest = entry;
     }
     probation.delete(oldest![0]);
+    fs.state.sighted.delete(oldest![0]);
   }
   probation.set(group, fs.nowMs);
   fs.expire = true;
   return false;
 }
 
+const copyRules = (rs: RuleStates): RuleStates => new Map([...rs].map(([tag, v]) => [tag, [...v]]));
+
+/**
+ * The rule record of an id on probation (fs_sighted): its share is the newcomers', its rules are its own. It lives
+ * and dies with the id's sighting: dropped with it, carried over to the group's own state when it graduates.
+ * A peek works on a copy.
+ */
+export function fsSighted(fs: FairShare, group: string): SightedRecord {
+  const rec = fs.state.sighted.get(group);
+  if (fs.peek) return rec?.rs ? { ...rec, rs: copyRules(rec.rs) } : { ...rec };
+  if (rec) return rec;
+  const fresh: SightedRecord = {};
+  fs.state.sighted.set(group, fresh);
+  return fresh;
+}
+
 /**
  * (3) register a group: exact Σw, lazy last-seen refresh, overflow when maxGroups are active.
  * Exported for the memory dispatcher, which keeps each group's SFQ finish tag (`ftag`) here like dispatch.lua.
  */
-export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState] {
+export function fsGroup(fs: FairShare, group: string, weight: number): [string, GroupState, string?] {
   const { meta, state, gone } = fs;
   let st = gone?.has(group) ? undefined : state.groups.get(group);
   // a peek works on a copy (rule state too: rlCheck brings it to now in place)
-  if (st && fs.peek) st = { ...st, ...(st.rs && { rs: new Map([...st.rs].map(([tag, v]) => [tag, [...v]])) }) };
+  if (st && fs.peek) st = { ...st, ...(st.rs && { rs: copyRules(st.rs) }) };
   if (!st) {
     // The shared groups are registered at once (and take none of the maxGroups places); any other new id may
     // be over maxGroups or on probation.
@@ -99,12 +125,24 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
       const has = (shared: string): number => (state.groups.has(shared) && !gone?.has(shared) ? 1 : 0);
       const real = meta.gn - has(OVERFLOW_GROUP) - has(NEWCOMERS_GROUP);
       if (real >= fs.cfg.maxGroups) return fsGroup(fs, OVERFLOW_GROUP, 1);
-      // (never with rules: they are per group, and newcomers would share one group's)
-      if (fs.cfg.probationMs > 0 && fs.cfg.rules === false && !fsGraduates(fs, group)) return fsGroup(fs, NEWCOMERS_GROUP, 1);
+      if (fs.cfg.probationMs > 0 && !fsGraduates(fs, group)) {
+        // the share is the newcomers'; its rules are its own (fsSighted: the third value names whose)
+        const [g, s] = fsGroup(fs, NEWCOMERS_GROUP, 1);
+        return [g, s, group];
+      }
     }
     // New: buckets start full (refill caps them at their sizes), weight joins Σw.
     const full = fs.cfg.burst;
     st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
+    // a graduate keeps the rule state it spent on probation
+    if (fs.cfg.probationMs > 0 && group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
+      const rec = state.sighted.get(group);
+      if (rec?.rs) {
+        st.rs = fs.peek ? copyRules(rec.rs) : rec.rs;
+        if (rec.rulesUntil !== undefined) st.rulesUntil = rec.rulesUntil;
+      }
+      if (!fs.peek) state.sighted.delete(group);
+    }
     meta.ws += weight;
     meta.gn += 1;
     fs.expire = true;
@@ -135,6 +173,7 @@ export function fsReset(state: FairShareState, group: string, nowMs: number): bo
   if (meta === undefined || nowMs > state.expiresAtMs) return false;
   const st = state.groups.get(group);
   const sighted = state.probation.delete(group);
+  state.sighted.delete(group); // a sighting's rule record goes with it
   const found = state.seen.delete(group) || sighted;
   if (st === undefined) return found;
   state.groups.delete(group);

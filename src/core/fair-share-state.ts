@@ -76,6 +76,12 @@ export interface GroupState {
   rulesUntil?: number;
 }
 
+/**
+ * The rule state of an id on probation (fs_sighted's record, in Redis the groups hash field FS_SIGHTED + id): its
+ * share is the newcomers', its rules are its own. It lives and dies with the id's sighting.
+ */
+export type SightedRecord = Pick<GroupState, 'rs' | 'rulesUntil'>;
+
 /** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
 export interface FairShareState {
   meta: MetaState | undefined;
@@ -87,6 +93,8 @@ export interface FairShareState {
    * Insertion order is first-seen order.
    */
   probation: Map<string, number>;
+  /** Ids on probation decided under rules → their rule record (only ids in `probation`). */
+  sighted: Map<string, SightedRecord>;
   /**
    * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
@@ -133,5 +141,5 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), expiresAtMs: 0 };
+  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), sighted: new Map(), expiresAtMs: 0 };
 }

@@ -5,7 +5,7 @@
  * memory dispatcher. Shape: `openFairShare` (clock, refill, epoch step, trim), `decide` any number of
  * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
-import { fsGroup, fsTrim } from './fair-share-groups';
+import { fsGroup, fsSighted, fsTrim } from './fair-share-groups';
 import {
   createFairShareState,
   DEFAULT_MAX_GROUPS,
@@ -87,6 +87,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.groups.clear();
     state.seen.clear();
     state.probation.clear();
+    state.sighted.clear();
   }
   let meta = state.meta;
   if (!meta) {
@@ -108,6 +109,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.groups.clear();
     state.seen.clear();
     state.probation.clear();
+    state.sighted.clear();
     state.meta = meta;
     expire = true;
   } else if (peek) {
@@ -160,7 +162,7 @@ export function decide(
 ): FairShareResult {
   const { cfg, meta } = fs;
   const now = fs.nowUs;
-  const [group, st] = fsGroup(fs, groupIn, weight);
+  const [group, st, newcomer] = fsGroup(fs, groupIn, weight);
   const c = cost;
   const b = cfg.burst;
   const rho = cfg.reserve;
@@ -200,8 +202,10 @@ export function decide(
   let rwait = 0;
   let rbad = 0;
   let rs: RuleStates | undefined;
+  // an id on probation: the newcomers' share, its own rule record (fsSighted)
+  const rst = rules && newcomer !== undefined ? fsSighted(fs, newcomer) : st;
   if (rules) {
-    rs = st.rs ??= new Map();
+    rs = rst.rs ??= new Map();
     [rok, rwait, rbad] = rlCheck(rules, rs, now, c);
   }
 
@@ -282,7 +286,7 @@ export function decide(
   if (rules && rs) {
     if (allowed && !fs.peek) rlSpend(rules, rs, c);
     ruleStatus = rlStatus(rules, rs, now);
-    st.rulesUntil = rlKeep(rules, rs, now);
+    rst.rulesUntil = rlKeep(rules, rs, now);
   }
 
   if (allowed && meta.rv > 0 && meta.rg === group) release(meta);

@@ -4,11 +4,19 @@ import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describePlanCases } from './plans-suite';
 import { describePeekResetCases } from './peek-reset-suite';
+import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
 const snapshot = async (store: Store, name: string): Promise<unknown> => structuredClone((store as MemoryStore).stateOf(name));
+
+/** The counterpart of probation-rules-suite's Redis count: meta, and the entries of every map. */
+const entries = async (store: Store, name: string): Promise<number> => {
+  const state = (store as MemoryStore).stateOf(name);
+  if (!state) return 0;
+  return (state.meta ? 1 : 0) + state.groups.size + state.seen.size + state.probation.size + state.sighted.size;
+};
 
 const harness = async (): Promise<StoreHarness> => {
   // One instance per clock: every handle shares it, as every process shares one Redis.
@@ -35,3 +43,4 @@ describeOldestWaitingCases('MemoryStore', harness);
 describeRuleCases('MemoryStore', harness);
 describePlanCases('MemoryStore', harness);
 describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snapshot }));
+describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), entries }));

@@ -7,6 +7,7 @@ import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describePlanCases } from './plans-suite';
 import { describePeekResetCases } from './peek-reset-suite';
+import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
@@ -21,6 +22,14 @@ const snapshot = async (store: Store, name: string): Promise<unknown> => {
     out[key] = dump === null ? null : [dump.toString('hex'), await client.call('PEXPIRETIME', key)];
   }
   return out;
+};
+
+/** Hash fields and zset members of the limiter's admission keys (groups, seen). */
+const entries = async (store: Store, name: string): Promise<number> => {
+  const redis = store as RedisStore;
+  const client = redis.client as unknown as Redis;
+  const keys = redis.keys(name);
+  return (await client.hlen(keys.groups)) + (await client.zcard(keys.seen));
 };
 
 const harness = async (): Promise<StoreHarness> => {
@@ -39,3 +48,4 @@ describeOldestWaitingCases('RedisStore', harness);
 describeRuleCases('RedisStore', harness);
 describePlanCases('RedisStore', harness);
 describePeekResetCases('RedisStore', async () => ({ ...(await harness()), snapshot }));
+describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), entries }));

@@ -138,11 +138,13 @@ test('rules: resolved with defaults; the default maxCost fits the smallest rule;
   ).toThrow(/`rules\[1\]\.name` to be unique, got "a"/);
 });
 
-test("probationMs: 0 by default with rules, and refused above 0 with them (newcomers would share one group's rules)", () => {
+test('probationMs: min(epochMs, 1000) by default with rules too, and any value accepted with them (a newcomer keeps its own rule state)', () => {
   const rules = [{ name: 'per-second', limit: 10, windowMs: 1000 }];
   expect((resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec as FairShareSpec).probationMs).toBe(250);
-  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec as FairShareSpec).probationMs).toBe(0);
-  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 })).toThrow(
+  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec as FairShareSpec).probationMs).toBe(250);
+  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 }).spec as FairShareSpec).probationMs).toBe(100);
+  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 0 }).spec as FairShareSpec).probationMs).toBe(0);
+  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: -1 })).toThrow(
     expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }),
   );
 });
@@ -176,8 +178,8 @@ test.each<[unknown, string]>([
   [{ limit: 10, defaultPlan: 'pro' }, 'ERR_BL_DEFAULT_PLAN'],
   [{ limit: 10, plans: { pro: {} }, defaultPlan: 'free' }, 'ERR_BL_DEFAULT_PLAN'],
   [{ limit: 10, plans: { pro: {} }, defaultPlan: 1 }, 'ERR_BL_DEFAULT_PLAN'],
-  // a plan's rule makes probation impossible, as the limiter's own rules do
-  [{ limit: 10, plans: { pro: { rules: [sec('a', 5)] } }, probationMs: 100 }, 'ERR_BL_PROBATION_MS'],
+  // probation combines with a plan's rules, but stays an integer ≥ 0
+  [{ limit: 10, plans: { pro: { rules: [sec('a', 5)] } }, probationMs: 1.5 }, 'ERR_BL_PROBATION_MS'],
   // and its capacity bounds maxCost
   [{ limit: 100, burst: 10, reserve: 2, maxCost: 5, plans: { pro: { rules: [{ name: 'a', limit: 20, windowMs: 1000 }] } } }, 'ERR_BL_MAX_COST'],
 ])('plans: %j → %s', (options, code) => {
@@ -213,7 +215,7 @@ test("plans: resolved in a Map; a plan's rules replace the limiter's rule of the
   expect(r.maxCost).toBe(1);
   expect(resolveLimiterOptions({ limit: 1000 }).spec.plans).toBeUndefined();
   expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { weight: 2 } } }).spec as FairShareSpec).probationMs).toBe(1000);
-  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec as FairShareSpec).probationMs).toBe(0);
+  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec as FairShareSpec).probationMs).toBe(1000);
   expect(() => resolveLimiterOptions({ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } })).toThrow(
     /`plans\.pro\.weight`.*1 to 5.*`6` \(number\)/,
   );

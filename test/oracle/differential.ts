@@ -95,8 +95,6 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc
     const resolvedPlans = plans.length > 0 ? resolvePlans(planOptions, resolved, 1000) : undefined;
     return {
       ...rest,
-      // as createLimiter: no probation with rules (a plan's too); fs_group skips it under a config with rules
-      ...(resolvedPlans && [...resolvedPlans.values()].some((p) => p.rules.length > 0) ? { probationMs: 0 } : {}),
       name: 'oracle',
       limit,
       burst,
