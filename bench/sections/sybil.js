@@ -6,7 +6,8 @@
  * flood), then `floodIds` new ids at `floodRate`/s (one request each) for `floodMs`, all through one RedisStore
  * on a fresh redis-server. Measured during the flood: each established tenant's admitted / demand, the most
  * admitted in any sliding 1 s window (the limit must hold), and Redis memory after the flood. Rows: the
- * defaults (new ids on probation share one group), maxGroups raised, and probation off (the alternative).
+ * defaults (new ids on probation share one group), maxGroups raised, probation off (the alternative), and
+ * per-tenant rules with the default probation (each id on probation keeps its own rule state).
  */
 const { startRedis } = require('../lib/redis');
 const { maxInSlidingWindow } = require('../lib/stats');
@@ -110,6 +111,17 @@ async function runSybil(cfg) {
     { id: 'max-groups', label: 'maxGroups 200000', options: { maxGroups: 200_000 } },
     // The alternative: every new id registered on its first request (per-identity max-min, Sybil-prone).
     { id: 'no-probation', label: 'probationMs 0 (no probation)', options: { probationMs: 0 } },
+    // Per-tenant rules above the tenants' rate: probation still on by default, each new id on its own rule state.
+    {
+      id: 'rules',
+      label: 'with rules (default probation)',
+      options: {
+        rules: [
+          { name: 'second', limit: 100, windowMs: 1000, algorithm: 'sliding-window' },
+          { name: 'minute', limit: 4000, windowMs: 60_000 },
+        ],
+      },
+    },
   ];
   const rows = [];
   for (const variant of variants) {
@@ -137,6 +149,7 @@ async function runSybil(cfg) {
     ]),
   );
   const byDefault = rows[0];
+  const byRules = rows.find((r) => r.variant.id === 'rules');
   return {
     title: '5. A flood of new ids (Sybil)',
     intro: `limit ${LIMIT}/s, default options otherwise; ${TENANTS} established tenants at ${TENANT_RATE}/s each (Poisson, sending ${cfg.warmupMs / 1000} s before the flood), then ${fmt(byDefault.floodSent)} new ids at ${fmt(cfg.floodRate)}/s, one request each, for ${cfg.floodMs / 1000} s; one client process, one fresh redis-server per row.`,
@@ -146,6 +159,11 @@ async function runSybil(cfg) {
         name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand (default options)',
         value: byDefault.shares.map((s) => fmt(s, 2)).join(', '),
         pass: Math.min(...byDefault.shares) >= 0.9,
+      },
+      {
+        name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand with rules (default probation)',
+        value: byRules.shares.map((s) => fmt(s, 2)).join(', '),
+        pass: Math.min(...byRules.shares) >= 0.9,
       },
       {
         name: 'flood of new ids: never more than the limit in any 1 s',
