@@ -162,6 +162,21 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
       expect(ruleOf(again, 'day').remaining).toBe(1);
     });
 
+    test('a peek of a newcomer reads its own rule record, and a peek of another newcomer its own (none yet)', async () => {
+      const clock = new ManualClock();
+      const { stores } = bind(clock, probationSpec(1000, [{ name: 'few', limit: 3, windowMs: 60_000, algorithm: 'sliding-window' }]));
+      const st = stores[0]!;
+      await st.admit(checkOf(false)('a'));
+      await st.admit(checkOf(false)('a'));
+      const a = await st.peek({ group: 'a', weight: 1 });
+      expect(a).toMatchObject({ group: 'a', allowed: true, activeGroups: 1 });
+      expect(ruleOf(a as Decision, 'few').remaining).toBe(1);
+      expect(ruleOf((await st.peek({ group: 'b', weight: 1 })) as Decision, 'few').remaining).toBe(3);
+      // the peeks spent nothing: a still has exactly one
+      expect((await st.admit(checkOf(false)('a'))).allowed).toBe(true);
+      expect(await st.admit(checkOf(false)('a'))).toMatchObject({ allowed: false, policy: 'few' });
+    });
+
     test('a reset forgets a newcomer rule record with its sighting', async () => {
       const clock = new ManualClock();
       const { stores } = bind(clock, probationSpec(1000, [{ name: 'few', limit: 1, windowMs: 60_000 }]));
