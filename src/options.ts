@@ -38,9 +38,9 @@ export interface LimiterOptions {
   /**
    * A group id the limiter has not registered yet shares one group (`'*new*'`, weight 1) with every other new id
    * until it comes back at least this long after it was first seen, so a flood of new ids (rotating client IPs)
-   * cannot take the established groups' shares. `0`: a group is registered on its first request. Not combined
-   * with `rules` yet (rules are per group; the newcomers would share one group's).
-   * @defaultValue `min(epochMs, 1000)`, and `0` with `rules`
+   * cannot take the established groups' shares. `0`: a group is registered on its first request. With `rules`
+   * (the limiter's or a plan's) the shared group is for the fair share only: each id keeps its own rule state.
+   * @defaultValue `min(epochMs, 1000)`
    */
   readonly probationMs?: number;
   /** Longest group id in UTF-8 bytes. @defaultValue `128` */
