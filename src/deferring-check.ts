@@ -26,7 +26,15 @@ export interface DeferringCheckDeps {
   readonly scope: (group: string, defer: NonNullable<AdmitInput['defer']>) => NonNullable<AdmitInput['defer']>;
 }
 
-export type DeferringCheck = (group: string, weight: number, cost: number, request: DeferRequest, groupConcurrency: number) => Promise<Decision>;
+/** `concurrency`: the check's request-concurrency cap (0 = none). */
+export type DeferringCheck = (
+  group: string,
+  weight: number,
+  cost: number,
+  request: DeferRequest,
+  groupConcurrency: number,
+  concurrency: number,
+) => Promise<Decision>;
 
 export function createDeferringCheck({ guard, durable, deferOptions, windowMs, scope }: DeferringCheckDeps): DeferringCheck {
   // group → local ms until which it is likely denied: a window after its last denial, or its retry time if later
@@ -51,25 +59,34 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
     }
   };
 
-  const deferring = (group: string, weight: number, cost: number, defer: NonNullable<AdmitInput['defer']>): Promise<Decision> => {
-    const deferred = guard.admit({ group, weight, cost, defer }).then((decision) => (remember(group, decision), decision));
+  const deferring = (
+    group: string,
+    weight: number,
+    cost: number,
+    defer: NonNullable<AdmitInput['defer']>,
+    concurrency: number,
+  ): Promise<Decision> => {
+    const deferred = guard
+      .admit(concurrency > 0 ? { group, weight, cost, defer, concurrency } : { group, weight, cost, defer })
+      .then((decision) => (remember(group, decision), decision));
     return durable ? deferred.then((decision) => durable.confirm(decision)) : deferred;
   };
 
-  return (group, weight, cost, request, groupConcurrency) => {
+  return (group, weight, cost, request, groupConcurrency, concurrency) => {
+    const plain: AdmitInput = concurrency > 0 ? { group, weight, cost, concurrency } : { group, weight, cost };
     checkDeferRequest(request);
     const until = deniedUntil.get(group);
     if (request.idempotencyKey !== undefined || (until !== undefined && Date.now() < until)) {
       const defer = encode(group, request, groupConcurrency);
-      if (!(defer instanceof InputError)) return deferring(group, weight, cost, defer);
+      if (!(defer instanceof InputError)) return deferring(group, weight, cost, defer, concurrency);
       // A payload that cannot be stored only fails a request that would have needed it.
-      return guard.admit({ group, weight, cost }).then((decision) => {
+      return guard.admit(plain).then((decision) => {
         remember(group, decision);
         if (decision.allowed) return decision;
         throw defer;
       });
     }
-    return guard.admitUnreported({ group, weight, cost }).then((answer) => {
+    return guard.admitUnreported(plain).then((answer) => {
       const defer = answer.decision.allowed || answer.fallback !== undefined ? undefined : encode(group, request, groupConcurrency);
       // Allowed, answered by onStoreError (which never defers), or a payload that cannot be stored: final.
       if (defer === undefined || defer instanceof InputError) {
@@ -78,7 +95,7 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
         if (defer instanceof InputError) throw defer;
         return answer.decision;
       }
-      return deferring(group, weight, cost, defer);
+      return deferring(group, weight, cost, defer, concurrency);
     });
   };
 }

@@ -5,6 +5,7 @@
  * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
  * Dispatcher and Worker) read the same store.
  */
+import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck } from './deferring-check';
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, codeOf, describeValue, type StoreError } from './errors';
@@ -67,6 +68,8 @@ export interface CheckOptions {
   readonly defer?: DeferRequest;
   /** For a deferred job: most jobs of this group running at once (overrides the limiter's `groupConcurrency`). */
   readonly groupConcurrency?: number;
+  /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
+  readonly concurrency?: number;
 }
 
 export interface Limiter {
@@ -80,6 +83,12 @@ export interface Limiter {
    * `onStoreError` policy answers instead).
    */
   check(group: string, opts?: CheckOptions): Promise<Decision>;
+  /**
+   * Frees the concurrency slot a decision holds (`decision.concurrency.lease`), at once rather than when its
+   * lease ends. Idempotent; a no-op (false) for a decision without a slot. Never rejects: when the store
+   * fails, false, and the slot frees when its lease ends.
+   */
+  release(decision: Decision): Promise<boolean>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** The resolved deferral options. */
@@ -125,7 +134,7 @@ export interface Limiter {
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 /** Largest per-check group concurrency: far beyond any worker fleet, small enough for the store's counters. */
 const MAX_GROUP_CONCURRENCY = 1_000_000;
-const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true };
+const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true, concurrency: true };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
 const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
 const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
@@ -190,6 +199,22 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
 
+  function deferred(group: string, weight: number, cost: number, request: DeferRequest, opts: CheckOptions, cap: number): Promise<Decision> {
+    refuseUnknownOptions(request, DEFER_REQUEST_NAMES, 'check()', 'defer.');
+    const jobs =
+      opts.groupConcurrency === undefined
+        ? deferOptions.groupConcurrency
+        : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
+    return deferringCheck(group, weight, cost, request, jobs, cap);
+  }
+
+  /** A check with a concurrency cap: never from the deny cache (a freed slot must be seen at once), jittered when the cap says no. */
+  function checkCapped(group: string, weight: number, cost: number, cap: number, opts: CheckOptions): Promise<Decision> {
+    const decided =
+      opts.defer === undefined ? guard.admit({ group, weight, cost, concurrency: cap }) : deferred(group, weight, cost, opts.defer, opts, cap);
+    return decided.then(snooze);
+  }
+
   const limiter: Limiter = {
     name: spec.name,
     spec,
@@ -201,6 +226,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
         for (const key in opts) if (key !== 'cost' && key !== 'weight' && key !== 'defer') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const weight = opts.weight === undefined ? 1 : checkInt('weight', opts.weight, maxWeight);
+        const cap = opts.concurrency === undefined ? resolved.concurrency : checkCap(opts.concurrency);
+        if (cap > 0) return checkCapped(group, weight, cost, cap, opts);
         if (opts.defer === undefined) {
           if (denyCache === undefined) return guard.admit({ group, weight, cost });
           const cached = denyCache.lookup(group, cost);
@@ -211,16 +238,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
           const sentAt = Date.now();
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
-        refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
-        const cap =
-          opts.groupConcurrency === undefined
-            ? deferOptions.groupConcurrency
-            : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
-        return deferringCheck(group, weight, cost, opts.defer, cap);
+        return deferred(group, weight, cost, opts.defer, opts, 0);
       } catch (error) {
         return Promise.reject(error);
       }
     },
+    release: (decision) => releaseSlot(store, decision, resolved.logger),
     destroy: () => store.destroy(),
     deferOptions,
     queue: store,

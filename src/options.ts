@@ -3,6 +3,7 @@
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { ConfigError, codeOf, describeValue } from './errors';
@@ -69,6 +70,17 @@ export interface LimiterOptions {
    * See README "Policies". @defaultValue `[]`
    */
   readonly rules?: readonly Rule[];
+  /**
+   * Most requests of one group in flight at once: the slot is taken in the same store call as the rate
+   * decision (all-or-nothing) and freed by `limiter.release(decision)` (the middleware does it when the
+   * response ends). A check's own `concurrency` overrides it. @defaultValue no cap
+   */
+  readonly concurrency?: number;
+  /**
+   * How long a concurrency slot lasts unless released first: a crashed process's slots come back after it, and a
+   * request held longer stops counting then. @defaultValue `60_000`
+   */
+  readonly concurrencyLeaseMs?: number;
 }
 
 export interface ResolvedLimiterOptions {
@@ -85,6 +97,8 @@ export interface ResolvedLimiterOptions {
   readonly logger: Logger;
   /** Undefined when the deny cache is off. */
   readonly denyCache: ResolvedDenyCacheOptions | undefined;
+  /** Most requests of a group in flight; 0 = no cap. */
+  readonly concurrency: number;
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
@@ -109,6 +123,8 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   logger: true,
   denyCache: true,
   rules: true,
+  concurrency: true,
+  concurrencyLeaseMs: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -218,6 +234,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
   const denyCache = resolveDenyCache(o.denyCache);
+  const concurrency = o.concurrency === undefined ? 0 : int('concurrency', o.concurrency, undefined, 1);
+  const concurrencyLeaseMs = int('concurrencyLeaseMs', o.concurrencyLeaseMs, DEFAULT_LEASE_MS, 1);
   const spec: FairShareSpec = Object.freeze({
     name,
     limit,
@@ -230,8 +248,23 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     maxGroups,
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
+    // the stores' default otherwise
+    ...(o.concurrencyLeaseMs === undefined ? {} : { concurrencyLeaseMs }),
   });
-  return Object.freeze({ spec, store, maxGroups, maxGroupLength, maxCost, maxWeight, onStoreError, timeoutMs, instances, logger, denyCache });
+  return Object.freeze({
+    spec,
+    store,
+    maxGroups,
+    maxGroupLength,
+    maxCost,
+    maxWeight,
+    onStoreError,
+    timeoutMs,
+    instances,
+    logger,
+    denyCache,
+    concurrency,
+  });
 }
 
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {

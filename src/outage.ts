@@ -290,7 +290,11 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
       return d;
     };
   }
-  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
+  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
+  // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
   const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined ? input : { group: input.group, weight: input.weight, cost: input.cost });
+  return (input) =>
+    local.admit(
+      input.defer === undefined && input.concurrency === undefined ? input : { group: input.group, weight: input.weight, cost: input.cost },
+    );
 }

@@ -35,6 +35,18 @@ export interface LimiterSpec {
   readonly maxGroups?: number;
   /** Per-group rules, checked with the share in the same call, all-or-nothing (resolved by src/options.ts). */
   readonly rules?: readonly RuleSpec[];
+  /** How long a request-concurrency slot lasts unless released first. @defaultValue 60_000 */
+  readonly concurrencyLeaseMs?: number;
+}
+
+/** A check with a concurrency cap: the group's slots after the decision (`decision.concurrency`). */
+export interface ConcurrencyStatus {
+  /** The cap: most requests of the group in flight at once. */
+  readonly limit: number;
+  /** The group's requests in flight after this decision (this one included when it took a slot). */
+  readonly inFlight: number;
+  /** The slot this request holds (opaque); present when allowed. `limiter.release(decision)` frees it. */
+  readonly lease?: string;
 }
 
 /** One rule's state for the group after a decision (`decision.rules`). */
@@ -55,6 +67,8 @@ export type Colour = 'green' | 'yellow' | 'red';
 export type DenyReason =
   /** The global limit or the group's share is used up. */
   | 'limit'
+  /** The group already has its `concurrency` requests in flight. */
+  | 'concurrency'
   /** Deferral was asked for but the group's backlog is full (`maxBacklog`). */
   | 'backlog-full'
   /** Deferral was asked for but the job's estimated start is more than `maxDeferMs` away. */
@@ -95,8 +109,11 @@ export interface Decision {
   /**
    * When denied by the limit: the policy that said no, `'global'` (the fair share of the global limit) or a
    * rule's name; when several did, the one that waits longest (retryAfterMs is the latest of their waits).
+   * `'concurrency'` when the group's concurrency cap said no (whatever the rate said).
    */
   readonly policy?: string;
+  /** With a concurrency cap: the group's slots, and the slot this request holds when allowed. */
+  readonly concurrency?: ConcurrencyStatus;
   /** With rules: each rule's state for the group, in rule order. */
   readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
@@ -118,6 +135,11 @@ export interface AdmitInput {
   readonly cost: number;
   /** When present, a denied request is written as a job in the same store call. */
   readonly defer?: DeferInput;
+  /**
+   * Most requests of the group in flight at once (a slot is taken with the admission, all-or-nothing, and
+   * lasts until `release` or the limiter's lease ends); absent or 0 = no cap.
+   */
+  readonly concurrency?: number;
 }
 
 export interface DeferInput {
@@ -142,6 +164,8 @@ export interface DeferInput {
 export interface LimiterStore extends QueueStore {
   /** One atomic admission (and, when asked and denied, deferral). One round trip on Redis. */
   admit(input: AdmitInput): Promise<Decision>;
+  /** Frees a concurrency slot (`decision.concurrency.lease`) at once: true when it was held. Idempotent. */
+  release?(lease: string): Promise<boolean>;
   /** Removes every key of this limiter (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */

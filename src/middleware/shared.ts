@@ -135,11 +135,12 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const writeHeaders = createHeaderWriter(o.headers ?? 'draft', limiter.name, limiter.spec.windowMs, limiter.spec.rules);
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
-  // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter).
+  // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter);
+  // 'concurrency' when the group's concurrency cap did.
   const rulePolicies = new Map(
-    (limiter.spec.rules ?? []).map((r) => {
-      const named = Object.freeze([r.name]);
-      return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
+    [...(limiter.spec.rules ?? []).map((r) => r.name), 'concurrency'].map((name) => {
+      const named = Object.freeze([name]);
+      return [name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
     }),
   );
   const constantCheck: CheckOptions | undefined =

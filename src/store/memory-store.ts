@@ -14,6 +14,7 @@ import {
   type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
+import { DEFAULT_LEASE_MS, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision } from '../core/decision';
 import { ConfigError, describeValue } from '../errors';
 import { queueMethods, withDeferral } from '../queue/defer-decision';
@@ -29,6 +30,7 @@ export class MemoryStore implements Store {
   private readonly clock: Clock;
   private readonly limiters = new Map<string, FairShareState>();
   private readonly queues = new Map<string, MemoryQueue>();
+  private readonly slots = new Map<string, ConcurrencyState>();
 
   constructor(options: MemoryStoreOptions = {}) {
     const clock = options.clock ?? Date.now;
@@ -50,6 +52,15 @@ export class MemoryStore implements Store {
       }
       return state;
     };
+    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
+    const slotsOf = (clockMs: number): ConcurrencyState => {
+      let cc = this.slots.get(name);
+      if (!cc) {
+        cc = createConcurrencyState();
+        this.slots.set(name, cc);
+      }
+      return ccOpen(cc, clockMs);
+    };
     const queueOf = (): MemoryQueue => {
       let queue = this.queues.get(name);
       if (!queue) {
@@ -63,6 +74,7 @@ export class MemoryStore implements Store {
       admit: async (input: AdmitInput): Promise<Decision> => {
         const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
         const defer = input.defer;
+        const cap = input.concurrency ?? 0;
         // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
         const existing = defer?.idempotencyKey ? queueOf().findIdempotent(defer.idempotencyKey) : undefined;
         if (existing) {
@@ -83,20 +95,26 @@ export class MemoryStore implements Store {
             group: input.group,
             policy: 0,
             rules: cfg.rules && cfg.rules.flatMap(() => [0, 0]),
+            ...(cap > 0 ? { lease: '', held: 0 } : {}),
           } as const;
-          return withDeferral(toDecision(reply, spec.rules), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+          return withDeferral(toDecision(reply, spec.rules, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
-        const r = decide(fs, input.group, input.weight, input.cost, true);
+        const r =
+          cap > 0
+            ? ccDecide(fs, slotsOf(Math.floor(fs.clockUs / 1000)), input.group, input.weight, input.cost, cap, leaseMs)
+            : decide(fs, input.group, input.weight, input.cost, true);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
-        if (r.allowed || !defer) return toDecision(reply, spec.rules);
+        if (r.allowed || !defer) return toDecision(reply, spec.rules, cap);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
-        return withDeferral(toDecision(reply, spec.rules), outcome);
+        return withDeferral(toDecision(reply, spec.rules, cap), outcome);
       },
+      release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
         this.queues.delete(name);
+        this.slots.delete(name);
       },
     };
   }

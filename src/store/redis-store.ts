@@ -5,6 +5,7 @@
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
 import { toDecision, type AdmitReply } from '../core/decision';
+import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
 import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../types';
@@ -24,6 +25,7 @@ import {
   admitScript,
   defineScripts,
   fairShareConfig,
+  releaseCommand,
   type AdmitDeferReply,
   type DeferringInput,
   type DeferReply,
@@ -116,18 +118,20 @@ export class RedisStore implements Store {
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
     const config = fairShareConfig(spec, DEFAULT_MAX_GROUPS);
-    const admitKeys = [keys.groups, keys.seen] as const;
-    const block = queueKeyBlock(keys);
+    const admitKeys = [keys.groups, keys.seen, keys.leases, keys.slots] as const;
+    const block = [...queueKeyBlock(keys), keys.leases, keys.slots];
+    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
     const checks = new ScriptBatcher<AdmitInput, AdmitReply>(
-      admitCommand(this.client, admitKeys, config),
-      admitManyCommand(this.client, admitKeys, config),
+      admitCommand(this.client, admitKeys, config, leaseMs),
+      admitManyCommand(this.client, admitKeys, config, leaseMs),
       this.maxBatch,
     );
     const deferringChecks = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-      admitDeferCommand(this.client, block, config),
-      admitDeferManyCommand(this.client, block, config),
+      admitDeferCommand(this.client, block, config, leaseMs),
+      admitDeferManyCommand(this.client, block, config, leaseMs),
       this.maxBatch,
     );
+    const release = releaseCommand(this.client, keys.leases, keys.slots);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failed = (error: unknown): never => {
       if (error instanceof StoreError) throw error;
@@ -137,14 +141,15 @@ export class RedisStore implements Store {
     };
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), spec.rules), failed);
+      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), spec.rules, input.concurrency), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
       deferringChecks
         .submit(this.nowUs(), input)
-        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed);
+        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules, input.concurrency), deferOutcome(reply.defer)), failed);
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
+      release: (lease: string): Promise<boolean> => release(lease).catch(failed),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));
@@ -155,8 +160,8 @@ export class RedisStore implements Store {
       durableWrites: () =>
         openDurableWrites(this.client, keys.jobs, (client) => {
           const writes = new ScriptBatcher<DeferringInput, AdmitDeferReply>(
-            admitDeferCommand(client, block, config),
-            admitDeferManyCommand(client, block, config),
+            admitDeferCommand(client, block, config, leaseMs),
+            admitDeferManyCommand(client, block, config, leaseMs),
             this.maxBatch,
           );
           const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
@@ -164,7 +169,10 @@ export class RedisStore implements Store {
             admit: (input) =>
               writes
                 .submit(this.nowUs(), input as DeferringInput)
-                .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules), deferOutcome(reply.defer)), failed),
+                .then(
+                  (reply) => withDeferral(toDecision(ownGroup(reply.admit, input), spec.rules, input.concurrency), deferOutcome(reply.defer)),
+                  failed,
+                ),
             enqueue: (input) => writeQueue.enqueue(input),
           };
         }),

@@ -1,6 +1,7 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock } from '../../src/types';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeConcurrencyCases } from './concurrency-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
@@ -29,3 +30,4 @@ describeAdmissionGuarantees('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);
 describeOldestWaitingCases('MemoryStore', harness);
 describeRuleCases('MemoryStore', harness);
+describeConcurrencyCases('MemoryStore', harness);

@@ -1,6 +1,7 @@
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeConcurrencyCases } from './concurrency-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
@@ -20,3 +21,4 @@ describeAdmissionGuarantees('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);
 describeOldestWaitingCases('RedisStore', harness);
 describeRuleCases('RedisStore', harness);
+describeConcurrencyCases('RedisStore', harness);

@@ -20,11 +20,15 @@ export interface Side {
   readonly enqueue: (input: EnqueueInput) => Promise<EnqueueResult>;
   /** Each job's claim tokens on this side, oldest first. */
   readonly tokens: Map<string, string[]>;
+  /** release.lua / MemoryStore release (absent when the queue runs on its own). */
+  readonly release?: ((lease: string) => Promise<boolean>) | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
 export interface World {
   readonly ids: string[];
+  /** Concurrency leases handed out so far (the same on both sides, or a step has already failed). */
+  readonly leases: string[];
   /** Moves the clock within a step (the runner rewinds it before the other side runs the step). */
   advance(ms: number): void;
 }
@@ -58,9 +62,14 @@ const deferArgs = fc.record({
   maxBacklog: fc.integer({ min: 1, max: 6 }),
   maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)),
 });
-const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec) });
+/** A request-concurrency cap on a third of the checks (0: a cap of none, as a plan without one sends). */
+const concurrency: fc.Arbitrary<number | undefined> = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined, freq: 2 });
+const admitArgs = (spec: FairShareSpec) =>
+  fc.record({ group, weight, cost: costOf(spec), concurrency }, { requiredKeys: ['group', 'weight', 'cost'] });
 const deferringArgs = (spec: FairShareSpec) =>
-  fc.record({ group, weight, cost: costOf(spec), defer: deferArgs }).map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
+  fc
+    .record({ group, weight, cost: costOf(spec), defer: deferArgs, concurrency }, { requiredKeys: ['group', 'weight', 'cost', 'defer'] })
+    .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
 const pick = fc.nat({ max: 40 });
 const keepMs = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constant(86_400_000));
 
@@ -142,6 +151,16 @@ export const OPERATIONS = {
     admits: true,
     args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
     run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
+  }),
+  /** release.lua: a lease handed out (released before, expired, or held), or one never handed out. */
+  release: op({
+    weight: 2,
+    admits: true,
+    args: () => fc.option(pick, { nil: undefined, freq: 6 }),
+    run: (side, at, world) => {
+      const lease = at === undefined || world.leases.length === 0 ? '1-1:g0' : world.leases[at % world.leases.length]!;
+      return side.release!(lease);
+    },
   }),
   enqueue: op({
     weight: 4,
