@@ -152,6 +152,20 @@ export const OPERATIONS = {
     args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }),
     run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
   }),
+  /** Many capped checks, a token's time apart: more leases than one sweep page (CC_SWEEP = 10) to expire together. */
+  slots: op({
+    weight: 1,
+    admits: true,
+    args: (spec) => fc.record({ n: fc.integer({ min: 11, max: 30 }), dtMs: fc.constant(Math.ceil(spec.windowMs / spec.limit) + 1) }),
+    run: async (side, { n, dtMs }, world) => {
+      const out: Decision[] = [];
+      for (let i = 0; i < n; i++) {
+        world.advance(dtMs);
+        out.push(await admitOf(side)({ group: GROUPS[i % GROUPS.length]!, weight: 1, cost: 1, concurrency: 5 }));
+      }
+      return out;
+    },
+  }),
   /** release.lua: a lease handed out (released before, expired, or held), or one never handed out. */
   release: op({
     weight: 2,
