@@ -39,5 +39,6 @@ for i = 4, #ARGV - step + 1, step do
   n = n + #reply
 end
 fs_close(fs)
+if cc then cc_close(cc) end
 if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return out

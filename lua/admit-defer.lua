@@ -27,5 +27,6 @@ local cc = ARGV[12] ~= nil and cc_open(KEYS[18], KEYS[19])
 local reply = ad_admit(fs, K, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
   tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), cc, tonumber(ARGV[12]), tonumber(ARGV[13]))
 fs_close(fs)
+if cc then cc_close(cc) end
 if reply[12] == 1 then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return reply

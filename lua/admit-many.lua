@@ -46,4 +46,5 @@ for i = 4, #ARGV - step + 1, step do
   end
 end
 fs_close(fs)
+if cc then cc_close(cc) end
 return out

@@ -26,8 +26,9 @@ local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
 local r
 local capped = ARGV[6] ~= nil
 if capped then
-  r = cc_decide(fs, cc_open(KEYS[3], KEYS[4]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]),
-    tonumber(ARGV[7]))
+  local cc = cc_open(KEYS[3], KEYS[4])
+  r = cc_decide(fs, cc, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
+  cc_close(cc)
 else
   r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), true)
 end

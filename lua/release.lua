@@ -1,13 +1,18 @@
 --[[
-  release.lua — ends one request-concurrency lease (includes/concurrency.lua): its slot frees at once.
-  Idempotent: a lease released before, or expired and swept, changes nothing.
+  release.lua — ends request-concurrency leases (includes/concurrency.lua): their slots free at once. The
+  RedisStore sends the releases made in one event-loop turn together. Idempotent: a lease released before, or
+  expired and swept, changes nothing.
 
   KEYS[1] leases   ZSET  lease member -> expiry ms
   KEYS[2] slots    HASH  group -> leases held
-  ARGV[1]          the lease (the member admit.lua replied)
+  ARGV[1 ..]       the leases (members admit.lua replied)
 
-  Reply: 1 released, 0 not held.
+  Reply: per lease, 1 released, 0 not held.
 ]]
 --!include includes/concurrency.lua
 
-return cc_release(cc_open(KEYS[1], KEYS[2]), ARGV[1])
+local cc = cc_open(KEYS[1], KEYS[2])
+local out = {}
+for i = 1, #ARGV do out[i] = cc_release(cc, ARGV[i]) end
+cc_close(cc)
+return out

@@ -131,7 +131,9 @@ export class RedisStore implements Store {
       admitDeferManyCommand(this.client, block, config, leaseMs),
       this.maxBatch,
     );
-    const release = releaseCommand(this.client, keys.leases, keys.slots);
+    // the releases of one turn share a call too (release.lua takes any number)
+    const releaseMany = releaseCommand(this.client, keys.leases, keys.slots);
+    const releases = new ScriptBatcher<string, boolean>((now, lease) => releaseMany(now, [lease]).then((r) => r[0]!), releaseMany, this.maxBatch);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failed = (error: unknown): never => {
       if (error instanceof StoreError) throw error;
@@ -149,7 +151,7 @@ export class RedisStore implements Store {
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
-      release: (lease: string): Promise<boolean> => release(lease).catch(failed),
+      release: (lease: string): Promise<boolean> => releases.submit(0, lease).catch(failed),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

@@ -305,8 +305,13 @@ function admitFields(reply: unknown[], at: number, rules: number, withCap = fals
 
 export const releaseScript = (): LoadedScript => loadScript('release.lua', 2);
 
-/** release.lua: KEYS leases, slots; ARGV the lease. True when the lease was held. */
-export function releaseCommand(client: RedisClient, leasesKey: string, slotsKey: string): (lease: string) => Promise<boolean> {
+/** release.lua: KEYS leases, slots; ARGV the leases. Per lease, true when it was held. */
+export function releaseCommand(client: RedisClient, leasesKey: string, slotsKey: string): RunMany<string, boolean> {
   const run = scriptCommand(client, releaseScript());
-  return (lease) => run(leasesKey, slotsKey, lease).then((reply) => reply === 1);
+  return (_now, leases) =>
+    run(leasesKey, slotsKey, ...leases).then((reply) => {
+      if (!Array.isArray(reply) || reply.length !== leases.length)
+        throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected release reply: ${String(reply)}`);
+      return reply.map((r) => r === 1);
+    });
 }
