@@ -156,13 +156,23 @@ export const OPERATIONS = {
   slots: op({
     weight: 1,
     admits: true,
-    args: (spec) => fc.record({ n: fc.integer({ min: 11, max: 30 }), dtMs: fc.constant(Math.ceil(spec.windowMs / spec.limit) + 1) }),
-    run: async (side, { n, dtMs }, world) => {
+    args: (spec) =>
+      fc.record({
+        n: fc.integer({ min: 11, max: 30 }),
+        dtMs: fc.constant(Math.ceil(spec.windowMs / spec.limit) + 1),
+        // then, often, until they have all expired, and a check of each group (the sweeps, page by page)
+        expireMs: fc.option(fc.constant((spec.concurrencyLeaseMs ?? 60_000) + 1), { nil: undefined }),
+      }),
+    run: async (side, { n, dtMs, expireMs }, world) => {
       const out: Decision[] = [];
+      const admit = (group: string) => admitOf(side)({ group, weight: 1, cost: 1, concurrency: 5 });
       for (let i = 0; i < n; i++) {
         world.advance(dtMs);
-        out.push(await admitOf(side)({ group: GROUPS[i % GROUPS.length]!, weight: 1, cost: 1, concurrency: 5 }));
+        out.push(await admit(GROUPS[i % GROUPS.length]!));
       }
+      if (expireMs === undefined) return out;
+      world.advance(expireMs);
+      for (const g of GROUPS) out.push(await admit(g));
       return out;
     },
   }),
