@@ -41,6 +41,7 @@ export type {
   AdmitInput,
   Clock,
   Colour,
+  ConcurrencyStatus,
   Decision,
   DeferInput,
   DeferredJob,
