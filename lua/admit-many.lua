@@ -6,7 +6,9 @@
 
   KEYS[1] groups   HASH  '' -> packed meta, group -> packed per-group state (see admit.lua)
   KEYS[2] seen     ZSET  group -> last-seen ms
-  KEYS[3] leases   ZSET  and KEYS[4] slots HASH: request concurrency (includes/concurrency.lua; untouched without a cap)
+  KEYS[3] leases   ZSET  request concurrency (includes/concurrency.lua; neither key is touched without a cap):
+                         lease '<ms>-<seq>:<group>' -> expiry ms
+  KEYS[4] slots    HASH  group -> leases held, '' -> the lease sequence
   ARGV[1]          config block (fs_config)
   ARGV[2]          now override in µs (tests); 0 = redis TIME
   ARGV[3]          lease ms: 0 = no request of this call has a concurrency cap

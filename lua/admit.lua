@@ -4,7 +4,9 @@
   KEYS[1] groups   HASH  '' -> packed meta (global bucket, Σweights, water level, epoch, trim; see fair-share.lua),
                          group -> packed per-group state
   KEYS[2] seen     ZSET  group -> last-seen ms
-  KEYS[3] leases   ZSET  and KEYS[4] slots HASH: request concurrency (includes/concurrency.lua; untouched without a cap)
+  KEYS[3] leases   ZSET  request concurrency (includes/concurrency.lua; neither key is touched without a cap):
+                         lease '<ms>-<seq>:<group>' -> expiry ms
+  KEYS[4] slots    HASH  group -> leases held, '' -> the lease sequence
   ARGV[1]          config block (fs_config): 'limit,windowMs,burst,reserve,idleMs,epochMs,sustained,maxGroups'
   ARGV[2]          now override in µs (tests); 0 = redis TIME
   ARGV[3]          group id (any bytes; only ever a hash field / zset member)

@@ -39,8 +39,8 @@ const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`))
 test('admit.lua header names the keys and args the wrapper passes', () => {
   const text = readFileSync(join(LUA_DIR, 'admit.lua'), 'utf8');
   const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
-  expect(keys).toEqual([1, 2]);
-  expect(admitScript().numberOfKeys).toBe(2);
+  expect(keys).toEqual([1, 2, 3, 4]);
+  expect(admitScript().numberOfKeys).toBe(4);
   expect(text).toMatch(/ARGV\[5\]\s+cost/);
   expect(admitScript().lua).not.toMatch(/--!include/);
   expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
