@@ -24,16 +24,26 @@ export interface ConcurrencyState {
   expireAt: number;
   /** The clock at ccOpen, in ms: what PEXPIRE counts from. */
   clockMs: number;
+  /** Set by a take in this call: ccClose renews the keys' TTL. */
+  leaseMs: number;
 }
 
 /** A decision with its lease ('' = no slot) and the group's leases held after it. */
 export type ConcurrencyResult = FairShareResult & { lease: string; held: number };
 
-export const createConcurrencyState = (): ConcurrencyState => ({ leases: new SortedSet(), slots: new Map(), seq: 0, expireAt: Infinity, clockMs: 0 });
+export const createConcurrencyState = (): ConcurrencyState => ({
+  leases: new SortedSet(),
+  slots: new Map(),
+  seq: 0,
+  expireAt: Infinity,
+  clockMs: 0,
+  leaseMs: 0,
+});
 
 /** The keys as a script at clock `clockMs` sees them (expired keys are gone). */
 export function ccOpen(cc: ConcurrencyState, clockMs: number): ConcurrencyState {
   cc.clockMs = clockMs;
+  cc.leaseMs = 0;
   if (clockMs > cc.expireAt) {
     cc.leases = new SortedSet();
     cc.slots = new Map();
@@ -43,14 +53,20 @@ export function ccOpen(cc: ConcurrencyState, clockMs: number): ConcurrencyState 
   return cc;
 }
 
+/** The group's slots held (the Lua reads it once per call and writes it back in cc_close; here it is in place). */
+function ccHeld(cc: ConcurrencyState, group: string): number {
+  return cc.slots.get(group) ?? 0;
+}
+
 /** One lease of `member` ends: its group's count goes down (the entry goes at 0). */
 function ccDrop(cc: ConcurrencyState, member: string): void {
   const group = member.slice(member.indexOf(':') + 1);
-  const n = (cc.slots.get(group) ?? 0) - 1;
+  const n = ccHeld(cc, group) - 1;
   if (n <= 0) cc.slots.delete(group);
   else cc.slots.set(group, n);
 }
 
+/** Every check sweeps (cc_sweep skips what would find nothing: the checks of one script call share `now`). */
 function ccSweep(cc: ConcurrencyState, nowMs: number): void {
   for (const { member } of cc.leases.rangeToScore(nowMs, CC_SWEEP)) {
     cc.leases.remove(member);
@@ -62,9 +78,8 @@ function ccTake(cc: ConcurrencyState, group: string, nowMs: number, leaseMs: num
   cc.seq += 1;
   const member = `${nowMs}-${cc.seq}:${group}`;
   cc.leases.add(member, nowMs + leaseMs);
-  cc.slots.set(group, (cc.slots.get(group) ?? 0) + 1);
-  // every lease ends by now + leaseMs: the keys need not outlive the latest one (by a second, for clock slack)
-  cc.expireAt = cc.clockMs + leaseMs + 1000;
+  cc.slots.set(group, ccHeld(cc, group) + 1);
+  cc.leaseMs = leaseMs;
   return member;
 }
 
@@ -79,7 +94,7 @@ export function ccDecide(
 ): ConcurrencyResult {
   if (cap <= 0) return { ...decide(fs, group, weight, cost, true), lease: '', held: 0 };
   ccSweep(cc, fs.nowMs);
-  const held = cc.slots.get(group) ?? 0;
+  const held = ccHeld(cc, group);
   const r: ConcurrencyResult = { ...decide(fs, group, weight, cost, true, fs.cfg.rules, held >= cap), lease: '', held };
   if (r.allowed) {
     r.lease = ccTake(cc, group, fs.nowMs, leaseMs);
@@ -93,4 +108,10 @@ export function ccRelease(cc: ConcurrencyState, member: string): 0 | 1 {
   if (!cc.leases.remove(member)) return 0;
   ccDrop(cc, member);
   return 1;
+}
+
+/** After a take: the keys' TTL (the Lua also writes the counts back here). */
+export function ccClose(cc: ConcurrencyState): void {
+  // every lease ends by now + leaseMs: the keys need not outlive the latest one (by a second, for clock slack)
+  if (cc.leaseMs > 0) cc.expireAt = cc.clockMs + cc.leaseMs + 1000;
 }

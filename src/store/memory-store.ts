@@ -14,7 +14,7 @@ import {
   type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
-import { DEFAULT_LEASE_MS, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
+import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision } from '../core/decision';
 import { ConfigError, describeValue } from '../errors';
 import { queueMethods, withDeferral } from '../queue/defer-decision';
@@ -99,10 +99,12 @@ export class MemoryStore implements Store {
           } as const;
           return withDeferral(toDecision(reply, spec.rules, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
-        const r =
-          cap > 0
-            ? ccDecide(fs, slotsOf(Math.floor(fs.clockUs / 1000)), input.group, input.weight, input.cost, cap, leaseMs)
-            : decide(fs, input.group, input.weight, input.cost, true);
+        let r;
+        if (cap > 0) {
+          const cc = slotsOf(Math.floor(fs.clockUs / 1000));
+          r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs);
+          ccClose(cc);
+        } else r = decide(fs, input.group, input.weight, input.cost, true);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
