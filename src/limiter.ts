@@ -208,7 +208,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return deferringCheck(group, weight, cost, request, jobs, cap);
   }
 
-  /** A check with a concurrency cap: never from the deny cache (a freed slot must be seen at once), jittered when the cap says no. */
+  /** A check with a concurrency cap: not through the deny cache (its answers carry no slot status), jittered when the cap says no. */
   function checkCapped(group: string, weight: number, cost: number, cap: number, opts: CheckOptions): Promise<Decision> {
     const decided =
       opts.defer === undefined ? guard.admit({ group, weight, cost, concurrency: cap }) : deferred(group, weight, cost, opts.defer, opts, cap);

@@ -121,6 +121,25 @@ export const CONCURRENCY_CASES: readonly HttpCase[] = [
     },
   },
   {
+    title: 'concurrency: on a route that defers, a request over the cap is deferred (202) like one over the rate',
+    redis: true,
+    async run(env) {
+      const g = gate();
+      const { limiter } = counted(env, 'defer', 1);
+      const defer = { type: 'report', statusUrl: (id: string) => `/jobs/${id}` };
+      const app = env.h.app({ '/': { limiter, group: tenant, defer } }, 'default', { hold: g.hold });
+      const held = get(app).then((r) => r);
+      await until('a request inside', () => g.inside === 1);
+      const over = await get(app);
+      expect(over.status).toBe(202);
+      expect(over.headers['location']).toMatch(/^\/jobs\//);
+      expect(over.headers['ratelimit']).toMatch(/, "concurrency";r=0;t=\d+$/);
+      g.open();
+      expect((await held).status).toBe(200);
+      await limiter.close();
+    },
+  },
+  {
     title: 'concurrency: a handler that throws frees its slot (once)',
     redis: true,
     async run(env) {
