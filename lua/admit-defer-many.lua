@@ -23,8 +23,11 @@
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[4])
 local lease_ms = tonumber(ARGV[3])
-local cc, step = false, 9
-if lease_ms > 0 then cc, step = cc_open(KEYS[18], KEYS[19]), 10 end
+local CC, cc, step = false, false, 9
+if lease_ms > 0 then
+  CC = cc_library()
+  cc, step = CC.open(KEYS[18], KEYS[19]), 10
+end
 local out = {}
 local n = 0
 local written = false
@@ -32,13 +35,13 @@ for i = 4, #ARGV - step + 1, step do
   -- as a call of its own would: a full trim page leaves more idle groups for the next check to trim
   if i > 4 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
-    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), cc, tonumber(ARGV[i + 9]),
+    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), CC, cc, tonumber(ARGV[i + 9]),
     lease_ms)
   for j = 1, #reply do out[n + j] = reply[j] end
   if reply[12] == 1 then written = true end
   n = n + #reply
 end
 fs_close(fs)
-if cc then cc_close(cc) end
+if cc then CC.close(cc) end
 if written then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return out

@@ -23,10 +23,11 @@
 
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
-local cc = ARGV[12] ~= nil and cc_open(KEYS[18], KEYS[19])
+local CC = ARGV[12] ~= nil and cc_library()
+local cc = CC and CC.open(KEYS[18], KEYS[19])
 local reply = ad_admit(fs, K, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
-  tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), cc, tonumber(ARGV[12]), tonumber(ARGV[13]))
+  tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), CC, cc, tonumber(ARGV[12]), tonumber(ARGV[13]))
 fs_close(fs)
-if cc then cc_close(cc) end
+if cc then CC.close(cc) end
 if reply[12] == 1 then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return reply

@@ -23,8 +23,11 @@
 local cfg = fs_config(ARGV[1])
 local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[4])
 local lease_ms = tonumber(ARGV[3])
-local cc, step = false, 3
-if lease_ms > 0 then cc, step = cc_open(KEYS[3], KEYS[4]), 4 end
+local CC, cc, step = false, false, 3
+if lease_ms > 0 then
+  CC = cc_library()
+  cc, step = CC.open(KEYS[3], KEYS[4]), 4
+end
 local out = {}
 local n = 0
 for i = 4, #ARGV - step + 1, step do
@@ -32,7 +35,7 @@ for i = 4, #ARGV - step + 1, step do
   if i > 4 then fs_trim(fs) end
   local r
   if cc then
-    r = cc_decide(fs, cc, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), lease_ms)
+    r = CC.decide(fs, cc, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), lease_ms)
   else
     r = fs_decide(fs, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), true)
   end
@@ -48,5 +51,5 @@ for i = 4, #ARGV - step + 1, step do
   end
 end
 fs_close(fs)
-if cc then cc_close(cc) end
+if cc then CC.close(cc) end
 return out

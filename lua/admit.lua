@@ -27,10 +27,11 @@ local cfg = fs_config(ARGV[1])
 local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
 local r
 local capped = ARGV[6] ~= nil
-if capped then
-  local cc = cc_open(KEYS[3], KEYS[4])
-  r = cc_decide(fs, cc, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
-  cc_close(cc)
+local CC = capped and cc_library()
+if CC then
+  local cc = CC.open(KEYS[3], KEYS[4])
+  r = CC.decide(fs, cc, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]))
+  CC.close(cc)
 else
   r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), true)
 end
@@ -40,5 +41,5 @@ local out = { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil
               math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_ms, r.group,
               math.floor(r.empty_us / 1000) }
 if r.rules then RL.reply(out, r, fs.now_us) end
-if capped then cc_reply(out, r) end
+if CC then CC.reply(out, r) end
 return out

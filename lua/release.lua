@@ -11,8 +11,9 @@
 ]]
 --!include includes/concurrency.lua
 
-local cc = cc_open(KEYS[1], KEYS[2])
+local CC = cc_library()
+local cc = CC.open(KEYS[1], KEYS[2])
 local out = {}
-for i = 1, #ARGV do out[i] = cc_release(cc, ARGV[i]) end
-cc_close(cc)
+for i = 1, #ARGV do out[i] = CC.release(cc, ARGV[i]) end
+CC.close(cc)
 return out

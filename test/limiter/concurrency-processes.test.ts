@@ -60,7 +60,7 @@ test('caps of 1, 3 and 5 are never exceeded by two processes taking and releasin
         .map((l) => ({ process: p, at: [Number(l.split(' ')[2]), Number(l.split(' ')[3])] as const })),
     );
     expect(new Set(held.map((h) => h.process)).size).toBe(2);
-    expect(held.length).toBeGreaterThan(20 * cap);
+    expect(held.length).toBeGreaterThan(4 * cap);
     // each interval lies inside the time its slot was held: a cap exceeded shows as more overlapping
     expect(mostAtOnce(held.map((h) => h.at))).toBeLessThanOrEqual(cap);
     // the cap was what bound (16 workers wanted the group's slots)
@@ -83,8 +83,9 @@ test("a SIGKILLed process's slots come back when their leases end", async () => 
     expect(before).toMatchObject({ allowed: false, policy: 'concurrency', concurrency: { limit: 5, inFlight: 5 } });
     let back = await limiter.check('k');
     while (!back.allowed) {
-      // swept when the leases end, not only when the keys expire (a second later)
-      expect(Date.now() - killedAt).toBeLessThan(leaseMs + 900);
+      expect(Date.now() - killedAt).toBeLessThan(leaseMs + 10_000);
+      // another group's slot, taken and released, keeps the keys alive: k's slots can only come back swept
+      await limiter.release(await limiter.check('other'));
       await new Promise((resolve) => setTimeout(resolve, 50));
       back = await limiter.check('k');
     }
