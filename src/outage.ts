@@ -261,7 +261,8 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
  * way, so this process alone never admits more than its share in any window.
  */
 /** The fallback never defers: the input's admission part (its plan too). */
-function withoutDefer(input: AdmitInput): AdmitInput {
+/** The check as the 'local' fallback decides it: no job written, no slot taken (both belong to the store). */
+function withoutDeferOrSlot(input: AdmitInput): AdmitInput {
   const { group, weight, cost, plan } = input;
   return plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
 }
@@ -318,7 +319,8 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
       return d;
     };
   }
-  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
+  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
+  // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
   const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined ? input : withoutDefer(input));
+  return (input) => local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
 }
