@@ -12,6 +12,7 @@ import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
 import { createHealthCheck, firstConnection, storeProbe, type Health } from './health';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
+import { schedulerOf } from './scheduler';
 import {
   LIMITER_OPTION_NAMES,
   resolveLimiterOptions,
@@ -143,7 +144,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const deferOptions = resolveDeferOptions(options);
   const { spec, maxGroupLength, maxCost, maxWeight } = resolved;
   const store: LimiterStore = resolved.store.bind(spec);
-  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
+  // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/scheduler.ts).
+  const scheduler = schedulerOf(options);
+  const now = (): number => scheduler.now();
+  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs, now);
   const listeners: { [E in keyof LimiterEvents]: Set<(...args: LimiterEvents[E]) => void> } = { degraded: new Set(), recovered: new Set() };
   const emit = <E extends keyof LimiterEvents>(event: E, ...args: LimiterEvents[E]): void => {
     for (const listener of listeners[event]) {
@@ -167,6 +171,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     logger: resolved.logger,
     probe,
     connecting,
+    scheduler,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
@@ -178,6 +183,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     timeoutMs: resolved.timeoutMs,
     logger: resolved.logger,
     name: spec.name,
+    scheduler,
   });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
@@ -208,7 +214,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
             guard.observer?.decision(cached, undefined);
             return Promise.resolve(cached);
           }
-          const sentAt = Date.now();
+          const sentAt = now();
           return guard.admit({ group, weight, cost }).then((decision) => (denyCache.record(group, decision, sentAt), decision));
         }
         refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');

@@ -16,8 +16,9 @@
  */
 import { StoreError } from './errors';
 import type { StoreErrorPolicy } from './options';
+import { realScheduler, type Scheduler } from './scheduler';
 import { MemoryStore } from './store/memory-store';
-import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Logger } from './types';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from './types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
 export interface GuardObserver {
@@ -43,8 +44,8 @@ export interface OutageGuardOptions {
   readonly probe: () => Promise<unknown>;
   /** Resolves when a client still making its first connection is ready: checks wait for it (within timeoutMs). */
   readonly connecting?: Promise<void> | undefined;
-  /** Time source of the `'local'` fallback (tests). @defaultValue `Date.now` */
-  readonly clock?: Clock;
+  /** Time and timers of the store-call timeouts, the probe and the `'local'` fallback (tests). @defaultValue the real one */
+  readonly scheduler?: Scheduler;
   readonly onDegraded?: (error: StoreError) => void;
   readonly onRecovered?: (downMs: number) => void;
 }
@@ -87,19 +88,20 @@ const WARNINGS: Record<StoreErrorPolicy, string> = {
 };
 
 /** Rejects with a StoreError when `promise` does not settle within `timeoutMs`. */
-export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, scheduler: Scheduler = realScheduler): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new StoreError('ERR_BL_STORE_TIMEOUT', `The store did not answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
+    const cancel = scheduler.setTimeout(
+      () => reject(new StoreError('ERR_BL_STORE_TIMEOUT', `The store did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+      { unref: true },
+    );
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(error);
       },
     );
@@ -114,7 +116,8 @@ export function toStoreError(error: unknown): StoreError {
 
 export function createOutageGuard(store: LimiterStore, options: OutageGuardOptions): OutageGuard {
   const { policy, timeoutMs, spec, logger, probe } = options;
-  const decide = policyDecider(policy, spec, options.instances, options.clock);
+  const scheduler = options.scheduler ?? realScheduler;
+  const decide = policyDecider(policy, spec, options.instances, scheduler);
   let connecting = options.connecting;
   connecting?.then(
     () => {
@@ -127,17 +130,18 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   let failing = false;
   let failedAt = 0;
   let lastError: StoreError | undefined;
-  let probeTimer: NodeJS.Timeout | undefined;
+  /** Cancels the pending probe; undefined while none is pending. */
+  let probeTimer: (() => void) | undefined;
   let probeDelayMs = PROBE_MIN_MS;
   let probing = false;
 
   const recover = (): void => {
     if (!failing) return;
     failing = false;
-    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer?.();
     probeTimer = undefined;
     logger.warn(`WRN_BL_STORE_RECOVERED: the store answers again (limiter "${spec.name}")`);
-    options.onRecovered?.(Date.now() - failedAt);
+    options.onRecovered?.(scheduler.now() - failedAt);
   };
 
   const runProbe = (): void => {
@@ -147,7 +151,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     const answer = probe();
     // A late answer counts too: a command queued offline runs as soon as the client reconnects.
     answer.then(recover, () => undefined);
-    withTimeout(answer, timeoutMs)
+    withTimeout(answer, timeoutMs, scheduler)
       .catch((error: unknown) => {
         lastError = toStoreError(error);
         probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
@@ -160,15 +164,14 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
 
   const schedule = (ms: number): void => {
     if (!failing || probeTimer) return;
-    probeTimer = setTimeout(runProbe, ms);
-    probeTimer.unref();
+    probeTimer = scheduler.setTimeout(runProbe, ms, { unref: true });
   };
 
   const open = (error: unknown): void => {
     lastError = toStoreError(error);
     if (failing) return;
     failing = true;
-    failedAt = Date.now();
+    failedAt = scheduler.now();
     logger.warn(`${WARNINGS[policy]} (limiter "${spec.name}": ${lastError.message})`);
     options.onDegraded?.(lastError);
     probeDelayMs = PROBE_MIN_MS;
@@ -184,7 +187,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   const call = (input: AdmitInput): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs);
+    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs, scheduler);
   };
 
   const guard: OutageGuard = {
@@ -227,7 +230,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       guard.observer?.decision(answer.decision, answer.fallback);
     },
     close() {
-      if (probeTimer) clearTimeout(probeTimer);
+      probeTimer?.();
       probeTimer = undefined;
     },
   };
@@ -250,7 +253,7 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
 
 type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
 
-function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, clock: Clock | undefined): PolicyDecider {
+function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, scheduler: Scheduler): PolicyDecider {
   if (policy === 'allow') {
     return async (input) => {
       const d: Decision = {
@@ -263,7 +266,7 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
         resetMs: 0,
         activeGroups: 0,
         colour: 'green',
-        at: Date.now(),
+        at: scheduler.now(),
       };
       degraded.add(d);
       return d;
@@ -284,13 +287,13 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
         activeGroups: 0,
         colour: 'red',
         reason: 'store-error',
-        at: Date.now(),
+        at: scheduler.now(),
       };
       degraded.add(d);
       return d;
     };
   }
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
-  const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
+  const local = new MemoryStore({ clock: () => scheduler.now() }).bind(localSpec(spec, instances));
   return (input) => local.admit(input.defer === undefined ? input : { group: input.group, weight: input.weight, cost: input.cost });
 }
