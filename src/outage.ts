@@ -254,30 +254,13 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
 type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
 
 function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, scheduler: Scheduler): PolicyDecider {
-  if (policy === 'allow') {
+  if (policy === 'allow' || policy === 'deny') {
+    const deny = policy === 'deny';
+    // 'deny' asks clients to come back after a short while, not a whole (possibly long) window.
+    const retryAfterMs = deny ? Math.min(spec.windowMs, 5_000) : 0;
     return async (input) => {
       const d: Decision = {
-        allowed: true,
-        group: input.group,
-        limit: spec.limit,
-        guaranteed: 0,
-        remaining: 0,
-        retryAfterMs: 0,
-        resetMs: 0,
-        activeGroups: 0,
-        colour: 'green',
-        at: scheduler.now(),
-      };
-      degraded.add(d);
-      return d;
-    };
-  }
-  if (policy === 'deny') {
-    // Ask clients to come back after a short while, not a whole (possibly long) window.
-    const retryAfterMs = Math.min(spec.windowMs, 5_000);
-    return async (input) => {
-      const d: Decision = {
-        allowed: false,
+        allowed: !deny,
         group: input.group,
         limit: spec.limit,
         guaranteed: 0,
@@ -285,8 +268,8 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
         retryAfterMs,
         resetMs: retryAfterMs,
         activeGroups: 0,
-        colour: 'red',
-        reason: 'store-error',
+        colour: deny ? 'red' : 'green',
+        ...(deny ? { reason: 'store-error' as const } : {}),
         at: scheduler.now(),
       };
       degraded.add(d);

@@ -108,6 +108,11 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   add({ workers, dispatchers });
 
   const byLimiter = (read: (c: LimiterCounts) => Sample[]) => (): Sample[] => perLimiter.flatMap(read);
+  /** Read from each limiter's store at scrape time; a limiter whose store fails is left out of this scrape. */
+  const byCounts = (read: (counts: JobCounts, limiter: string) => Sample[]) => async (): Promise<Sample[]> => {
+    const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await countsOf(limiter)] as const));
+    return all.flatMap(([limiter, counts]) => (counts === undefined ? [] : read(counts, limiter)));
+  };
   const byTotals = (read: (t: JobTotals, limiter: string) => Sample[]) => (): Sample[] => [...jobTotals].flatMap(([name, t]) => read(t, name));
   const total = (field: 'completed' | 'failed' | 'dead' | 'stalled' | 'moved' | 'promoted') =>
     byTotals((t, limiter) => [{ labels: { limiter }, value: t[field] }]);
@@ -162,30 +167,14 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       'bulk_limiter_jobs',
       'Jobs by state, read from the store at scrape time',
       'gauge',
-      async () => {
-        const all = await Promise.all(
-          limiters.map(async (limiter) => {
-            const counts = await countsOf(limiter);
-            return counts === undefined ? [] : JOB_STATES.map((state) => ({ labels: { limiter: limiter.name, state }, value: counts[state] }));
-          }),
-        );
-        return all.flat();
-      },
+      byCounts((counts, limiter) => JOB_STATES.map((state) => ({ labels: { limiter, state }, value: counts[state] }))),
       'max',
     ),
     new Collector(
       'bulk_limiter_oldest_waiting_seconds',
       'How long the oldest job that is due but not started has waited (0 when none is due), read from the store at scrape time',
       'gauge',
-      async () => {
-        const all = await Promise.all(
-          limiters.map(async (limiter) => {
-            const counts = await countsOf(limiter);
-            return counts === undefined ? [] : [{ labels: { limiter: limiter.name }, value: counts.oldestWaitingMs / 1000 }];
-          }),
-        );
-        return all.flat();
-      },
+      byCounts((counts, limiter) => [{ labels: { limiter }, value: counts.oldestWaitingMs / 1000 }]),
       'max',
     ),
     new Collector('bulk_limiter_jobs_completed_total', 'Jobs whose handler resolved', 'counter', total('completed')),
