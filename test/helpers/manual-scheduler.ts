@@ -13,7 +13,7 @@ interface Timer {
 }
 
 /** More timers than this in one advance(): a loop spins at one instant (sleep(0) forever). */
-const MAX_TIMERS_PER_ADVANCE = 100_000;
+const MAX_TIMERS_PER_ADVANCE = 10_000;
 
 /** Lets promise chains (and real I/O already done) run: a few turns of the real event loop. */
 export async function settle(turns = 5): Promise<void> {
