@@ -14,6 +14,7 @@ import { createHealthCheck, firstConnection, storeProbe, type Health } from './h
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { checkPlan } from './plan-options';
+import { schedulerOf } from './scheduler';
 import {
   LIMITER_OPTION_NAMES,
   resolveLimiterOptions,
@@ -191,7 +192,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { spec, maxGroupLength, maxCost, maxWeight, defaultPlan } = resolved;
   const plans = spec.plans;
   const store: LimiterStore = resolved.store.bind(spec);
-  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
+  // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/scheduler.ts).
+  const scheduler = schedulerOf(options);
+  const now = (): number => scheduler.now();
+  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs, now);
   const listeners: { [E in keyof LimiterEvents]: Set<(...args: LimiterEvents[E]) => void> } = { degraded: new Set(), recovered: new Set() };
   const emit = <E extends keyof LimiterEvents>(event: E, ...args: LimiterEvents[E]): void => {
     for (const listener of listeners[event]) {
@@ -215,6 +219,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     logger: resolved.logger,
     probe,
     connecting,
+    scheduler,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
@@ -226,6 +231,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     timeoutMs: resolved.timeoutMs,
     logger: resolved.logger,
     name: spec.name,
+    scheduler,
   });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
@@ -288,7 +294,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
             guard.observer?.decision(cached, undefined);
             return Promise.resolve(cached);
           }
-          const sentAt = Date.now();
+          const sentAt = now();
           return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt, plan?.name), decision));
         }
         return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name);
