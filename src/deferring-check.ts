@@ -26,13 +26,14 @@ export interface DeferringCheckDeps {
   readonly scope: (group: string, defer: NonNullable<AdmitInput['defer']>) => NonNullable<AdmitInput['defer']>;
 }
 
-/** `plan`: the name of the check's plan (AdmitInput.plan), if any. */
+/** `concurrency`: the check's request-concurrency cap (0 = none); `plan`: the name of the check's plan (AdmitInput.plan), if any. */
 export type DeferringCheck = (
   group: string,
   weight: number,
   cost: number,
   request: DeferRequest,
   groupConcurrency: number,
+  concurrency: number,
   plan?: string,
 ) => Promise<Decision>;
 
@@ -65,9 +66,9 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
     return durable ? deferred.then((decision) => durable.confirm(decision)) : deferred;
   };
 
-  return (group, weight, cost, request, groupConcurrency, plan) => {
+  return (group, weight, cost, request, groupConcurrency, concurrency, plan) => {
     checkDeferRequest(request);
-    const base: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
+    const base = admitInput(group, weight, cost, concurrency, plan);
     const until = deniedUntil.get(group);
     if (request.idempotencyKey !== undefined || (until !== undefined && Date.now() < until)) {
       const defer = encode(group, request, groupConcurrency);
@@ -91,4 +92,10 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
       return deferring(base, defer);
     });
   };
+}
+
+/** The store's input, with `concurrency` and `plan` only when the check has them. */
+function admitInput(group: string, weight: number, cost: number, concurrency: number, plan: string | undefined): AdmitInput {
+  if (concurrency > 0) return plan === undefined ? { group, weight, cost, concurrency } : { group, weight, cost, concurrency, plan };
+  return plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
 }

@@ -15,6 +15,9 @@
  * With rules, the draft fields carry one item per policy: the limiter's own (the global share, named by the
  * limiter) first, then each rule by its name, `q` its limit, `w` its window; on a denial the `t` of the policy
  * that said no is the Retry-After. The legacy fields describe the global share only.
+ *
+ * With a concurrency cap (`decision.concurrency`), the draft fields end with a `"concurrency"` item: `q` the cap,
+ * `r` the slots left after this request, `t` the Retry-After when the cap said no (else 0). No `w`: it is not a window.
  */
 import type { RuleSpec } from './core/rules';
 import type { Decision } from './types';
@@ -35,6 +38,24 @@ export function retryAfterSeconds(retryAfterMs: number): number {
 const quote = (name: string): string => `"${name.replace(/[\\"]/g, '\\$&')}"`;
 
 export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[] = []): HeaderWriter {
+  const write = rateHeaderWriter(format, policyName, windowMs, rules);
+  return format === 'draft' ? withConcurrency(write) : write;
+}
+
+/** Appends the concurrency item to the draft fields of a decision with a cap (see the file comment). */
+function withConcurrency(write: HeaderWriter): HeaderWriter {
+  return (d, withQuota = true) => {
+    const h = write(d, withQuota);
+    const slots = d.concurrency;
+    if (slots === undefined || h.RateLimit === undefined) return h;
+    const t = d.allowed || d.policy !== 'concurrency' ? 0 : retryAfterSeconds(d.retryAfterMs);
+    h['RateLimit-Policy'] += `, "concurrency";q=${slots.limit}`;
+    h.RateLimit += `, "concurrency";r=${Math.max(0, slots.limit - slots.inFlight)};t=${t}`;
+    return h;
+  };
+}
+
+function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[]): HeaderWriter {
   const windowS = Math.max(1, Math.ceil(windowMs / 1000));
   // The policy name is a Structured-Field String: escape `\` and `"` (limiter names never contain them anyway).
   const quoted = quote(policyName);

@@ -4,6 +4,7 @@
  * is recognised by its `client`; any other store is probed with a queue read (`counts()`), which changes nothing.
  */
 import { toStoreError, withTimeout, type OutageGuard } from './outage';
+import type { Scheduler } from './scheduler';
 import { RedisStore } from './store/redis-store';
 import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './store/reopen';
 import type { LimiterStore, Logger, Store } from './types';
@@ -118,8 +119,10 @@ export function createHealthCheck(options: {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly name: string;
+  /** Time and timers of the health check's timeout. @defaultValue the real one */
+  readonly scheduler?: Scheduler;
 }): HealthCheck {
-  const { store, probe, guard, timeoutMs, logger, name } = options;
+  const { store, probe, guard, timeoutMs, logger, name, scheduler } = options;
   const client = clientOf(store);
   let warned = false;
   const warnIfEvicting = (info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): void => {
@@ -136,7 +139,7 @@ export function createHealthCheck(options: {
     async health(): Promise<Health> {
       const started = performance.now();
       try {
-        const [, info] = await withTimeout(Promise.all([probe(), client ? readRedisInfo(client) : undefined]), timeoutMs);
+        const [, info] = await withTimeout(Promise.all([probe(), client ? readRedisInfo(client) : undefined]), timeoutMs, scheduler);
         const latencyMs = performance.now() - started;
         if (info) warnIfEvicting(info);
         const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };

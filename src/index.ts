@@ -42,6 +42,7 @@ export type {
   AdmitInput,
   Clock,
   Colour,
+  ConcurrencyStatus,
   Decision,
   DeferInput,
   DeferredJob,

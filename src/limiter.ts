@@ -5,6 +5,7 @@
  * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
  * Dispatcher and Worker) read the same store.
  */
+import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck } from './deferring-check';
 import { DenyCache } from './deny-cache';
 import { ConfigError, InputError, codeOf, describeValue, type StoreError } from './errors';
@@ -13,6 +14,7 @@ import { createHealthCheck, firstConnection, storeProbe, type Health } from './h
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { checkPlan } from './plan-options';
+import { schedulerOf } from './scheduler';
 import {
   LIMITER_OPTION_NAMES,
   resolveLimiterOptions,
@@ -74,6 +76,8 @@ export interface CheckOptions {
    * the client's). @defaultValue the limiter's `defaultPlan`; without one, the limiter's own rules and weight 1
    */
   readonly plan?: string;
+  /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
+  readonly concurrency?: number;
 }
 
 /** Per-call options of `peek`. */
@@ -109,6 +113,12 @@ export interface Limiter {
    * state to forget; idempotent. Rejects like `peek`.
    */
   reset(group: string): Promise<boolean>;
+  /**
+   * Frees the concurrency slot a decision holds (`decision.concurrency.lease`), at once rather than when its
+   * lease ends. Idempotent; a no-op (false) for a decision without a slot. Never rejects: when the store
+   * fails, false, and the slot frees when its lease ends.
+   */
+  release(decision: Decision): Promise<boolean>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** The resolved deferral options. */
@@ -154,7 +164,14 @@ export interface Limiter {
 const NO_OPTIONS: CheckOptions = Object.freeze({});
 /** Largest per-check group concurrency: far beyond any worker fleet, small enough for the store's counters. */
 const MAX_GROUP_CONCURRENCY = 1_000_000;
-const CHECK_OPTIONS: OptionNames<CheckOptions> = { cost: true, weight: true, defer: true, groupConcurrency: true, plan: true };
+const CHECK_OPTIONS: OptionNames<CheckOptions> = {
+  cost: true,
+  weight: true,
+  defer: true,
+  groupConcurrency: true,
+  plan: true,
+  concurrency: true,
+};
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
 const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true };
 const PEEK_OPTION_NAMES = Object.keys(PEEK_OPTIONS);
@@ -175,7 +192,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { spec, maxGroupLength, maxCost, maxWeight, defaultPlan } = resolved;
   const plans = spec.plans;
   const store: LimiterStore = resolved.store.bind(spec);
-  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs);
+  // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/scheduler.ts).
+  const scheduler = schedulerOf(options);
+  const now = (): number => scheduler.now();
+  const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs, now);
   const listeners: { [E in keyof LimiterEvents]: Set<(...args: LimiterEvents[E]) => void> } = { degraded: new Set(), recovered: new Set() };
   const emit = <E extends keyof LimiterEvents>(event: E, ...args: LimiterEvents[E]): void => {
     for (const listener of listeners[event]) {
@@ -199,6 +219,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     logger: resolved.logger,
     probe,
     connecting,
+    scheduler,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
@@ -210,6 +231,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     timeoutMs: resolved.timeoutMs,
     logger: resolved.logger,
     name: spec.name,
+    scheduler,
   });
   healthCheck.checkEvictionSoon(connecting);
   const observers = new Set<LimiterObserver>();
@@ -222,6 +244,32 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
 
+  function deferred(
+    group: string,
+    weight: number,
+    cost: number,
+    request: DeferRequest,
+    opts: CheckOptions,
+    cap: number,
+    plan: string | undefined,
+  ): Promise<Decision> {
+    refuseUnknownOptions(request, DEFER_REQUEST_NAMES, 'check()', 'defer.');
+    const jobs =
+      opts.groupConcurrency === undefined
+        ? deferOptions.groupConcurrency
+        : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
+    return deferringCheck(group, weight, cost, request, jobs, cap, plan);
+  }
+
+  /** A check with a concurrency cap: not through the deny cache (its answers carry no slot status), jittered when the cap says no. */
+  function checkCapped(group: string, weight: number, cost: number, cap: number, opts: CheckOptions, plan: string | undefined): Promise<Decision> {
+    const decided =
+      opts.defer === undefined
+        ? guard.admit(plan === undefined ? { group, weight, cost, concurrency: cap } : { group, weight, cost, concurrency: cap, plan })
+        : deferred(group, weight, cost, opts.defer, opts, cap, plan);
+    return decided.then(snooze);
+  }
+
   const limiter: Limiter = {
     name: spec.name,
     spec,
@@ -233,9 +281,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
         for (const key in opts)
           if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
-        // The check's plan (a PlanSpec); its `concurrency` goes to the store with it once checks carry one.
         const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
         const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
+        // a check's own cap wins over its plan's, and that over the limiter's
+        const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
+        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name);
         if (opts.defer === undefined) {
           const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
           if (denyCache === undefined) return guard.admit(input);
@@ -244,15 +294,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
             guard.observer?.decision(cached, undefined);
             return Promise.resolve(cached);
           }
-          const sentAt = Date.now();
+          const sentAt = now();
           return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt, plan?.name), decision));
         }
-        refuseUnknownOptions(opts.defer, DEFER_REQUEST_NAMES, 'check()', 'defer.');
-        const cap =
-          opts.groupConcurrency === undefined
-            ? deferOptions.groupConcurrency
-            : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
-        return deferringCheck(group, weight, cost, opts.defer, cap, plan?.name);
+        return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -270,6 +315,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       denyCache?.forget(group); // this process's; another's holds its denial at most until its retry time
       return found;
     },
+    release: (decision) => releaseSlot(store, decision, resolved.logger),
     destroy: () => store.destroy(),
     deferOptions,
     queue: store,

@@ -3,6 +3,7 @@
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
@@ -75,8 +76,8 @@ export interface LimiterOptions {
    * names its plan (`check(group, { plan })`, the middleware's `plan` function) and gets the plan's `weight`
    * (unless it passes its own `weight`: the more specific statement wins) and its rules. A plan's `rules` merge
    * with the limiter's `rules` **by name**: a plan rule named like a limiter rule replaces it, the others are
-   * added, so the limiter's rules are the defaults every plan inherits. `concurrency` is validated and kept
-   * (enforced once request concurrency lands). Names: 1–64 printable ASCII characters; at most 32 plans.
+   * added, so the limiter's rules are the defaults every plan inherits. A plan's `concurrency` is its groups'
+   * request-concurrency cap (see `concurrency`). Names: 1–64 printable ASCII characters; at most 32 plans.
    * See README "Plans". @defaultValue none
    */
   readonly plans?: Readonly<Record<string, Plan>>;
@@ -85,6 +86,17 @@ export interface LimiterOptions {
    * (or its `weight`). @defaultValue none
    */
   readonly defaultPlan?: string;
+  /**
+   * Most requests of one group in flight at once: the slot is taken in the same store call as the rate
+   * decision (all-or-nothing) and freed by `limiter.release(decision)` (the middleware does it when the
+   * response ends). A plan's `concurrency` overrides it, and a check's own overrides both. @defaultValue no cap
+   */
+  readonly concurrency?: number;
+  /**
+   * How long a concurrency slot lasts unless released first: a crashed process's slots come back after it, and a
+   * request held longer stops counting then. @defaultValue `60_000`
+   */
+  readonly concurrencyLeaseMs?: number;
 }
 
 export interface ResolvedLimiterOptions {
@@ -103,6 +115,8 @@ export interface ResolvedLimiterOptions {
   readonly denyCache: ResolvedDenyCacheOptions | undefined;
   /** The plan of a check that names none (`defaultPlan`); undefined: the limiter's own rules and weight. */
   readonly defaultPlan: PlanSpec | undefined;
+  /** Most requests of a group in flight; 0 = no cap. */
+  readonly concurrency: number;
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
@@ -129,6 +143,8 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   rules: true,
   plans: true,
   defaultPlan: true,
+  concurrency: true,
+  concurrencyLeaseMs: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -235,6 +251,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
   }
   const denyCache = resolveDenyCache(o.denyCache);
+  const concurrency = o.concurrency === undefined ? 0 : int('concurrency', o.concurrency, undefined, 1);
+  const concurrencyLeaseMs = int('concurrencyLeaseMs', o.concurrencyLeaseMs, DEFAULT_LEASE_MS, 1);
   const spec: FairShareSpec = Object.freeze({
     name,
     limit,
@@ -248,6 +266,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
     ...(plans === undefined ? {} : { plans }),
+    // the stores' default otherwise
+    ...(o.concurrencyLeaseMs === undefined ? {} : { concurrencyLeaseMs }),
   });
   return Object.freeze({
     spec,
@@ -262,6 +282,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     logger,
     denyCache,
     defaultPlan,
+    concurrency,
   });
 }
 

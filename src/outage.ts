@@ -16,8 +16,9 @@
  */
 import { StoreError } from './errors';
 import type { StoreErrorPolicy } from './options';
+import { realScheduler, type Scheduler } from './scheduler';
 import { MemoryStore } from './store/memory-store';
-import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Logger } from './types';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from './types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
 export interface GuardObserver {
@@ -43,8 +44,8 @@ export interface OutageGuardOptions {
   readonly probe: () => Promise<unknown>;
   /** Resolves when a client still making its first connection is ready: checks wait for it (within timeoutMs). */
   readonly connecting?: Promise<void> | undefined;
-  /** Time source of the `'local'` fallback (tests). @defaultValue `Date.now` */
-  readonly clock?: Clock;
+  /** Time and timers of the store-call timeouts, the probe and the `'local'` fallback (tests). @defaultValue the real one */
+  readonly scheduler?: Scheduler;
   readonly onDegraded?: (error: StoreError) => void;
   readonly onRecovered?: (downMs: number) => void;
 }
@@ -94,19 +95,20 @@ const WARNINGS: Record<StoreErrorPolicy, string> = {
 };
 
 /** Rejects with a StoreError when `promise` does not settle within `timeoutMs`. */
-export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, scheduler: Scheduler = realScheduler): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new StoreError('ERR_BL_STORE_TIMEOUT', `The store did not answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
+    const cancel = scheduler.setTimeout(
+      () => reject(new StoreError('ERR_BL_STORE_TIMEOUT', `The store did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+      { unref: true },
+    );
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        cancel();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(error);
       },
     );
@@ -121,7 +123,8 @@ export function toStoreError(error: unknown): StoreError {
 
 export function createOutageGuard(store: LimiterStore, options: OutageGuardOptions): OutageGuard {
   const { policy, timeoutMs, spec, logger, probe } = options;
-  const decide = policyDecider(policy, spec, options.instances, options.clock);
+  const scheduler = options.scheduler ?? realScheduler;
+  const decide = policyDecider(policy, spec, options.instances, scheduler);
   let connecting = options.connecting;
   connecting?.then(
     () => {
@@ -134,17 +137,18 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   let failing = false;
   let failedAt = 0;
   let lastError: StoreError | undefined;
-  let probeTimer: NodeJS.Timeout | undefined;
+  /** Cancels the pending probe; undefined while none is pending. */
+  let probeTimer: (() => void) | undefined;
   let probeDelayMs = PROBE_MIN_MS;
   let probing = false;
 
   const recover = (): void => {
     if (!failing) return;
     failing = false;
-    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer?.();
     probeTimer = undefined;
     logger.warn(`WRN_BL_STORE_RECOVERED: the store answers again (limiter "${spec.name}")`);
-    options.onRecovered?.(Date.now() - failedAt);
+    options.onRecovered?.(scheduler.now() - failedAt);
   };
 
   const runProbe = (): void => {
@@ -154,7 +158,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     const answer = probe();
     // A late answer counts too: a command queued offline runs as soon as the client reconnects.
     answer.then(recover, () => undefined);
-    withTimeout(answer, timeoutMs)
+    withTimeout(answer, timeoutMs, scheduler)
       .catch((error: unknown) => {
         lastError = toStoreError(error);
         probeDelayMs = Math.min(PROBE_MAX_MS, probeDelayMs * 2);
@@ -167,15 +171,14 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
 
   const schedule = (ms: number): void => {
     if (!failing || probeTimer) return;
-    probeTimer = setTimeout(runProbe, ms);
-    probeTimer.unref();
+    probeTimer = scheduler.setTimeout(runProbe, ms, { unref: true });
   };
 
   const open = (error: unknown): void => {
     lastError = toStoreError(error);
     if (failing) return;
     failing = true;
-    failedAt = Date.now();
+    failedAt = scheduler.now();
     logger.warn(`${WARNINGS[policy]} (limiter "${spec.name}": ${lastError.message})`);
     options.onDegraded?.(lastError);
     probeDelayMs = PROBE_MIN_MS;
@@ -191,12 +194,12 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   const call = (input: AdmitInput): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs);
+    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs, scheduler);
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
     const gate = connecting;
-    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs);
+    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs, scheduler);
   };
 
   const guard: OutageGuard = {
@@ -249,7 +252,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       });
     },
     close() {
-      if (probeTimer) clearTimeout(probeTimer);
+      probeTimer?.();
       probeTimer = undefined;
     },
   };
@@ -261,7 +264,8 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
  * way, so this process alone never admits more than its share in any window.
  */
 /** The fallback never defers: the input's admission part (its plan too). */
-function withoutDefer(input: AdmitInput): AdmitInput {
+/** The check as the 'local' fallback decides it: no job written, no slot taken (both belong to the store). */
+function withoutDeferOrSlot(input: AdmitInput): AdmitInput {
   const { group, weight, cost, plan } = input;
   return plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
 }
@@ -278,31 +282,14 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
 
 type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
 
-function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, clock: Clock | undefined): PolicyDecider {
-  if (policy === 'allow') {
+function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, scheduler: Scheduler): PolicyDecider {
+  if (policy === 'allow' || policy === 'deny') {
+    const deny = policy === 'deny';
+    // 'deny' asks clients to come back after a short while, not a whole (possibly long) window.
+    const retryAfterMs = deny ? Math.min(spec.windowMs, 5_000) : 0;
     return async (input) => {
       const d: Decision = {
-        allowed: true,
-        group: input.group,
-        limit: spec.limit,
-        guaranteed: 0,
-        remaining: 0,
-        retryAfterMs: 0,
-        resetMs: 0,
-        activeGroups: 0,
-        colour: 'green',
-        at: Date.now(),
-      };
-      degraded.add(d);
-      return d;
-    };
-  }
-  if (policy === 'deny') {
-    // Ask clients to come back after a short while, not a whole (possibly long) window.
-    const retryAfterMs = Math.min(spec.windowMs, 5_000);
-    return async (input) => {
-      const d: Decision = {
-        allowed: false,
+        allowed: !deny,
         group: input.group,
         limit: spec.limit,
         guaranteed: 0,
@@ -310,15 +297,16 @@ function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: n
         retryAfterMs,
         resetMs: retryAfterMs,
         activeGroups: 0,
-        colour: 'red',
-        reason: 'store-error',
-        at: Date.now(),
+        colour: deny ? 'red' : 'green',
+        ...(deny ? { reason: 'store-error' as const } : {}),
+        at: scheduler.now(),
       };
       degraded.add(d);
       return d;
     };
   }
-  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to).
-  const local = new MemoryStore(clock ? { clock } : {}).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined ? input : withoutDefer(input));
+  // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
+  // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
+  const local = new MemoryStore({ clock: () => scheduler.now() }).bind(localSpec(spec, instances));
+  return (input) => local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
 }

@@ -6,31 +6,17 @@
  * store then. Group ids
  * are untrusted, so only the `topGroups` busiest groups get series of their own (src/metrics/top-groups.ts).
  */
-import type { Metric, Registry } from 'prom-client';
-import { ConfigError, describeValue } from './errors';
+import type { Metric } from 'prom-client';
 import type { Limiter } from './limiter';
 import { Collector, HistogramCounts, type Sample } from './metrics/collector';
+import { validateMetricsOptions, type MetricsOptions } from './metrics/metrics-options';
 import { countDispatcher, countWorker, type JobTotals } from './metrics/queue-totals';
 import { TopGroups, outcomeOf } from './metrics/top-groups';
 import { withTimeout } from './outage';
 import type { JobCounts } from './queue/types';
-import type { Dispatcher } from './queue/dispatcher';
-import type { Worker } from './queue/worker';
 
 export { OTHER_GROUP } from './metrics/top-groups';
-
-export interface MetricsOptions {
-  /** A prom-client `Registry` (e.g. `require('prom-client').register`). */
-  readonly registry: Pick<Registry, 'registerMetric' | 'removeSingleMetric'>;
-  /** The limiters to count (names must differ: the name is the `limiter` label). */
-  readonly limiters: readonly Limiter[];
-  /** Workers, each with the limiter whose jobs it runs. */
-  readonly workers?: ReadonlyArray<{ readonly limiter: Limiter; readonly worker: Worker }>;
-  /** Dispatchers, each with the limiter whose jobs it moves. */
-  readonly dispatchers?: ReadonlyArray<{ readonly limiter: Limiter; readonly dispatcher: Dispatcher }>;
-  /** Groups with series of their own in `bulk_limiter_group_decisions_total`, per limiter (0 … 1000). @defaultValue `10` */
-  readonly topGroups?: number;
-}
+export type { MetricsOptions } from './metrics/metrics-options';
 
 export interface Metrics {
   /** Counts workers and dispatchers started after `registerMetrics` too. */
@@ -44,7 +30,6 @@ const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 const POLICIES = ['global', 'outage:allow', 'outage:deny', 'outage:local'] as const;
 const FALLBACK_INDEX = { allow: 1, deny: 2, local: 3 } as const;
 const JOB_STATES = ['delayed', 'pending', 'ready', 'active', 'completed', 'dead'] as const;
-const OPTION_NAMES = new Set(['registry', 'limiters', 'workers', 'dispatchers', 'topGroups']);
 
 /** What one limiter's observer counts. */
 interface LimiterCounts {
@@ -58,7 +43,7 @@ interface LimiterCounts {
 }
 
 export function registerMetrics(options: MetricsOptions): Metrics {
-  const { registry, limiters, workers = [], dispatchers = [], topGroups } = validate(options);
+  const { registry, limiters, workers = [], dispatchers = [], topGroups } = validateMetricsOptions(options);
   const cleanups: Array<() => void> = [];
   const perLimiter = limiters.map((limiter): LimiterCounts => {
     const c: LimiterCounts = {
@@ -123,6 +108,11 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   add({ workers, dispatchers });
 
   const byLimiter = (read: (c: LimiterCounts) => Sample[]) => (): Sample[] => perLimiter.flatMap(read);
+  /** Read from each limiter's store at scrape time; a limiter whose store fails is left out of this scrape. */
+  const byCounts = (read: (counts: JobCounts, limiter: string) => Sample[]) => async (): Promise<Sample[]> => {
+    const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await countsOf(limiter)] as const));
+    return all.flatMap(([limiter, counts]) => (counts === undefined ? [] : read(counts, limiter)));
+  };
   const byTotals = (read: (t: JobTotals, limiter: string) => Sample[]) => (): Sample[] => [...jobTotals].flatMap(([name, t]) => read(t, name));
   const total = (field: 'completed' | 'failed' | 'dead' | 'stalled' | 'moved' | 'promoted') =>
     byTotals((t, limiter) => [{ labels: { limiter }, value: t[field] }]);
@@ -177,30 +167,14 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       'bulk_limiter_jobs',
       'Jobs by state, read from the store at scrape time',
       'gauge',
-      async () => {
-        const all = await Promise.all(
-          limiters.map(async (limiter) => {
-            const counts = await countsOf(limiter);
-            return counts === undefined ? [] : JOB_STATES.map((state) => ({ labels: { limiter: limiter.name, state }, value: counts[state] }));
-          }),
-        );
-        return all.flat();
-      },
+      byCounts((counts, limiter) => JOB_STATES.map((state) => ({ labels: { limiter, state }, value: counts[state] }))),
       'max',
     ),
     new Collector(
       'bulk_limiter_oldest_waiting_seconds',
       'How long the oldest job that is due but not started has waited (0 when none is due), read from the store at scrape time',
       'gauge',
-      async () => {
-        const all = await Promise.all(
-          limiters.map(async (limiter) => {
-            const counts = await countsOf(limiter);
-            return counts === undefined ? [] : [{ labels: { limiter: limiter.name }, value: counts.oldestWaitingMs / 1000 }];
-          }),
-        );
-        return all.flat();
-      },
+      byCounts((counts, limiter) => [{ labels: { limiter }, value: counts.oldestWaitingMs / 1000 }]),
       'max',
     ),
     new Collector('bulk_limiter_jobs_completed_total', 'Jobs whose handler resolved', 'counter', total('completed')),
@@ -258,7 +232,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   }
   return {
     add(more) {
-      const { workers: w, dispatchers: d } = validate({ registry, limiters: [], ...more });
+      const { workers: w, dispatchers: d } = validateMetricsOptions({ registry, limiters: [], ...more });
       add({ workers: w, dispatchers: d });
     },
     close() {
@@ -275,39 +249,4 @@ async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function validate(options: MetricsOptions): Required<MetricsOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key))
-      throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${[...OPTION_NAMES].join(', ')}`);
-  }
-  const { registry, limiters, workers = [], dispatchers = [], topGroups = 10 } = options;
-  if (typeof registry?.registerMetric !== 'function' || typeof registry.removeSingleMetric !== 'function') {
-    throw new ConfigError('ERR_BL_REGISTRY', `Expected \`registry\` to be a prom-client Registry, got ${describeValue(registry)}`);
-  }
-  const isLimiter = (l: unknown): l is Limiter => typeof (l as Limiter | undefined)?.observe === 'function';
-  if (!Array.isArray(limiters) || !limiters.every(isLimiter)) {
-    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to be an array of limiters from createLimiter, got ${describeValue(limiters)}`);
-  }
-  const names = limiters.map((l) => l.name);
-  const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined)
-    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names (the \`limiter\` label), got "${repeated}" twice`);
-  if (!Array.isArray(workers) || !workers.every((w) => isLimiter(w?.limiter) && typeof w.worker?.on === 'function')) {
-    throw new ConfigError('ERR_BL_WORKERS', `Expected \`workers\` to be an array of { limiter, worker }, got ${describeValue(workers)}`);
-  }
-  if (!Array.isArray(dispatchers) || !dispatchers.every((d) => isLimiter(d?.limiter) && typeof d.dispatcher?.on === 'function')) {
-    throw new ConfigError(
-      'ERR_BL_DISPATCHERS',
-      `Expected \`dispatchers\` to be an array of { limiter, dispatcher }, got ${describeValue(dispatchers)}`,
-    );
-  }
-  if (!Number.isInteger(topGroups) || topGroups < 0 || topGroups > 1000) {
-    throw new ConfigError('ERR_BL_TOP_GROUPS', `Expected \`topGroups\` to be an integer from 0 to 1000, got ${describeValue(topGroups)}`);
-  }
-  return { registry, limiters, workers, dispatchers, topGroups };
 }

@@ -48,6 +48,7 @@ export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULE
     if (typeof r.name !== 'string' || !RULE_NAME.test(r.name))
       fail(`Expected \`${at}.name\` to be 1–32 letters, digits or ._-, got ${describeValue(r.name)}`);
     if (r.name === 'global') fail(`Expected \`${at}.name\` not to be "global": that names the global limit's fair share`);
+    if (r.name === 'concurrency') fail(`Expected \`${at}.name\` not to be "concurrency": that names the request-concurrency cap`);
     if (names.has(r.name)) fail(`Expected \`${at}.name\` to be unique, got ${describeValue(r.name)} twice`);
     names.add(r.name);
     for (const key of ['limit', 'windowMs'] as const) {

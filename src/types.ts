@@ -37,6 +37,8 @@ export interface LimiterSpec {
   readonly rules?: readonly RuleSpec[];
   /** Plans by name (src/plan-options.ts resolves them); absent: the limiter has none. */
   readonly plans?: ReadonlyMap<string, PlanSpec>;
+  /** How long a request-concurrency slot lasts unless released first. @defaultValue 60_000 */
+  readonly concurrencyLeaseMs?: number;
 }
 
 /** A resolved plan: what a check naming it gets (src/plan-options.ts). */
@@ -46,8 +48,18 @@ export interface PlanSpec {
   readonly weight: number | undefined;
   /** The limiter's rules merged with the plan's by name (a plan rule replaces the limiter rule of its name). */
   readonly rules: readonly RuleSpec[];
-  /** In-flight requests of a group at once: validated and kept here; enforced once checks carry a concurrency. */
+  /** Requests of a group in flight at once for a check of this plan, unless the check passes its own `concurrency`. */
   readonly concurrency: number | undefined;
+}
+
+/** A check with a concurrency cap: the group's slots after the decision (`decision.concurrency`). */
+export interface ConcurrencyStatus {
+  /** The cap: most requests of the group in flight at once. */
+  readonly limit: number;
+  /** The group's requests in flight after this decision (this one included when it took a slot). */
+  readonly inFlight: number;
+  /** The slot this request holds (opaque); present when allowed. `limiter.release(decision)` frees it. */
+  readonly lease?: string;
 }
 
 /** One rule's state for the group after a decision (`decision.rules`). */
@@ -68,6 +80,8 @@ export type Colour = 'green' | 'yellow' | 'red';
 export type DenyReason =
   /** The global limit or the group's share is used up. */
   | 'limit'
+  /** The group already has its `concurrency` requests in flight. */
+  | 'concurrency'
   /** Deferral was asked for but the group's backlog is full (`maxBacklog`). */
   | 'backlog-full'
   /** Deferral was asked for but the job's estimated start is more than `maxDeferMs` away. */
@@ -108,8 +122,11 @@ export interface Decision {
   /**
    * When denied by the limit: the policy that said no, `'global'` (the fair share of the global limit) or a
    * rule's name; when several did, the one that waits longest (retryAfterMs is the latest of their waits).
+   * `'concurrency'` when the group's concurrency cap said no (whatever the rate said).
    */
   readonly policy?: string;
+  /** With a concurrency cap: the group's slots, and the slot this request holds when allowed. */
+  readonly concurrency?: ConcurrencyStatus;
   /** With rules: each rule's state for the group, in rule order. */
   readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
@@ -180,6 +197,11 @@ export interface AdmitInput {
   readonly defer?: DeferInput;
   /** A plan of the limiter (`LimiterSpec.plans`): the check is decided under that plan's rules. */
   readonly plan?: string;
+  /**
+   * Most requests of the group in flight at once (a slot is taken with the admission, all-or-nothing, and
+   * lasts until `release` or the limiter's lease ends); absent or 0 = no cap.
+   */
+  readonly concurrency?: number;
 }
 
 export interface DeferInput {
@@ -211,6 +233,8 @@ export interface LimiterStore extends QueueStore {
    * not its deferred jobs, nor any other group. True when there was state to forget. Idempotent.
    */
   reset(group: string): Promise<boolean>;
+  /** Frees a concurrency slot (`decision.concurrency.lease`) at once: true when it was held. Idempotent. */
+  release?(lease: string): Promise<boolean>;
   /** Removes every key of this limiter (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */

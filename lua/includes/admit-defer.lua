@@ -1,6 +1,6 @@
 --[[
   admit-defer.lua (include) — one admission with deferral, shared by admit-defer.lua and admit-defer-many.lua.
-  Needs includes/fair-share.lua and includes/job.lua first.
+  Needs includes/fair-share.lua, includes/job.lua and includes/concurrency.lua first.
 
   When the request is denied, its work is written as a job due at once: the dispatcher moves it through the
   same budget in fair (SFQ) order, so a backlog drains at whatever the group may borrow, not only at its
@@ -10,14 +10,18 @@
   maxDeferMs, or a full backlog, denies instead. An idempotency key that names a live job returns that job
   (duplicate) without deciding again, so a retried request neither runs twice nor spends budget.
 
-  ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap) -> reply (15 values):
+  ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc, ccap, lease_ms)
+    -> reply (15 values):
     the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
     deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
-    with rules, then admit.lua's policy and per-rule fields (a duplicate: policy 0, each rule 0, 0).
+    with rules, then admit.lua's policy and per-rule fields (a duplicate: policy 0, each rule 0, 0);
+    with cc (request concurrency: CC the library of concurrency.lua, cc its state; ccap the cap, 0 = none), then lease, held (a duplicate: '', 0).
+    A request over its cap is deferred like one over the rate.
   The caller opens fs before and closes it after (any number of calls in between).
 ]]
 
-local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap)
+local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc,
+                        ccap, lease_ms)
   local now = fs.now_ms
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
@@ -29,10 +33,12 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
         dup[16] = 0
         for i = 1, 2 * #fs.cfg.rules do dup[16 + i] = 0 end
       end
+      if cc then dup[#dup + 1], dup[#dup + 2] = '', 0 end
       return dup
     end
   end
-  local d = fs_decide(fs, group, weight, cost, true)
+  local d
+  if cc then d = CC.decide(fs, cc, group, weight, cost, ccap, lease_ms) else d = fs_decide(fs, group, weight, cost, true) end
   local status, id, run_at = 0, '', 0
   if d.allowed == 0 then
     local w = weight
@@ -47,5 +53,6 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
                 math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at,
                 math.floor(d.empty_us / 1000) }
   if d.rules then RL.reply(out, d, fs.now_us) end
+  if cc then CC.reply(out, d) end
   return out
 end

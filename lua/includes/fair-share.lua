@@ -23,7 +23,7 @@
                                          worked out in `fs` only: fs.gone names the groups a trim would forget,
                                          fs.wiped says a fresh limiter's DEL would empty `seen`), fs_decide
                                          spends nothing, and the caller skips fs_close.
-    fs_decide(fs, group, weight, cost, promise, rules) -> r
+    fs_decide(fs, group, weight, cost, promise, rules, busy) -> r
                                          r = { allowed, colour (0 green, 1 yellow, 2 red), remaining, limit,
                                          guaranteed, retry_us, hint_us, reset_us, group (effective), active }
                                          and, with rules: policy (0 the share, i the i-th rule that denied,
@@ -31,6 +31,8 @@
                                          promise = true: a denial takes the group's next staggered retry slot.
                                          rules: nil = the config's (cfg.rules, false when none); a caller may
                                          pass its own list from RL.config (per-request rules, e.g. a plan's).
+                                         busy = true: the group's concurrency cap says no (concurrency.lua):
+                                         decided as a rule's denial, so nothing is spent.
     fs_close(fs)                         writes meta and every group it loaded in one HSET; PEXPIREs the keys
                                          once per epoch, on a fresh limiter and when a group is added.
   fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
@@ -210,7 +212,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   return fs
 end
 
-local function fs_decide(fs, group, weight, cost, promise, rules)
+local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local cfg, meta = fs.cfg, fs.meta
   if rules == nil then rules = cfg.rules end
   local now = fs.now_us
@@ -266,6 +268,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules)
     rst.rs, rst.rr = rs, rules
     rok, rwait, rbad = RL.check(rules, rs, now, c)
   end
+  -- a request over its concurrency cap spends nothing, like one a rule denies
+  if busy then rok = false end
 
   -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
   if rok and st.tokDem >= c - FS_EPS then

@@ -1,7 +1,8 @@
 /** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
+import type { ConcurrencyResult } from './concurrency';
 import type { FairShareResult } from './fair-share';
 import type { RuleSpec } from './rules';
-import type { Decision, GroupStatus, RuleStatus } from '../types';
+import type { ConcurrencyStatus, Decision, GroupStatus, RuleStatus } from '../types';
 
 const COLOURS = ['green', 'yellow', 'red'] as const;
 
@@ -24,10 +25,13 @@ export interface AdmitReply {
   policy: number;
   /** With rules: remaining, resetMs per rule. */
   rules: number[] | false;
+  /** With a concurrency cap: the lease taken ('' = none) and the group's leases held after the decision. */
+  lease?: string;
+  held?: number;
 }
 
-export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
-  return {
+export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowMs: number): AdmitReply {
+  const reply: AdmitReply = {
     allowed: r.allowed,
     colour: r.colour,
     remaining: r.remaining,
@@ -43,6 +47,18 @@ export function toAdmitReply(r: FairShareResult, nowMs: number): AdmitReply {
     policy: r.policy,
     rules: r.rules && r.rules.map((v, i) => (i % 2 === 0 ? v : Math.ceil(v / 1000))),
   };
+  if ('lease' in r) {
+    reply.lease = r.lease;
+    reply.held = r.held;
+  }
+  return reply;
+}
+
+/** The group's slots after a decision with a cap; undefined without one. */
+function concurrencyStatus(r: AdmitReply, cap: number): ConcurrencyStatus | undefined {
+  if (cap <= 0) return undefined;
+  const inFlight = r.held ?? 0;
+  return r.lease ? { limit: cap, inFlight, lease: r.lease } : { limit: cap, inFlight };
 }
 
 function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
@@ -56,8 +72,19 @@ function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
   }));
 }
 
-/** The public Decision for one admission reply; `rules`: the limiter's (names the policy and each rule's state). */
-export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
+/**
+ * The public Decision for one admission reply; `rules`: the limiter's (names the policy and each rule's state);
+ * `cap`: the check's concurrency cap (0 = none; a denial with the group's slots all held names `'concurrency'`).
+ */
+export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[], cap = 0): Decision {
+  const d = rateDecision(r, rules);
+  const slots = concurrencyStatus(r, cap);
+  if (slots === undefined) return d;
+  if (d.allowed || slots.inFlight < cap) return { ...d, concurrency: slots };
+  return { ...d, reason: 'concurrency', policy: 'concurrency', concurrency: slots };
+}
+
+function rateDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
   const withRules = rules !== undefined && rules.length > 0;
   if (r.allowed) {
     const d: Decision = {

@@ -159,6 +159,7 @@ export function decide(
   cost: number,
   promise: boolean,
   rules: readonly RuleConfig[] | false = fs.cfg.rules,
+  busy = false,
 ): FairShareResult {
   const { cfg, meta } = fs;
   const now = fs.nowUs;
@@ -208,6 +209,8 @@ export function decide(
     rs = rst.rs ??= new Map();
     [rok, rwait, rbad] = rlCheck(rules, rs, now, c);
   }
+  // a request over its concurrency cap spends nothing, like one a rule denies (./concurrency.ts)
+  if (busy) rok = false;
 
   // (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
   if (rok && st.tokDem >= c - FS_EPS) {

@@ -6,6 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
+import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
 import type { Decision } from '../types';
@@ -30,6 +31,7 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
         setHeaders(res, outcome.headers);
         // downstream code reads the decision (remaining, each rule's state); skipped requests have none
         if (outcome.decision !== undefined) (req as RateLimitedRequest).rateLimit = outcome.decision;
+        releaseWhenDone(runner.limiter, outcome.decision, res);
         return next();
       }
       if (outcome.kind === 'deferred') {

@@ -7,6 +7,7 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
+import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 import { ConfigError, describeValue } from '../errors';
@@ -33,9 +34,11 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
       ctx.set(outcome.headers);
       // downstream code reads the decision (remaining, each rule's state); skipped requests have none
       if (outcome.decision !== undefined) (ctx.state as { rateLimit?: Decision }).rateLimit = outcome.decision;
+      const release = releaseWhenDone(runner.limiter, outcome.decision, ctx.res);
       try {
         await next();
       } catch (error) {
+        release();
         // Koa drops the response headers when it renders a downstream error; keep the RateLimit ones.
         keepHeadersOn(error, outcome.headers);
         throw error;

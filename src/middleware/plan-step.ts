@@ -56,11 +56,12 @@ export function createPlanStep<Ctx>(
 function policyView(format: HeaderFormat, limiter: Limiter, rules: readonly RuleSpec[] | undefined): PolicyView {
   return {
     writeHeaders: createHeaderWriter(format, limiter.name, limiter.spec.windowMs, rules),
-    // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter).
+    // With rules: the 429 names the rule that said no ('global' is the limiter's own policy, named by the limiter);
+    // 'concurrency' when the group's concurrency cap did.
     rulePolicies: new Map(
-      (rules ?? []).map((r) => {
-        const named = Object.freeze([r.name]);
-        return [r.name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
+      [...(rules ?? []).map((r) => r.name), 'concurrency'].map((name) => {
+        const named = Object.freeze([name]);
+        return [name, { policies: named, quotaBody: quotaBodyWriter(named) }] as const;
       }),
     ),
   };

@@ -12,7 +12,11 @@ export function withDeferral(decision: Decision, outcome: EnqueueResult | undefi
   switch (outcome.status) {
     case 'written':
     case 'duplicate':
-      return { ...decision, reason: 'limit', job: { id: outcome.id, runAt: outcome.runAt, duplicate: outcome.status === 'duplicate' } };
+      return {
+        ...decision,
+        reason: decision.reason === 'concurrency' ? 'concurrency' : 'limit',
+        job: { id: outcome.id, runAt: outcome.runAt, duplicate: outcome.status === 'duplicate' },
+      };
     case 'backlog-full':
     case 'defer-horizon':
       return { ...decision, reason: outcome.status };

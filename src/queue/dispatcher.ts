@@ -19,6 +19,7 @@ import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff } from './backoff';
 import { onClaimed } from './claim-signal';
+import { schedulerOf, type Scheduler } from '../scheduler';
 import { settlesWithin, Sleeper } from './sleeper';
 import type { DispatchOptions, DispatchResult, QueueStore } from './types';
 import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
@@ -77,7 +78,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly reclaimIntervalMs: number;
   private readonly maxStalls: number;
   private readonly logger: Logger;
-  private readonly sleeper = new Sleeper();
+  /** Time and timers; a test attaches a manual one to the options (see src/scheduler.ts). */
+  private readonly scheduler: Scheduler;
+  private readonly sleeper: Sleeper;
   private readonly retryDelay: Backoff = exponentialBackoff({ baseMs: 100, capMs: 5000 });
   /** The current loop's identity: a loop left behind by a timed-out stop() sees it changed and ends. */
   private loopToken: object | undefined;
@@ -107,6 +110,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.reclaimIntervalMs = intOption('reclaimIntervalMs', options.reclaimIntervalMs, 1000);
     this.maxStalls = intOption('maxStalls', options.maxStalls, 1, 0);
     this.logger = loggerOption(options.logger);
+    this.scheduler = schedulerOf(options);
+    this.sleeper = new Sleeper(this.scheduler);
     this.refillAt = Math.max(1, Math.floor(Math.min(this.batch.moveMax, this.batch.readyMax) / 2));
   }
 
@@ -137,7 +142,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.sleeper.wake();
-    if (loop) await settlesWithin(loop, timeoutMs);
+    if (loop) await settlesWithin(loop, timeoutMs, this.scheduler);
     this.leader = false;
   }
 
@@ -183,7 +188,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   /** One turn of the loop; returns how long to sleep. */
   private async step(): Promise<number> {
     const renewEveryMs = Math.floor(this.leaseMs / 3);
-    const now = Date.now();
+    const now = this.scheduler.now();
     if (!this.leader || now - this.leaseRenewedAt >= renewEveryMs) {
       this.leader = await this.queue.acquireDispatcherLease(this.id, this.leaseMs);
       // A spare: try again soon, so it takes over within a sixth of a lease after the busy one's ran out.

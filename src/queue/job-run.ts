@@ -59,7 +59,7 @@ export class JobRun {
     readonly claimed: ClaimedJob,
     private readonly hooks: RunHooks,
   ) {
-    this.leaseUntil = Date.now() + config.leaseMs;
+    this.leaseUntil = config.scheduler.now() + config.leaseMs;
     let job: WorkerJob | undefined;
     let decodeError: unknown;
     try {
@@ -78,7 +78,7 @@ export class JobRun {
   }
 
   private async run(decodeError: unknown): Promise<RunEnd> {
-    const renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.config.leaseMs / 3)));
+    const stopRenewing = this.renewEvery(Math.max(10, Math.floor(this.config.leaseMs / 3)));
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
       if (decodeError !== undefined) throw decodeError;
@@ -93,7 +93,7 @@ export class JobRun {
     } catch (error) {
       outcome = { ok: false, error };
     } finally {
-      clearInterval(renewal);
+      stopRenewing();
     }
     try {
       return await this.acknowledge(outcome);
@@ -139,18 +139,29 @@ export class JobRun {
     return end(state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state });
   }
 
+  /** Renews the lease every `ms` until the returned function is called (an interval on the worker's scheduler). */
+  private renewEvery(ms: number): () => void {
+    let cancel = (): void => undefined;
+    const tick = (): void => {
+      cancel = this.config.scheduler.setTimeout(tick, ms);
+      void this.renew();
+    };
+    cancel = this.config.scheduler.setTimeout(tick, ms);
+    return () => cancel();
+  }
+
   private async renew(): Promise<void> {
     if (this.renewing || this.controller.signal.aborted) return;
     this.renewing = true;
     const { id, token } = this.claimed;
     try {
-      const startedAt = Date.now();
+      const startedAt = this.config.scheduler.now();
       if (await this.config.queue.extendLease(id, token, this.config.leaseMs)) this.leaseUntil = startedAt + this.config.leaseMs;
       else this.controller.abort(new LeaseLostError(id));
     } catch (error) {
       this.hooks.onError(error);
       // Could not renew in time: assume the lease is gone rather than run unfenced.
-      if (Date.now() >= this.leaseUntil) this.controller.abort(new LeaseLostError(id));
+      if (this.config.scheduler.now() >= this.leaseUntil) this.controller.abort(new LeaseLostError(id));
     } finally {
       this.renewing = false;
     }

@@ -1,28 +1,16 @@
 /**
  * MemoryQueue: the QueueStore of one limiter in this process, with the same semantics as the Lua scripts
- * (lua/*.lua, mirrored step by step; the dispatcher move in ./memory-dispatch.ts, how a lease ends in
- * ./memory-lease-ends.ts, job status and dead letters
- * in ./memory-jobs.ts) and an injectable clock. Every structure is bounded the same way: completed records
+ * (lua/*.lua, mirrored step by step: one operation per script here; the structures and shared steps in
+ * ./memory-queue-state.ts, the dispatcher move in ./memory-dispatch.ts, how a lease ends in
+ * ./memory-lease-ends.ts, job status and dead letters in ./memory-jobs.ts) and an injectable clock. Every structure is bounded the same way: completed records
  * trimmed after keepMs, dead records capped at maxDead.
  */
-import {
-  closeFairShare,
-  createFairShareState,
-  fairShareConfig,
-  openFairShare,
-  type FairShareConfig,
-  type FairShareSpec,
-  type FairShareState,
-} from '../core/fair-share';
-import { ConfigError, describeValue } from '../errors';
-import type { Clock } from '../types';
+import { closeFairShare, openFairShare } from '../core/fair-share';
 import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
-import { completeInMemory, failInMemory, reclaimInMemory, type LeaseEndParts } from './memory-lease-ends';
+import { completeInMemory, failInMemory, reclaimInMemory } from './memory-lease-ends';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
+import { MemoryQueueState } from './memory-queue-state';
 import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
-import { GroupFlight } from './memory-flight';
-import { WaitingSince } from './memory-since';
-import { SortedSet } from './sorted-set';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -38,122 +26,14 @@ import type {
 } from './types';
 import { claimCount } from './validate';
 
-export interface MemoryQueueOptions {
-  /** The limiter whose budget the dispatcher spends. */
-  readonly spec: FairShareSpec;
-  /** The limiter's admission state (MemoryStore shares its own); a private one by default. */
-  readonly state?: () => FairShareState;
-  /** ms since the epoch. @defaultValue Date.now */
-  readonly clock?: Clock;
-  /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
-  readonly maxDead?: number;
-}
+export type { MemoryQueueOptions } from './memory-queue-state';
 
-const TRIM_PAGE = 100;
-
-export class MemoryQueue implements QueueStore {
-  protected readonly clock: Clock;
-  private readonly maxDead: number;
-  private readonly fairShareConfig: FairShareConfig;
-  private readonly fairShareState: () => FairShareState;
-  readonly delayed = new SortedSet();
-  readonly pending = new SortedSet();
-  readonly ready: string[] = [];
-  readonly jobs = new Map<string, JobRecord>();
-  readonly active = new SortedSet();
-  readonly dead = new SortedSet();
-  readonly completed = new SortedSet();
-  readonly idempotency = new Map<string, string>();
-  readonly backlog = new Map<string, number>();
-  private readonly flight = new GroupFlight();
-  /** Every job not started by the time it waits from (since and gsince in includes/job.lua). */
-  readonly since = new WaitingSince();
+export class MemoryQueue extends MemoryQueueState implements QueueStore {
   private jobSeq = 0;
   private tokenSeq = 0;
   /** The last staggered wake slot a refused claim was given (the counters field 'cw' in Redis). */
   private claimWakeAt = 0;
   private lease: { owner: string; until: number } | undefined;
-  /** What complete, fail and reclaim need (./memory-lease-ends.ts). */
-  private readonly endParts: LeaseEndParts;
-  private readonly waiters = new Set<() => void>();
-
-  constructor(options: MemoryQueueOptions) {
-    const maxDead = options.maxDead ?? 10_000;
-    if (!Number.isInteger(maxDead) || maxDead < 1) {
-      throw new ConfigError('ERR_BL_MAX_DEAD', `Expected \`maxDead\` to be a positive integer, got ${describeValue(maxDead)}`);
-    }
-    this.clock = options.clock ?? Date.now;
-    this.maxDead = maxDead;
-    this.fairShareConfig = fairShareConfig(options.spec);
-    const own = createFairShareState();
-    this.fairShareState = options.state ?? (() => own);
-    this.endParts = {
-      active: this.active,
-      delayed: this.delayed,
-      pending: this.pending,
-      completed: this.completed,
-      jobs: this.jobs,
-      since: this.since,
-      activeRecord: (id, token) => this.activeRecord(id, token),
-      forget: (r) => this.forget(r),
-      backlogDone: (group) => this.backlogDone(group),
-      flightDone: (group, cap) => this.flightDone(group, cap),
-      dead: this.dead,
-      maxDead: this.maxDead,
-      trimCompleted: (now) => this.trimCompleted(now),
-    };
-  }
-
-  protected nowMs(): number {
-    return Math.floor(this.clock());
-  }
-
-  // ── shared steps (includes/job.lua) ──
-
-  private forget(r: JobRecord): void {
-    this.jobs.delete(r.id);
-    if (r.idem !== undefined && this.idempotency.get(r.idem) === r.id) this.idempotency.delete(r.idem);
-  }
-
-  private backlogDone(group: string): void {
-    const n = (this.backlog.get(group) ?? 0) - 1;
-    if (n <= 0) this.backlog.delete(group);
-    else this.backlog.set(group, n);
-  }
-
-  /** Group concurrency's counts and held jobs (./memory-flight.ts), read by the dispatch and job status steps. */
-  get inflight(): Map<string, number> {
-    return this.flight.inflight;
-  }
-
-  get held(): SortedSet {
-    return this.flight.held;
-  }
-
-  /** job_flight_done: a capped job left flight; the group's oldest held job takes its place. */
-  private flightDone(group: string, cap: number | undefined): void {
-    if (this.flight.leave(group, cap, this.ready, this.pending)) this.wake();
-  }
-
-  /** Wakes every blocked waitForReady (one process: a signal, no token list needed). */
-  protected wake(): void {
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    waiters.forEach((resolve) => resolve());
-  }
-
-  private trimCompleted(now: number): void {
-    for (const { member: id } of this.completed.rangeToScore(now, TRIM_PAGE)) {
-      const r = this.jobs.get(id);
-      if (r) this.forget(r);
-      this.completed.remove(id);
-    }
-  }
-
-  private activeRecord(id: string, token: string): JobRecord | undefined {
-    const r = this.jobs.get(id);
-    return r && r.state === 'active' && r.token === token ? r : undefined;
-  }
 
   // ── operations (one per lua/*.lua) ──
 
@@ -273,21 +153,6 @@ export class MemoryQueue implements QueueStore {
     },
     dropped: (group, cap) => this.flightDone(group, cap),
   };
-
-  async waitForReady(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.ready.length > 0 || signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.waiters.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
-  }
 
   /** Nothing runs in the background in memory. */
   onError(): () => void {

@@ -3,22 +3,17 @@
  * when `wake()` is called (stop, close). `sleep(0)` yields to the event loop (setImmediate), so a loop
  * that is told "call again now" still lets I/O and timers run: it never spins.
  */
+import { realScheduler, type Scheduler } from '../scheduler';
+
 export class Sleeper {
   private finish: (() => void) | undefined;
+
+  constructor(private readonly scheduler: Scheduler = realScheduler) {}
 
   sleep(ms: number): Promise<void> {
     this.wake();
     return new Promise<void>((resolve) => {
-      const cancel =
-        ms <= 0
-          ? clearImmediate.bind(
-              null,
-              setImmediate(() => this.wake()),
-            )
-          : clearTimeout.bind(
-              null,
-              setTimeout(() => this.wake(), ms),
-            );
+      const cancel = this.scheduler.setTimeout(() => this.wake(), ms);
       this.finish = () => {
         cancel();
         resolve();
@@ -35,10 +30,10 @@ export class Sleeper {
 }
 
 /** True when `promise` settled (resolved or rejected) within `ms`; never rejects, leaves no timer behind. */
-export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
+export async function settlesWithin(promise: Promise<unknown>, ms: number, scheduler: Scheduler = realScheduler): Promise<boolean> {
+  let cancel: (() => void) | undefined;
   const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+    cancel = scheduler.setTimeout(() => resolve(false), Math.max(0, ms));
   });
   try {
     return await Promise.race([
@@ -49,6 +44,6 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
       timeout,
     ]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }

@@ -3,6 +3,7 @@
  */
 import { ConfigError, describeValue } from '../errors';
 import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
+import { schedulerOf, type Scheduler } from '../scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
 import type { QueueStore } from './types';
@@ -76,6 +77,8 @@ export interface WorkerConfig {
   readonly keepCompletedMs: number;
   readonly idleWaitMs: number;
   readonly logger: Logger;
+  /** Time and timers of the worker and its runs; a test attaches a manual one to the options (src/scheduler.ts). */
+  readonly scheduler: Scheduler;
 }
 
 export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptions<Jobs>): WorkerConfig {
@@ -109,5 +112,6 @@ export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptio
     keepCompletedMs: intOption('keepCompletedMs', options.keepCompletedMs, 3_600_000, 0),
     idleWaitMs: intOption('idleWaitMs', options.idleWaitMs, 5000),
     logger: loggerOption(options.logger),
+    scheduler: schedulerOf(options),
   });
 }

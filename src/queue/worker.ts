@@ -44,17 +44,17 @@ const RECLAIM_BATCH = 100;
 export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends EventEmitter<WorkerEvents> {
   private readonly config: WorkerConfig;
   private readonly runs = new Set<JobRun>();
-  private readonly slotFreed = new Sleeper();
-  private readonly retrySleeper = new Sleeper();
+  private readonly slotFreed: Sleeper;
+  private readonly retrySleeper: Sleeper;
   /** Sleeps until the limiter's budget lets the next job start (the claim says when). */
-  private readonly budgetSleeper = new Sleeper();
+  private readonly budgetSleeper: Sleeper;
   private readonly retryDelay = exponentialBackoff({ baseMs: 100, capMs: 5000 });
   private state: 'idle' | 'running' | 'closing' | 'closed' = 'idle';
   private pumping: Promise<void> | undefined;
   /** Resolves when close() starts, so a blocked wait for work ends at once. */
-  private readonly closingSignal = new Sleeper();
+  private readonly closingSignal: Sleeper;
   /** Woken whenever a run ends, so close() can wait for the set of runs to empty. */
-  private readonly runEnded = new Sleeper();
+  private readonly runEnded: Sleeper;
   /** close() ran out of time: runs started from now on are aborted at once. */
   private aborting = false;
   private reclaimedAt = 0;
@@ -63,6 +63,12 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
   constructor(options: WorkerOptions<Jobs>) {
     super();
     this.config = resolveWorkerOptions(options);
+    const { scheduler } = this.config;
+    this.slotFreed = new Sleeper(scheduler);
+    this.retrySleeper = new Sleeper(scheduler);
+    this.budgetSleeper = new Sleeper(scheduler);
+    this.closingSignal = new Sleeper(scheduler);
+    this.runEnded = new Sleeper(scheduler);
   }
 
   /** Jobs running now. */
@@ -93,10 +99,11 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
     this.retrySleeper.wake();
     this.budgetSleeper.wake();
     this.closingSignal.wake();
-    const deadline = Date.now() + timeoutMs;
+    const { scheduler } = this.config;
+    const deadline = scheduler.now() + timeoutMs;
     // A claim in flight may still hand us a job to run; a hung one is given up on at the deadline.
-    if (this.pumping) await settlesWithin(this.pumping, timeoutMs);
-    if (!(await this.runsEndWithin(deadline - Date.now()))) {
+    if (this.pumping) await settlesWithin(this.pumping, timeoutMs, scheduler);
+    if (!(await this.runsEndWithin(deadline - scheduler.now()))) {
       this.aborting = true;
       for (const run of this.runs) run.abortForClose();
       await this.runsEndWithin(Math.min(1000, this.config.leaseMs));
@@ -107,9 +114,9 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
 
   /** True when no run is left within `ms`, counting runs that start meanwhile (a completion hands over its slot). */
   private async runsEndWithin(ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms;
+    const deadline = this.config.scheduler.now() + ms;
     while (this.runs.size > 0) {
-      const left = deadline - Date.now();
+      const left = deadline - this.config.scheduler.now();
       if (left <= 0) return false;
       await this.runEnded.sleep(left);
     }
@@ -218,7 +225,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
 
   /** Workers also return expired leases, so crashed jobs come back even while no dispatcher reclaims. */
   private async reclaimNow(): Promise<void> {
-    const now = Date.now();
+    const now = this.config.scheduler.now();
     if (now - this.reclaimedAt < this.config.leaseMs) return;
     this.reclaimedAt = now;
     await this.config.queue.reclaimExpired(this.config.maxStalls, RECLAIM_BATCH);

@@ -44,6 +44,10 @@ export interface LimiterKeys {
   readonly since: string;
   /** ZSET (score 0, lex order): the same per group, "<#group>:<group> <since> <id>", one lex range per group. */
   readonly groupSince: string;
+  /** ZSET: request-concurrency lease '<ms>-<seq>:<group>' → expiry ms (lua/includes/concurrency.lua). */
+  readonly leases: string;
+  /** HASH: group → its request-concurrency leases held; '' → the lease sequence. */
+  readonly slots: string;
 }
 
 /** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
@@ -70,6 +74,8 @@ export function limiterKeys(prefix: string, name: string): LimiterKeys {
     held: `${tag}:held`,
     since: `${tag}:since`,
     groupSince: `${tag}:gsince`,
+    leases: `${tag}:leases`,
+    slots: `${tag}:slots`,
   };
 }
 

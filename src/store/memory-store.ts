@@ -15,6 +15,7 @@ import {
   type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
+import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from './plan-lanes';
@@ -32,6 +33,7 @@ export class MemoryStore implements Store {
   private readonly clock: Clock;
   private readonly limiters = new Map<string, FairShareState>();
   private readonly queues = new Map<string, MemoryQueue>();
+  private readonly slots = new Map<string, ConcurrencyState>();
 
   constructor(options: MemoryStoreOptions = {}) {
     const clock = options.clock ?? Date.now;
@@ -55,6 +57,15 @@ export class MemoryStore implements Store {
       }
       return state;
     };
+    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
+    const slotsOf = (clockMs: number): ConcurrencyState => {
+      let cc = this.slots.get(name);
+      if (!cc) {
+        cc = createConcurrencyState();
+        this.slots.set(name, cc);
+      }
+      return ccOpen(cc, clockMs);
+    };
     const queueOf = (): MemoryQueue => {
       let queue = this.queues.get(name);
       if (!queue) {
@@ -70,6 +81,7 @@ export class MemoryStore implements Store {
         const defer = input.defer;
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const ruleSpecs = rulesOfCheck(spec, input);
+        const cap = input.concurrency ?? 0;
         // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
         const existing = defer?.idempotencyKey ? queueOf().findIdempotent(defer.idempotencyKey) : undefined;
         if (existing) {
@@ -90,16 +102,22 @@ export class MemoryStore implements Store {
             group: input.group,
             policy: 0,
             rules: rules && rules.flatMap(() => [0, 0]),
+            ...(cap > 0 ? { lease: '', held: 0 } : {}),
           } as const;
-          return withDeferral(toDecision(reply, ruleSpecs), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+          return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
-        const r = decide(fs, input.group, input.weight, input.cost, true, rules);
+        let r;
+        if (cap > 0) {
+          const cc = slotsOf(Math.floor(fs.clockUs / 1000));
+          r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs, rules);
+          ccClose(cc);
+        } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
-        if (r.allowed || !defer) return toDecision(reply, ruleSpecs);
+        if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
         const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
-        return withDeferral(toDecision(reply, ruleSpecs), outcome);
+        return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
       },
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
       peek: async (input: PeekInput): Promise<GroupStatus> => {
@@ -113,9 +131,11 @@ export class MemoryStore implements Store {
         const state = this.limiters.get(name);
         return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
       },
+      release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
         this.queues.delete(name);
+        this.slots.delete(name);
       },
     };
   }

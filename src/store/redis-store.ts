@@ -5,6 +5,7 @@
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
+import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
@@ -14,6 +15,7 @@ import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
 import { laneBatcher, ruleLanes, rulesOfCheck } from './plan-lanes';
+import { ScriptBatcher } from './admit-batch';
 import { openDurableWrites } from './durable-writes';
 import {
   admitCommand,
@@ -25,6 +27,7 @@ import {
   defineScripts,
   fairShareConfig,
   peekCommand,
+  releaseCommand,
   resetCommand,
   type AdmitDeferReply,
   type DeferringInput,
@@ -120,22 +123,26 @@ export class RedisStore implements Store {
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
     const configs = lanes.rules.map((rules) => fairShareConfig(spec, DEFAULT_MAX_GROUPS, rules));
-    const admitKeys = [keys.groups, keys.seen] as const;
-    const block = queueKeyBlock(keys);
+    const admitKeys = [keys.groups, keys.seen, keys.leases, keys.slots] as const;
+    const block = [...queueKeyBlock(keys), keys.leases, keys.slots];
+    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
     const checks = laneBatcher<AdmitInput, AdmitReply>(
       lanes,
       configs,
-      (config) => admitCommand(this.client, admitKeys, config),
-      (config) => admitManyCommand(this.client, admitKeys, config),
+      (config) => admitCommand(this.client, admitKeys, config, leaseMs),
+      (config) => admitManyCommand(this.client, admitKeys, config, leaseMs),
       this.maxBatch,
     );
     const deferringChecks = laneBatcher<DeferringInput, AdmitDeferReply>(
       lanes,
       configs,
-      (config) => admitDeferCommand(this.client, block, config),
-      (config) => admitDeferManyCommand(this.client, block, config),
+      (config) => admitDeferCommand(this.client, block, config, leaseMs),
+      (config) => admitDeferManyCommand(this.client, block, config, leaseMs),
       this.maxBatch,
     );
+    // the releases of one turn share a call too (release.lua takes any number)
+    const releaseMany = releaseCommand(this.client, keys.leases, keys.slots);
+    const releases = new ScriptBatcher<string, boolean>((now, lease) => releaseMany(now, [lease]).then((r) => r[0]!), releaseMany, this.maxBatch);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failedTo =
       (what: string) =>
@@ -146,15 +153,18 @@ export class RedisStore implements Store {
         });
       };
     const failed = failedTo('admit');
-    const peeks = configs.map((config) => peekCommand(this.client, admitKeys, config));
-    const reset = resetCommand(this.client, admitKeys);
+    const peeks = configs.map((config) => peekCommand(this.client, [keys.groups, keys.seen], config));
+    const reset = resetCommand(this.client, [keys.groups, keys.seen]);
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input)), failed);
+      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
       deferringChecks
         .submit(this.nowUs(), input)
-        .then((reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input)), deferOutcome(reply.defer)), failed);
+        .then(
+          (reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply.defer)),
+          failed,
+        );
     return {
       ...queueMethods(queue),
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
@@ -164,6 +174,7 @@ export class RedisStore implements Store {
           failedTo('peek'),
         ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
+      release: (lease: string): Promise<boolean> => releases.submit(0, lease).catch(failedTo('release')),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));
@@ -176,8 +187,8 @@ export class RedisStore implements Store {
           const writes = laneBatcher<DeferringInput, AdmitDeferReply>(
             lanes,
             configs,
-            (config) => admitDeferCommand(client, block, config),
-            (config) => admitDeferManyCommand(client, block, config),
+            (config) => admitDeferCommand(client, block, config, leaseMs),
+            (config) => admitDeferManyCommand(client, block, config, leaseMs),
             this.maxBatch,
           );
           const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
@@ -186,7 +197,8 @@ export class RedisStore implements Store {
               writes
                 .submit(this.nowUs(), input as DeferringInput)
                 .then(
-                  (reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input)), deferOutcome(reply.defer)),
+                  (reply) =>
+                    withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply.defer)),
                   failed,
                 ),
             enqueue: (input) => writeQueue.enqueue(input),

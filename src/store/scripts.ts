@@ -110,14 +110,27 @@ const ruleCountOf = (config: string): number => {
   return at < 0 ? 0 : (JSON.parse(config.slice(at + 1)) as number[]).length / 5;
 };
 
-export const admitScript = (): LoadedScript => loadScript('admit.lua', 2);
+export const admitScript = (): LoadedScript => loadScript('admit.lua', 4);
 
-/** admit.lua on one client for one limiter: KEYS groups, seen; ARGV config block, now override µs, group, weight, cost. */
-export function admitCommand(client: RedisClient, keys: readonly [string, string], config: string): RunOne<AdmitInput, AdmitReply> {
+/** The keys admit.lua and admit-many.lua take: groups, seen, then the concurrency leases and slots. */
+export type AdmitKeys = readonly [string, string, string, string];
+
+/**
+ * admit.lua on one client for one limiter: KEYS groups, seen, leases, slots; ARGV config block, now override µs,
+ * group, weight, cost, and with a concurrency cap the cap and `leaseMs`.
+ */
+export function admitCommand(client: RedisClient, keys: AdmitKeys, config: string, leaseMs: number): RunOne<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitScript());
-  const [groupsKey, seenKey] = keys;
+  const [groupsKey, seenKey, leasesKey, slotsKey] = keys;
   const rules = ruleCountOf(config);
-  return (nowUs, r) => run(groupsKey, seenKey, config, nowUs, r.group, r.weight, r.cost).then((reply) => parseAdmitReply(reply, rules));
+  return (nowUs, r) => {
+    const cap = r.concurrency ?? 0;
+    if (cap <= 0)
+      return run(groupsKey, seenKey, leasesKey, slotsKey, config, nowUs, r.group, r.weight, r.cost).then((reply) => parseAdmitReply(reply, rules));
+    return run(groupsKey, seenKey, leasesKey, slotsKey, config, nowUs, r.group, r.weight, r.cost, cap, leaseMs).then((reply) =>
+      parseAdmitReply(reply, rules, true),
+    );
+  };
 }
 
 export const peekScript = (): LoadedScript => loadScript('peek.lua', 2);
@@ -147,17 +160,25 @@ export function resetCommand(client: RedisClient, keys: readonly [string, string
     });
 }
 
-export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 2);
+export const admitManyScript = (): LoadedScript => loadScript('admit-many.lua', 4);
+
+const capped = (requests: readonly AdmitInput[]): boolean => requests.some((r) => (r.concurrency ?? 0) > 0);
 
 /** admit-many.lua on one client for one limiter: several checks decided in one call, one reply each, in order. */
-export function admitManyCommand(client: RedisClient, keys: readonly [string, string], config: string): RunMany<AdmitInput, AdmitReply> {
+export function admitManyCommand(client: RedisClient, keys: AdmitKeys, config: string, leaseMs: number): RunMany<AdmitInput, AdmitReply> {
   const run = scriptCommand(client, admitManyScript());
-  const [groupsKey, seenKey] = keys;
   const rules = ruleCountOf(config);
   const fields = ADMIT_FIELDS + ruleFields(rules);
   const parse = (reply: unknown[], at: number): AdmitReply => admitFields(reply, at, rules);
+  const parseCapped = (reply: unknown[], at: number): AdmitReply => admitFields(reply, at, rules, true);
   return (nowUs, requests) => {
-    const args: ScriptArg[] = [groupsKey, seenKey, config, nowUs];
+    // the concurrency fields only when a check of this call has a cap: a batch without costs what it did
+    if (capped(requests)) {
+      const args: ScriptArg[] = [...keys, config, nowUs, leaseMs];
+      for (const r of requests) args.push(r.group, r.weight, r.cost, r.concurrency ?? 0);
+      return run(...args).then((reply) => parseReplies(reply, requests.length, fields + CONCURRENCY_FIELDS, parseCapped));
+    }
+    const args: ScriptArg[] = [...keys, config, nowUs, 0];
     for (const r of requests) args.push(r.group, r.weight, r.cost);
     return run(...args).then((reply) => parseReplies(reply, requests.length, fields, parse));
   };
@@ -180,8 +201,9 @@ export interface AdmitDeferReply {
 
 /** The queue key block's length (src/queue/queue-keys.ts, job_keys() in lua/includes/job.lua). */
 const QUEUE_KEY_COUNT = 17;
-export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', QUEUE_KEY_COUNT);
-export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', QUEUE_KEY_COUNT);
+/** The deferring scripts take the queue key block, then the concurrency leases and slots. */
+export const admitDeferScript = (): LoadedScript => loadScript('admit-defer.lua', QUEUE_KEY_COUNT + 2);
+export const admitDeferManyScript = (): LoadedScript => loadScript('admit-defer-many.lua', QUEUE_KEY_COUNT + 2);
 
 const deferArgs = (r: DeferringInput): ScriptArg[] => [
   r.group,
@@ -195,44 +217,68 @@ const deferArgs = (r: DeferringInput): ScriptArg[] => [
   r.defer.groupConcurrency ?? 0,
 ];
 
-/** admit-defer.lua: KEYS the queue key block; ARGV config block, now µs, group, weight, cost, job fields. */
-export function admitDeferCommand(client: RedisClient, keys: readonly string[], config: string): RunOne<DeferringInput, AdmitDeferReply> {
+/**
+ * admit-defer.lua: KEYS the queue key block, leases, slots; ARGV config block, now µs, group, weight, cost, job
+ * fields, and with a concurrency cap the cap and `leaseMs`.
+ */
+export function admitDeferCommand(
+  client: RedisClient,
+  keys: readonly string[],
+  config: string,
+  leaseMs: number,
+): RunOne<DeferringInput, AdmitDeferReply> {
   const run = scriptCommand(client, admitDeferScript());
   const rules = ruleCountOf(config);
-  return (nowUs, r) =>
-    run(...keys, config, nowUs, ...deferArgs(r)).then((reply) => {
-      if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS + ruleFields(rules)) {
+  return (nowUs, r) => {
+    const cap = r.concurrency ?? 0;
+    const args = cap > 0 ? [...deferArgs(r), cap, leaseMs] : deferArgs(r);
+    return run(...keys, config, nowUs, ...args).then((reply) => {
+      if (!Array.isArray(reply) || reply.length !== DEFER_FIELDS + ruleFields(rules) + (cap > 0 ? CONCURRENCY_FIELDS : 0)) {
         throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer reply: ${String(reply)}`);
       }
-      return admitDeferFields(reply, 0, rules);
+      return admitDeferFields(reply, 0, rules, cap > 0);
     });
+  };
 }
 
 /** admit-defer-many.lua: several deferring checks in one call, one reply each, in order. */
-export function admitDeferManyCommand(client: RedisClient, keys: readonly string[], config: string): RunMany<DeferringInput, AdmitDeferReply> {
+export function admitDeferManyCommand(
+  client: RedisClient,
+  keys: readonly string[],
+  config: string,
+  leaseMs: number,
+): RunMany<DeferringInput, AdmitDeferReply> {
   const run = scriptCommand(client, admitDeferManyScript());
   const rules = ruleCountOf(config);
-  const parse = (reply: unknown[], at: number): AdmitDeferReply => admitDeferFields(reply, at, rules);
+  const fields = DEFER_FIELDS + ruleFields(rules);
   return (nowUs, requests) => {
-    const args: ScriptArg[] = [...keys, config, nowUs];
-    for (const r of requests) args.push(...deferArgs(r));
-    return run(...args).then((reply) => parseReplies(reply, requests.length, DEFER_FIELDS + ruleFields(rules), parse));
+    const withCap = capped(requests);
+    const args: ScriptArg[] = [...keys, config, nowUs, withCap ? leaseMs : 0];
+    for (const r of requests) {
+      args.push(...deferArgs(r));
+      if (withCap) args.push(r.concurrency ?? 0);
+    }
+    const parse = (reply: unknown[], at: number): AdmitDeferReply => admitDeferFields(reply, at, rules, withCap);
+    return run(...args).then((reply) => parseReplies(reply, requests.length, fields + (withCap ? CONCURRENCY_FIELDS : 0), parse));
   };
 }
 
 const ADMIT_FIELDS = 12;
 const DEFER_FIELDS = 15;
+/** With a concurrency cap a reply ends with the lease ('' = none) and the group's leases held. */
+const CONCURRENCY_FIELDS = 2;
 /** With rules a reply carries the policy, then remaining and resetMs per rule. */
 const ruleFields = (rules: number): number => (rules > 0 ? 1 + 2 * rules : 0);
 
 /** admit-defer.lua's 15 fields at `at`: admit.lua's first 11, deferStatus, jobId, runAtMs, admit.lua's emptyMs. */
-function admitDeferFields(reply: unknown[], at: number, rules: number): AdmitDeferReply {
+function admitDeferFields(reply: unknown[], at: number, rules: number, withCap = false): AdmitDeferReply {
   const status: unknown = reply[at + 11];
   if (status !== 0 && status !== 1 && status !== 2 && status !== -2 && status !== -3) {
     throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit-defer status: ${String(status)}`);
   }
-  const admitted = [...reply.slice(at, at + 11), reply[at + 14], ...reply.slice(at + 15, at + 15 + ruleFields(rules))];
-  return { admit: admitFields(admitted, 0, rules), defer: { status, id: String(reply[at + 12]), runAt: Number(reply[at + 13]) } };
+  const end = at + 15 + ruleFields(rules) + (withCap ? CONCURRENCY_FIELDS : 0);
+  const admitted = [...reply.slice(at, at + 11), reply[at + 14], ...reply.slice(at + 15, end)];
+  return { admit: admitFields(admitted, 0, rules, withCap), defer: { status, id: String(reply[at + 12]), runAt: Number(reply[at + 13]) } };
 }
 
 /** A *-many script's reply: `count` replies of `fields` values each, one after the other in one flat array. */
@@ -248,14 +294,14 @@ function parseReplies<T>(reply: unknown, count: number, fields: number, parse: (
   return out;
 }
 
-export function parseAdmitReply(reply: unknown, rules = 0): AdmitReply {
-  if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS + ruleFields(rules)) {
+export function parseAdmitReply(reply: unknown, rules = 0, withCap = false): AdmitReply {
+  if (!Array.isArray(reply) || reply.length !== ADMIT_FIELDS + ruleFields(rules) + (withCap ? CONCURRENCY_FIELDS : 0)) {
     throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply: ${String(reply)}`);
   }
-  return admitFields(reply, 0, rules);
+  return admitFields(reply, 0, rules, withCap);
 }
 
-function admitFields(reply: unknown[], at: number, rules: number): AdmitReply {
+function admitFields(reply: unknown[], at: number, rules: number, withCap = false): AdmitReply {
   const n = (i: number): number => {
     const v: unknown = reply[at + i];
     if (typeof v !== 'number') throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected admit reply field ${i}: ${String(v)}`);
@@ -263,7 +309,7 @@ function admitFields(reply: unknown[], at: number, rules: number): AdmitReply {
   };
   const colour = n(1);
   const group: unknown = reply[at + 10];
-  return {
+  const parsed: AdmitReply = {
     allowed: n(0) === 1,
     colour: colour === 0 || colour === 1 ? colour : 2,
     remaining: n(2),
@@ -279,4 +325,24 @@ function admitFields(reply: unknown[], at: number, rules: number): AdmitReply {
     policy: rules > 0 ? n(12) : 0,
     rules: rules > 0 ? Array.from({ length: 2 * rules }, (_, i) => n(13 + i)) : false,
   };
+  if (withCap) {
+    const c = ADMIT_FIELDS + ruleFields(rules);
+    const lease: unknown = reply[at + c];
+    parsed.lease = typeof lease === 'string' ? lease : String(lease);
+    parsed.held = n(c + 1);
+  }
+  return parsed;
+}
+
+export const releaseScript = (): LoadedScript => loadScript('release.lua', 2);
+
+/** release.lua: KEYS leases, slots; ARGV the leases. Per lease, true when it was held. */
+export function releaseCommand(client: RedisClient, leasesKey: string, slotsKey: string): RunMany<string, boolean> {
+  const run = scriptCommand(client, releaseScript());
+  return (_now, leases) =>
+    run(leasesKey, slotsKey, ...leases).then((reply) => {
+      if (!Array.isArray(reply) || reply.length !== leases.length)
+        throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected release reply: ${String(reply)}`);
+      return reply.map((r) => r === 1);
+    });
 }

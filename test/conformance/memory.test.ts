@@ -1,6 +1,7 @@
 import { MemoryStore } from '../../src/store/memory-store';
 import type { Clock, Store } from '../../src/types';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeConcurrencyCases } from './concurrency-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describePlanCases } from './plans-suite';
 import { describePeekResetCases } from './peek-reset-suite';
@@ -43,4 +44,5 @@ describeOldestWaitingCases('MemoryStore', harness);
 describeRuleCases('MemoryStore', harness);
 describePlanCases('MemoryStore', harness);
 describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snapshot }));
+describeConcurrencyCases('MemoryStore', harness);
 describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), entries }));

@@ -103,6 +103,50 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       await expect(l!.peek('g', { plan: 'gold' })).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_PLAN' });
     });
 
+    test("each plan's concurrency caps its groups' requests in flight (Free 1, Pro 3, Enterprise 5), from several handles", async () => {
+      const clock = new ManualClock();
+      const handles = limiters(
+        clock,
+        {
+          limit: 10_000,
+          windowMs: 1000,
+          burst: 1000,
+          plans: { free: { concurrency: 1 }, pro: { weight: 3, concurrency: 3 }, enterprise: { weight: 5, concurrency: 5 } },
+        },
+        3,
+      );
+      const caps = { free: 1, pro: 3, enterprise: 5 } as const;
+      const rnd = seededRandom(7);
+      const held = new Map<string, Decision[]>();
+      for (let step = 0; step < 60; step++) {
+        const calls: Array<Promise<[string, Decision]>> = [];
+        for (const plan of Object.keys(caps) as Array<keyof typeof caps>) {
+          for (let i = 0; i < 6; i++) {
+            const l = handles[Math.floor(rnd() * handles.length)]!;
+            calls.push(l.check(`${plan}-tenant`, { plan }).then((d) => [plan, d]));
+          }
+        }
+        for (const [plan, d] of await Promise.all(calls)) {
+          if (d.allowed) held.set(plan, [...(held.get(plan) ?? []), d]);
+          else expect(d.policy).toBe('concurrency');
+        }
+        for (const plan of Object.keys(caps) as Array<keyof typeof caps>) {
+          const mine = held.get(plan) ?? [];
+          expect(mine.length).toBeLessThanOrEqual(caps[plan]);
+          // the first step fills every plan to its cap exactly
+          if (step === 0) expect(mine.length).toBe(caps[plan]);
+          // some requests finish: their slots come back
+          const done = mine.filter(() => rnd() < 0.5);
+          await Promise.all(done.map((d) => handles[0]!.release(d)));
+          held.set(
+            plan,
+            mine.filter((d) => !done.includes(d)),
+          );
+        }
+        clock.advance(5);
+      }
+    });
+
     test('a group moving between plans keeps the state of a rule both plans have', async () => {
       const clock = new ManualClock();
       const [l] = limiters(clock, {

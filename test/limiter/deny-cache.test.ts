@@ -8,6 +8,8 @@ import { ConfigError } from '../../src/errors';
 import { createLimiter } from '../../src/limiter';
 import { RedisStore } from '../../src/store/redis-store';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
+import { withScheduler } from '../../src/scheduler';
+import { ManualScheduler } from '../helpers/manual-scheduler';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 const denial = (over: Partial<Decision> = {}): Decision => ({
@@ -181,22 +183,27 @@ describe('a limiter with denyCache on Redis', () => {
   });
 
   test('a flood is answered mostly in-process; the limit holds and a light group is still admitted', async () => {
+    // The scripts and the cache share one manual clock, 5 ms per round of 51 checks: how much the cache
+    // answers no longer depends on how fast this machine runs the rounds.
+    const clock = new ManualScheduler();
     const calls = new Map<string, number>();
-    const store = countingStore(new RedisStore({ client }), calls);
+    const store = countingStore(new RedisStore({ client, prefix: 'flood', clock: () => clock.now() }), calls);
     // 20 per second: the flood's share is used up at once and its hint is tens of ms away.
     // probationMs 0: the two groups are registered at once (on probation they would share one group for 250 ms
     // of this 600 ms run; the cache is what is measured here).
-    const limiter = createLimiter({ store, name: 'deny-cache', limit: 20, windowMs: 1000, denyCache: true, probationMs: 0 });
+    const options = { store, name: 'deny-cache', limit: 20, windowMs: 1000, denyCache: true, probationMs: 0 };
+    const limiter = createLimiter(withScheduler(options, clock));
     let admitted = 0;
     let checks = 0;
     let lightAllowed = 0;
-    const startedAt = Date.now();
-    while (Date.now() - startedAt < 600) {
+    const startedAt = clock.now();
+    while (clock.now() - startedAt < 600) {
       const [light, ...batch] = await Promise.all([limiter.check('light'), ...Array.from({ length: 50 }, () => limiter.check('flood'))]);
       if (light!.allowed) lightAllowed += 1;
       checks += batch.length;
       admitted += batch.filter((d) => d.allowed).length;
       for (const d of batch) if (!d.allowed) expect(d.retryAfterMs).toBeGreaterThan(0);
+      await clock.advance(5);
     }
     expect(lightAllowed).toBeGreaterThan(0);
     // At most the burst plus 0.6 s of refill (20/s), whatever the flood sent.
@@ -208,18 +215,21 @@ describe('a limiter with denyCache on Redis', () => {
   });
 
   test("hold 'retry' at a per-second limit: the flood barely reaches Redis, the limit holds, the capacity is still used", async () => {
+    // The scripts and the cache on one manual clock, 1 ms per round of 20 checks (as in the flood test).
+    const clock = new ManualScheduler();
     const calls = new Map<string, number>();
-    const store = countingStore(new RedisStore({ client, prefix: 'retry-hold' }), calls);
+    const store = countingStore(new RedisStore({ client, prefix: 'retry-hold', clock: () => clock.now() }), calls);
     // 500 per second: the bucket refills every ~2 ms, so the hint alone would send nearly every check to Redis.
-    const limiter = createLimiter({ store, name: 'deny-cache-retry', limit: 500, windowMs: 1000, denyCache: { hold: 'retry' } });
+    const options = { store, name: 'deny-cache-retry', limit: 500, windowMs: 1000, denyCache: { hold: 'retry' as const } };
+    const limiter = createLimiter(withScheduler(options, clock));
     const admittedAt: number[] = [];
     let checks = 0;
-    const startedAt = Date.now();
-    while (Date.now() - startedAt < 1500) {
+    const startedAt = clock.now();
+    while (clock.now() - startedAt < 1500) {
       const batch = await Promise.all(Array.from({ length: 20 }, (_, i) => limiter.check(`t${i % 4}`)));
       checks += batch.length;
       for (const d of batch) if (d.allowed) admittedAt.push(d.at);
-      await new Promise((resolve) => setImmediate(resolve));
+      await clock.advance(1);
     }
     const storeCalls = [...calls.values()].reduce((a, b) => a + b, 0);
     expect(storeCalls).toBeLessThan(checks / 2);

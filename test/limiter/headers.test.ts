@@ -94,3 +94,37 @@ describe("'draft' headers with rules: one item per policy", () => {
     expect(write({ ...denied, policy: 'global', rules: states }, false)).toEqual({ 'Retry-After': '5' });
   });
 });
+
+describe('a concurrency cap adds one draft item (no window), after the rules', () => {
+  const slots = { limit: 3, inFlight: 2, lease: '1-1:g' };
+  const rules = resolveRules([{ name: 'per-second', limit: 10, windowMs: 1000 }]);
+  test('allowed: q the cap, r the slots left, t 0', () => {
+    expect(createHeaderWriter('draft', 'tenant', 60_000)({ ...allowed, concurrency: slots })).toEqual({
+      'RateLimit-Policy': '"tenant";q=250;w=60, "concurrency";q=3',
+      RateLimit: '"tenant";r=17;t=42, "concurrency";r=1;t=0',
+    });
+  });
+  test("turned away by the cap: its t is the Retry-After; the rules' items keep their own", () => {
+    const d: Decision = {
+      ...denied,
+      reason: 'concurrency',
+      policy: 'concurrency',
+      retryAfterMs: 1200,
+      concurrency: { limit: 3, inFlight: 3 },
+      rules: [{ name: 'per-second', limit: 10, windowMs: 1000, remaining: 9, resetMs: 100 }],
+    };
+    expect(createHeaderWriter('draft', 'tenant', 60_000, rules)(d)).toEqual({
+      'Retry-After': '2',
+      'RateLimit-Policy': '"tenant";q=250;w=60, "per-second";q=10;w=1, "concurrency";q=3',
+      RateLimit: '"tenant";r=0;t=42, "per-second";r=9;t=1, "concurrency";r=0;t=2',
+    });
+  });
+  test('legacy and no headers: unchanged', () => {
+    expect(Object.keys(createHeaderWriter('legacy', 'tenant', 60_000)({ ...allowed, concurrency: slots }))).toEqual([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+    ]);
+    expect(createHeaderWriter(false, 'tenant', 60_000)({ ...allowed, concurrency: slots })).toEqual({});
+  });
+});

@@ -1,28 +1,52 @@
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { StoreError } from '../../src/errors';
-import { createOutageGuard, isDegraded, localSpec, PROBE_MAX_MS, withTimeout } from '../../src/outage';
+import { createOutageGuard, isDegraded, localSpec, PROBE_MIN_MS, withTimeout } from '../../src/outage';
 import type { StoreErrorPolicy } from '../../src/options';
+import { realScheduler, withScheduler } from '../../src/scheduler';
+import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
+
+/** The limiters' timeouts and probes run on this clock: time moves only when a test advances it. */
+let clock: ManualScheduler;
+beforeEach(() => {
+  clock = new ManualScheduler();
+});
+
+/** Whether `promise` has settled yet (after letting promise chains run). */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => void (done = true),
+    () => void (done = true),
+  );
+  await settle();
+  return done;
+}
 
 let seq = 0;
 function make(policy: StoreErrorPolicy, extra: Record<string, unknown> = {}) {
   const store = new FaultStore();
   const lines: string[] = [];
-  const limiter = createLimiter({
-    store,
-    name: `outage-${++seq}`,
-    limit: 10,
-    burst: 10,
-    windowMs: 1000,
-    onStoreError: policy,
-    timeoutMs: 40,
-    logger: {
-      warn: (m: string) => {
-        lines.push(m);
+  const limiter = createLimiter(
+    withScheduler(
+      {
+        store,
+        name: `outage-${++seq}`,
+        limit: 10,
+        burst: 10,
+        windowMs: 1000,
+        onStoreError: policy,
+        timeoutMs: 40,
+        logger: {
+          warn: (m: string) => {
+            lines.push(m);
+          },
+        },
+        ...extra,
       },
-    },
-    ...extra,
-  });
+      clock,
+    ),
+  );
   return { store, limiter, lines };
 }
 
@@ -36,8 +60,12 @@ const nextEvent = (limiter: Limiter, event: 'degraded' | 'recovered'): Promise<u
   });
 
 describe('withTimeout', () => {
-  test('rejects with StoreError ERR_BL_STORE_TIMEOUT when the promise never settles', async () => {
-    await expect(withTimeout(new Promise(() => {}), 20)).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT', constructor: StoreError });
+  test('rejects with StoreError ERR_BL_STORE_TIMEOUT when the promise never settles, after timeoutMs', async () => {
+    const timedOut = withTimeout(new Promise(() => {}), 20, clock);
+    await clock.advance(19);
+    expect(await settled(timedOut)).toBe(false);
+    await clock.advance(1);
+    await expect(timedOut).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT', constructor: StoreError });
   });
   test('passes values and errors through', async () => {
     await expect(withTimeout(Promise.resolve(7), 1000)).resolves.toBe(7);
@@ -63,7 +91,9 @@ describe("onStoreError 'allow'", () => {
     expect(store.calls).toHaveLength(1);
     const recovered = nextEvent(limiter, 'recovered');
     store.mode = 'ok';
-    await expect(recovered).resolves.toMatchObject({ downMs: expect.any(Number) });
+    // The first probe, PROBE_MIN_MS after the failure, answers.
+    await clock.advance(100);
+    await expect(recovered).resolves.toEqual({ downMs: 100 });
     const d = await limiter.check('a');
     expect(isDegraded(d)).toBe(false);
     expect(d.remaining).toBe(9);
@@ -81,9 +111,11 @@ describe("onStoreError 'deny'", () => {
   test('a hanging store times out after timeoutMs into a store-error denial', async () => {
     const { store, limiter, lines } = make('deny');
     store.mode = 'hang';
-    const started = Date.now();
-    const d = await limiter.check('a');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
+    const check = limiter.check('a');
+    await clock.advance(39);
+    expect(await settled(check)).toBe(false);
+    await clock.advance(1);
+    const d = await check;
     expect(d).toMatchObject({ allowed: false, reason: 'store-error', colour: 'red' });
     expect(d.retryAfterMs).toBeGreaterThan(0);
     expect(lines).toHaveLength(1);
@@ -94,18 +126,25 @@ describe("onStoreError 'deny'", () => {
   test('the breaker: while open, checks never wait on the store; a background probe asks it instead', async () => {
     const { store, limiter } = make('deny');
     store.mode = 'hang';
-    await limiter.check('a');
+    const first = limiter.check('a');
+    await clock.advance(40); // the first check times out: the breaker opens
+    await first;
     const before = store.calls.length;
-    const started = Date.now();
-    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.check('a')));
-    expect(decisions.every((d) => d.reason === 'store-error')).toBe(true);
+    const decisions = Promise.all(Array.from({ length: 20 }, () => limiter.check('a')));
+    // Answered with no time passing: none of them waits timeoutMs.
+    expect(await settled(decisions)).toBe(true);
+    expect((await decisions).every((d) => d.reason === 'store-error')).toBe(true);
     expect(store.calls.length).toBe(before);
-    // Generous bound: twenty requests do not each wait timeoutMs (that would be 800 ms in sequence).
-    expect(Date.now() - started).toBeLessThan(400);
-    // Probes run in the background (100 ms, then doubling), each bounded by timeoutMs.
-    await new Promise((r) => setTimeout(r, 450));
-    expect(store.probes).toBeGreaterThanOrEqual(2);
-    expect(store.probes).toBeLessThanOrEqual(5);
+    // Probes run in the background, 100 ms after the failure, then doubling, each bounded by timeoutMs (40):
+    // at 140, 380 (140 + 40 + 200) and 820 (380 + 40 + 400) ms.
+    const probesAt = async (ms: number): Promise<number> => (await clock.advance(ms - (clock.now() - t0)), store.probes);
+    const t0 = clock.now() - 40;
+    expect(await probesAt(139)).toBe(0);
+    expect(await probesAt(140)).toBe(1);
+    expect(await probesAt(379)).toBe(1);
+    expect(await probesAt(380)).toBe(2);
+    expect(await probesAt(819)).toBe(2);
+    expect(await probesAt(820)).toBe(3);
     await limiter.close();
   });
 
@@ -114,12 +153,13 @@ describe("onStoreError 'deny'", () => {
     store.mode = 'throw';
     await limiter.check('a');
     await limiter.close();
-    const probes = store.probes;
-    await new Promise((r) => setTimeout(r, 300));
-    expect(store.probes).toBe(probes);
+    await clock.advance(300);
+    expect(store.probes).toBe(0);
     store.mode = 'ok';
     const recovered = nextEvent(limiter, 'recovered');
     expect((await limiter.check('a')).reason).toBe('store-error');
+    await clock.advance(100);
+    expect(store.probes).toBe(1);
     await recovered;
     expect((await limiter.check('a')).allowed).toBe(true);
     await limiter.close();
@@ -160,6 +200,7 @@ describe("onStoreError 'local'", () => {
     for (let i = 0; i < 12; i++) await limiter.check('a');
     const recovered = nextEvent(limiter, 'recovered');
     store.mode = 'ok';
+    await clock.advance(100);
     await recovered;
     const d = await limiter.check('a');
     expect(d).toMatchObject({ allowed: true, remaining: 9 });
@@ -191,7 +232,7 @@ describe("onStoreError 'local'", () => {
         spec,
         logger: { warn: () => undefined },
         probe: () => new Promise(() => {}),
-        clock: () => now,
+        scheduler: { ...realScheduler, now: () => now },
       });
       const share = Math.floor(limit / instances);
       const admittedAt: number[] = [];
@@ -258,17 +299,15 @@ describe('observation and health', () => {
     expect(await limiter.health()).toMatchObject({ status: 'up', latencyMs: expect.any(Number) });
     expect((await limiter.health()).lastError).toBeUndefined();
     store.mode = 'hang';
-    const started = Date.now();
-    expect(await limiter.health()).toMatchObject({ status: 'down', lastError: expect.stringMatching(/within 40 ms/) });
-    expect(Date.now() - started).toBeLessThan(1000);
+    const health = limiter.health();
+    await clock.advance(40);
+    expect(await health).toMatchObject({ status: 'down', latencyMs: expect.any(Number), lastError: expect.stringMatching(/within 40 ms/) });
     store.mode = 'throw';
     await limiter.check('a');
     store.mode = 'ok';
-    // The store answers but the breaker has not closed yet (its next probe is up to PROBE_MAX_MS away at worst).
-    const h = await limiter.health();
-    expect(['degraded', 'up']).toContain(h.status);
-    if (h.status === 'degraded') expect(h.lastError).toMatch(/ECONNREFUSED/);
-    await new Promise((r) => setTimeout(r, PROBE_MAX_MS));
+    // The store answers but the breaker has not closed yet: its first probe is PROBE_MIN_MS away.
+    expect(await limiter.health()).toMatchObject({ status: 'degraded', lastError: expect.stringMatching(/ECONNREFUSED/) });
+    await clock.advance(PROBE_MIN_MS);
     expect((await limiter.health()).status).toBe('up');
     await limiter.close();
   });

@@ -24,17 +24,21 @@ const make = (extra: Partial<LimiterOptions> = {}) => {
   return { store, limiter };
 };
 
-test("a check's plan gives the store its weight and its name; a check's own weight wins", async () => {
+test("a check's plan gives the store its weight, its concurrency cap and its name; a check's own weight and cap win", async () => {
   const { store, limiter } = make();
   await limiter.check('a', { plan: 'pro' });
   await limiter.check('b', { plan: 'pro', weight: 2 });
   await limiter.check('c', { plan: 'bare' });
   await limiter.check('d');
+  await limiter.check('e', { plan: 'pro', concurrency: 7 });
+  await limiter.check('f', { plan: 'pro', concurrency: 0 });
   expect(store.calls).toEqual([
-    { group: 'a', weight: 5, cost: 1, plan: 'pro' },
-    { group: 'b', weight: 2, cost: 1, plan: 'pro' },
+    { group: 'a', weight: 5, cost: 1, plan: 'pro', concurrency: 3 },
+    { group: 'b', weight: 2, cost: 1, plan: 'pro', concurrency: 3 },
     { group: 'c', weight: 1, cost: 1, plan: 'bare' },
     { group: 'd', weight: 1, cost: 1 },
+    { group: 'e', weight: 5, cost: 1, plan: 'pro', concurrency: 7 },
+    { group: 'f', weight: 5, cost: 1, plan: 'pro' },
   ]);
   await limiter.close();
 });

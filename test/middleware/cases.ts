@@ -31,6 +31,8 @@ export interface Harness {
 /** `trustProxy`: Express `app.set('trust proxy', true)` / Koa `app.proxy = true` (the client IP from X-Forwarded-For). */
 export interface AppSettings {
   readonly trustProxy?: boolean;
+  /** The handler awaits it before answering (a request held in flight); a rejection is thrown downstream. */
+  readonly hold?: () => Promise<void>;
 }
 
 export interface CaseEnv {

@@ -9,7 +9,14 @@ const harness: Harness = {
     const app = express();
     if (settings.trustProxy) app.set('trust proxy', true);
     for (const [path, options] of Object.entries(routes)) {
-      app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), (req, res) => {
+      app.get(path, bulkLimiter(options as Options as Parameters<typeof bulkLimiter>[0]), async (req, res, next) => {
+        if (settings.hold) {
+          try {
+            await settings.hold();
+          } catch (error) {
+            return next(error);
+          }
+        }
         // what downstream code sees of the decision
         const seen = (req as RateLimitedRequest).rateLimit;
         if (seen) res.set('x-seen-decision', JSON.stringify({ remaining: seen.remaining, rules: seen.rules }));

@@ -38,6 +38,7 @@ const harness: Harness = {
       const route = mounted.find(([path]) => path === ctx.path);
       if (!route) return next();
       await route[1](ctx, async () => {
+        if (settings.hold) await settings.hold();
         // what downstream code sees of the decision
         const seen = (ctx.state as { rateLimit?: Decision }).rateLimit;
         if (seen) ctx.set('x-seen-decision', JSON.stringify({ remaining: seen.remaining, rules: seen.rules }));

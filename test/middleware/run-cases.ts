@@ -4,9 +4,10 @@ import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { CASES as BASE_CASES, FROZEN_NOW, type Harness } from './cases';
+import { CONCURRENCY_CASES } from './concurrency-cases';
 import { RULE_CASES } from './rule-cases';
 
-const CASES = [...BASE_CASES, ...RULE_CASES];
+const CASES = [...BASE_CASES, ...RULE_CASES, ...CONCURRENCY_CASES];
 
 export function runCases(h: Harness): void {
   let seq = 0;

@@ -108,6 +108,8 @@ describe('the oracle notices a one-constant change in a script', () => {
     ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
     ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
     ['the sliding-window sub-windows (rules.lua)', 'local RL_SLOTS = 10', 'local RL_SLOTS = 9'],
+    ['the expired leases swept per check (concurrency.lua)', 'local CC_SWEEP = 10', 'local CC_SWEEP = 9'],
+    ['the concurrency cap (concurrency.lua)', 'held >= cap)', 'held > cap)'],
     [
       'a rule denial spending in the global bucket (fair-share.lua)',
       'retry, hint, policy = rwait, rwait, rbad',

@@ -51,6 +51,8 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc
     epochMs: fc.integer({ min: 10, max: 1000 }),
     maxGroups: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constant(10_000)),
     sustained: fc.boolean(),
+    // request-concurrency leases shorter and longer than the steps' gaps
+    concurrencyLeaseMs: fc.integer({ min: 1, max: 3000 }),
     // probation off, or short enough that groups graduate (and sightings are dropped) within a run
     probationMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
     // half the specs carry rules: every algorithm, windows shorter and longer than idleMs
@@ -135,12 +137,13 @@ async function settle(run: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
-function collectIds(value: unknown, into: Set<string>): void {
-  if (Array.isArray(value)) value.forEach((v) => collectIds(v, into));
+function collectIds(value: unknown, into: Set<string>, leases?: Set<string>): void {
+  if (Array.isArray(value)) value.forEach((v) => collectIds(v, into, leases));
   else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
       if (k === 'id' && typeof v === 'string' && v !== '') into.add(v);
-      else collectIds(v, into);
+      else if (k === 'lease' && typeof v === 'string') leases?.add(v);
+      else collectIds(v, into, leases);
     }
   }
 }
@@ -172,7 +175,12 @@ async function sides(spec: FairShareSpec, clock: ManualClock, setup: Setup): Pro
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset'> => ({ admit: store.admit, peek: store.peek, reset: store.reset });
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release'> => ({
+  admit: store.admit,
+  peek: store.peek,
+  reset: store.reset,
+  release: store.release,
+});
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
 
@@ -193,7 +201,8 @@ export async function runBoth(spec: FairShareSpec, steps: readonly Timed[], setu
   const clock = new ManualClock();
   const { lua, memory, oracle } = await sides(spec, clock, setup);
   const seen = new Set<string>();
-  const world: World = { ids: [], advance: (ms) => clock.advance(ms) };
+  const leases = new Set<string>();
+  const world: World = { ids: [], leases: [], advance: (ms) => clock.advance(ms) };
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;
@@ -205,8 +214,10 @@ export async function runBoth(spec: FairShareSpec, steps: readonly Timed[], setu
     if (!isDeepStrictEqual(a, b)) throw new Error(`${label} at t+${clock.ms - new ManualClock().ms}ms:\n  lua    ${show(a)}\n  memory ${show(b)}`);
     results.push('value' in a ? a.value : a);
     const before = seen.size;
-    collectIds('value' in a ? a.value : undefined, seen);
+    const leasesBefore = leases.size;
+    collectIds('value' in a ? a.value : undefined, seen, leases);
     if (seen.size > before) world.ids.splice(0, world.ids.length, ...seen);
+    if (leases.size > leasesBefore) world.leases.splice(0, world.leases.length, ...leases);
   };
   for (const [i, { gapMs, step }] of steps.entries()) {
     clock.advance(gapMs);

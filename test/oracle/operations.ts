@@ -23,11 +23,15 @@ export interface Side {
   readonly enqueue: (input: EnqueueInput) => Promise<EnqueueResult>;
   /** Each job's claim tokens on this side, oldest first. */
   readonly tokens: Map<string, string[]>;
+  /** release.lua / MemoryStore release (absent when the queue runs on its own). */
+  readonly release?: ((lease: string) => Promise<boolean>) | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
 export interface World {
   readonly ids: string[];
+  /** Concurrency leases handed out so far (the same on both sides, or a step has already failed). */
+  readonly leases: string[];
   /** Moves the clock within a step (the runner rewinds it before the other side runs the step). */
   advance(ms: number): void;
 }
@@ -76,10 +80,16 @@ const inLaneOrder = <I extends AdmitInput>(spec: FairShareSpec, inputs: I[]): I[
   for (const input of inputs) lanes.set(laneOf(input), [...(lanes.get(laneOf(input)) ?? []), input]);
   return [...lanes.values()].flat();
 };
-const admitArgs = (spec: FairShareSpec) => fc.record({ group, weight, cost: costOf(spec), plan: planOf(spec) });
+/** A request-concurrency cap on a third of the checks (0: a cap of none, as a plan without one sends). */
+const concurrency: fc.Arbitrary<number | undefined> = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined, freq: 2 });
+const admitArgs = (spec: FairShareSpec) =>
+  fc.record({ group, weight, cost: costOf(spec), plan: planOf(spec), concurrency }, { requiredKeys: ['group', 'weight', 'cost', 'plan'] });
 const deferringArgs = (spec: FairShareSpec) =>
   fc
-    .record({ group, weight, cost: costOf(spec), plan: planOf(spec), defer: deferArgs })
+    .record(
+      { group, weight, cost: costOf(spec), plan: planOf(spec), defer: deferArgs, concurrency },
+      { requiredKeys: ['group', 'weight', 'cost', 'plan', 'defer'] },
+    )
     .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
 const pick = fc.nat({ max: 40 });
 const keepMs = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 }), fc.constant(86_400_000));
@@ -175,6 +185,40 @@ export const OPERATIONS = {
     admits: true,
     args: (spec) => fc.array(deferringArgs(spec), { minLength: 2, maxLength: 5 }).map((inputs) => inLaneOrder(spec, inputs)),
     run: (side, inputs) => Promise.all(inputs.map((input) => admitOf(side)(input))),
+  }),
+  /** Many capped checks, a token's time apart: more leases than one sweep page (CC_SWEEP = 10) to expire together. */
+  slots: op({
+    weight: 1,
+    admits: true,
+    args: (spec) =>
+      fc.record({
+        n: fc.integer({ min: 11, max: 30 }),
+        dtMs: fc.constant(Math.ceil(spec.windowMs / spec.limit) + 1),
+        // then, often, until they have all expired, and a check of each group (the sweeps, page by page)
+        expireMs: fc.option(fc.constant((spec.concurrencyLeaseMs ?? 60_000) + 1), { nil: undefined }),
+      }),
+    run: async (side, { n, dtMs, expireMs }, world) => {
+      const out: Decision[] = [];
+      const admit = (group: string) => admitOf(side)({ group, weight: 1, cost: 1, concurrency: 5 });
+      for (let i = 0; i < n; i++) {
+        world.advance(dtMs);
+        out.push(await admit(GROUPS[i % GROUPS.length]!));
+      }
+      if (expireMs === undefined) return out;
+      world.advance(expireMs);
+      for (const g of GROUPS) out.push(await admit(g));
+      return out;
+    },
+  }),
+  /** release.lua: a lease handed out (released before, expired, or held), or one never handed out. */
+  release: op({
+    weight: 2,
+    admits: true,
+    args: () => fc.option(pick, { nil: undefined, freq: 6 }),
+    run: (side, at, world) => {
+      const lease = at === undefined || world.leases.length === 0 ? '1-1:g0' : world.leases[at % world.leases.length]!;
+      return side.release!(lease);
+    },
   }),
   enqueue: op({
     weight: 4,

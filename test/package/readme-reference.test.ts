@@ -115,6 +115,9 @@ describe('what the code returns', () => {
     const ruled = createLimiter({ store: new MemoryStore(), name: 'reference-rules', limit: 100, rules: [{ name: 'r', limit: 1, windowMs: 1000 }] });
     for (let i = 0; i < 2; i++) decisions.push(await ruled.check('a'));
     await ruled.close();
+    const capped = createLimiter({ store: new MemoryStore(), name: 'reference-concurrency', limit: 100, concurrency: 1 });
+    for (let i = 0; i < 2; i++) decisions.push(await capped.check('a'));
+    await capped.close();
     decisions.forEach((d) => Object.keys(d).forEach((k) => keys.add(k)));
     expect(decisions.some((d) => d.allowed) && decisions.some((d) => d.reason === 'limit') && decisions.some((d) => d.job)).toBe(true);
     expect(sorted(tableAfter('`check()` returns a `Decision`'))).toEqual(sorted(keys));

@@ -3,11 +3,14 @@
  * with take-over, reclaim of expired leases; and (with a wrapper that scripts replies or faults around a
  * real MemoryQueue) that it sleeps exactly wakeMs, never spins, and survives store errors.
  */
-import { Dispatcher } from '../../src/queue/dispatcher';
+import { Dispatcher, type DispatcherOptions } from '../../src/queue/dispatcher';
 import { reportClaimed } from '../../src/queue/claim-signal';
+import { MemoryQueue } from '../../src/queue/memory-queue';
 import { Worker } from '../../src/queue/worker';
 import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/queue/types';
-import { enqueue, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
+import { withScheduler } from '../../src/scheduler';
+import { ManualScheduler, settle } from '../helpers/manual-scheduler';
+import { enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = { warn: () => undefined, error: () => undefined };
@@ -131,13 +134,44 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
   });
 });
 
-/** A real MemoryQueue whose dispatch() replies or faults are scripted, to watch the loop's timing. */
-function scripted(replies: Array<Partial<DispatchResult> | Error>): { queue: QueueStore; calls: number[] } {
+/** The lease on a manual scheduler, with a MemoryQueue on the same clock: the take-over bound, exactly. */
+describe('Dispatcher lease on a manual scheduler', () => {
+  test("a spare takes over within leaseMs × 7/6 of the busy one's last renewal, and not before its lease ran out", async () => {
+    const clock = new ManualScheduler();
+    const queue = new MemoryQueue({ spec: looseSpec('lease'), clock: () => clock.now() });
+    const granted: Array<{ owner: string; at: number }> = [];
+    const recording = Object.assign(Object.create(queue) as MemoryQueue, {
+      acquireDispatcherLease: async (owner: string, ttlMs: number) => {
+        const ok = await queue.acquireDispatcherLease(owner, ttlMs);
+        if (ok) granted.push({ owner, at: clock.now() });
+        return ok;
+      },
+    });
+    const make = () => new Dispatcher(withScheduler({ limiter: { queue: recording }, leaseMs: 300, pollMs: 20, logger: silent }, clock));
+    const a = make().start();
+    await clock.advance(10); // b's tries are out of step with a's renewals
+    const b = make().start();
+    await clock.advance(390);
+    expect([a.isLeader, b.isLeader]).toEqual([true, false]);
+    // Renewed every leaseMs / 3.
+    expect(granted.map((g) => (g.owner === a.id ? g.at - granted[0]!.at : -1))).toEqual([0, 100, 200, 300, 400]);
+    await a.stop();
+    await clock.until('b takes over', () => b.isLeader, 5000);
+    const lastRenewal = granted.filter((g) => g.owner === a.id).pop()!.at;
+    const takenAt = granted.find((g) => g.owner === b.id)!.at;
+    expect(takenAt - lastRenewal).toBeGreaterThan(300);
+    expect(takenAt - lastRenewal).toBeLessThanOrEqual(300 * (7 / 6));
+    await b.stop();
+  });
+});
+
+/** A real MemoryQueue whose dispatch() replies or faults are scripted, to watch the loop's timing on `clock`. */
+function scripted(clock: ManualScheduler, replies: Array<Partial<DispatchResult> | Error>): { queue: QueueStore; calls: number[] } {
   const real = memoryBackend().make().queue;
   const calls: number[] = [];
   const queue = Object.create(real) as QueueStore;
   queue.dispatch = async (options: DispatchOptions) => {
-    calls.push(Date.now());
+    calls.push(clock.now());
     const next = replies.shift();
     if (next instanceof Error) throw next;
     if (next === undefined) return real.dispatch(options);
@@ -146,106 +180,113 @@ function scripted(replies: Array<Partial<DispatchResult> | Error>): { queue: Que
   return { queue, calls };
 }
 
+const gapsOf = (calls: number[]): number[] => calls.slice(1).map((t, i) => t - calls[i]!);
+
+/** The loop on a manual scheduler: time moves only when the test advances it, so the gaps are exact. */
 describe('Dispatcher loop timing', () => {
   const started: Dispatcher[] = [];
+  let clock: ManualScheduler;
+  beforeEach(() => {
+    clock = new ManualScheduler();
+  });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((d) => d.stop()));
   });
-  const start = (queue: QueueStore, pollMs: number) => {
-    const d = new Dispatcher({ limiter: { queue }, pollMs, reclaimIntervalMs: 60_000, leaseMs: 60_000, logger: silent });
+  const start = (queue: QueueStore, options: Omit<DispatcherOptions, 'limiter'>) => {
+    const d = new Dispatcher(withScheduler({ limiter: { queue }, reclaimIntervalMs: 60_000, leaseMs: 60_000, logger: silent, ...options }, clock));
     started.push(d);
     d.start();
     return d;
   };
 
   test('sleeps exactly wakeMs: 0 → at once, > 0 → that long, -1 → pollMs; a full ready list far less than pollMs', async () => {
-    const { queue, calls } = scripted([{ wakeMs: 0 }, { wakeMs: 300 }, { wakeMs: -1 }, { wakeMs: -1, readyFull: true }]);
-    start(queue, 600);
-    await until('5 calls', () => calls.length >= 5, 5000);
-    const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
-    expect(gaps[0]).toBeLessThan(100); // wakeMs 0
-    expect(gaps[1]).toBeGreaterThanOrEqual(295); // wakeMs 300
-    expect(gaps[1]).toBeLessThan(600);
-    expect(gaps[2]).toBeGreaterThanOrEqual(595); // -1: pollMs
-    expect(gaps[3]).toBeLessThan(400); // ready full: a short sleep (workers may empty it any moment)
+    const { queue, calls } = scripted(clock, [{ wakeMs: 0 }, { wakeMs: 300 }, { wakeMs: -1 }, { wakeMs: -1, readyFull: true }]);
+    start(queue, { pollMs: 600 });
+    await clock.until('5 calls', () => calls.length >= 5);
+    // wakeMs 0, wakeMs 300, -1 (pollMs), then ready full: the shortest full-list sleep (workers may empty it any moment).
+    expect(gapsOf(calls)).toEqual([0, 300, 600, 5]);
   });
 
   test('on a ready list that stays full it backs off (no spinning), but looks again far sooner than pollMs', async () => {
-    const { queue, calls } = scripted(Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })));
-    start(queue, 10_000);
-    await sleep(1500);
-    // 5, 10, 20, 40, 80, then every 100 ms: about 18 calls; pollMs would allow one.
-    expect(calls.length).toBeGreaterThanOrEqual(5);
-    expect(calls.length).toBeLessThanOrEqual(40);
+    const { queue, calls } = scripted(
+      clock,
+      Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })),
+    );
+    start(queue, { pollMs: 10_000 });
+    await clock.advance(1500);
+    // 5, 10, 20, 40, 80, then every 100 ms; pollMs would allow one call.
+    expect(gapsOf(calls)).toEqual([5, 10, 20, 40, 80, ...Array<number>(13).fill(100)]);
   });
 
   test('claims reported by this process wake it from a full-list sleep once half a batch is free', async () => {
-    const { queue, calls } = scripted(Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })));
-    const d = new Dispatcher({
-      limiter: { queue },
-      readyMax: 20,
-      moveMax: 20,
-      pollMs: 10_000,
-      reclaimIntervalMs: 60_000,
-      leaseMs: 60_000,
-      logger: silent,
-    });
-    started.push(d);
-    d.start();
-    await sleep(400); // backed off to its longest full-list sleep (100 ms)
-    const t = Date.now();
+    const { queue, calls } = scripted(
+      clock,
+      Array.from({ length: 1000 }, () => ({ wakeMs: -1, readyFull: true })),
+    );
+    start(queue, { readyMax: 20, moveMax: 20, pollMs: 10_000 });
+    await clock.advance(400); // backed off to its longest full-list sleep (100 ms)
+    const before = calls.length;
     for (let i = 0; i < 20; i++) {
-      const before = calls.length;
       reportClaimed(queue, 4);
+      await settle();
+      expect(calls.length).toBe(before + i); // 4 claims: less than half a batch, it sleeps on
       reportClaimed(queue, 6); // 10 claims: half of readyMax 20
-      await until('woken', () => calls.length > before, 5000);
+      await settle();
+      expect(calls.length).toBe(before + i + 1);
     }
-    // 20 wake-ups; sleeping out 100 ms each time would take ≥ 2 s.
-    expect(Date.now() - t).toBeLessThan(1500);
+    // 20 wake-ups with no time passing: each came from the claims, none from a timer.
+    expect(clock.now()).toBe(1_800_000_000_400);
   });
 
   test('stop(timeoutMs) returns in time even when a store call never resolves', async () => {
-    const { queue, calls } = scripted([]);
+    const { queue, calls } = scripted(clock, []);
     const hung = Object.create(queue) as QueueStore;
     hung.dispatch = (options) => (calls.length >= 1 ? new Promise(() => undefined) : queue.dispatch(options));
-    const d = start(hung, 20);
-    await until('dispatch hangs', () => calls.length >= 1, 5000);
-    await sleep(50);
-    const t = Date.now();
-    await d.stop(200);
-    expect(Date.now() - t).toBeLessThan(2000);
+    const d = start(hung, { pollMs: 20 });
+    await clock.until('dispatch hangs', () => calls.length >= 1);
+    await clock.advance(50);
+    let stopped = false;
+    void d.stop(200).then(() => void (stopped = true));
+    await clock.advance(199);
+    expect(stopped).toBe(false);
+    await clock.advance(1);
+    expect(stopped).toBe(true);
     expect(d.isLeader).toBe(false);
   });
 
   test('never spins on an empty queue', async () => {
-    const { queue, calls } = scripted([]);
-    start(queue, 50);
-    await sleep(500);
-    expect(calls.length).toBeGreaterThan(2);
-    expect(calls.length).toBeLessThanOrEqual(12);
+    const { queue, calls } = scripted(clock, []);
+    start(queue, { pollMs: 50 });
+    await clock.advance(500);
+    // Once per pollMs: at 0, 50, …, 500.
+    expect(gapsOf(calls)).toEqual(Array<number>(10).fill(50));
   });
 
   test('store errors are emitted and retried with backoff; the loop goes on', async () => {
-    const { queue, calls } = scripted([new Error('down 1'), new Error('down 2'), new Error('down 3'), { moved: 1, wakeMs: -1 }]);
-    const d = start(queue, 50);
+    const { queue, calls } = scripted(clock, [new Error('down 1'), new Error('down 2'), new Error('down 3'), { moved: 1, wakeMs: -1 }]);
+    const d = start(queue, { pollMs: 50 });
     const errors: unknown[] = [];
     d.on('error', (e) => errors.push(e));
-    await until('recovered', () => calls.length >= 5, 10_000);
+    await clock.until('recovered', () => calls.length >= 5);
     expect(errors.map(String)).toEqual(['Error: down 1', 'Error: down 2', 'Error: down 3']);
+    // Backoff: at least 10 ms after each failure, at most 100 ms × 2^(n − 1) after the nth (full jitter).
+    const gaps = gapsOf(calls);
+    gaps.slice(0, 3).forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(10);
+      expect(gap).toBeLessThanOrEqual(100 * 2 ** i);
+    });
   });
 
   test('with no error listener, errors go to the logger instead of crashing', async () => {
-    const { queue, calls } = scripted([new Error('down')]);
+    const { queue, calls } = scripted(clock, [new Error('down')]);
     const logged: string[] = [];
-    const d = new Dispatcher({ limiter: { queue }, pollMs: 20, logger: { warn: (m) => logged.push(m) } });
-    started.push(d);
-    d.start();
-    await until('a second call', () => calls.length >= 2, 5000);
+    start(queue, { pollMs: 20, logger: { warn: (m) => logged.push(m) } });
+    await clock.until('a second call', () => calls.length >= 2);
     expect(logged[0]).toMatch(/dispatcher: Error: down/);
   });
 
   test('bad options throw a coded ConfigError', () => {
-    const { queue } = scripted([]);
+    const { queue } = scripted(clock, []);
     expect(() => new Dispatcher({ limiter: { queue }, readyMax: 0 })).toThrow(expect.objectContaining({ code: 'ERR_BL_READY_MAX' }));
     expect(() => new Dispatcher({ limiter: { queue }, pollMs: -5 })).toThrow(/pollMs/);
     expect(() => new Dispatcher({ limiter: null as never })).toThrow(/limiter/);

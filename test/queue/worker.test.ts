@@ -5,7 +5,11 @@
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { RetryLaterError } from '../../src/queue/retry-later-error';
 import { Worker, type JobHandler, type WorkerJob, type WorkerOptions } from '../../src/queue/worker';
-import { enqueue, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
+import { MemoryQueue } from '../../src/queue/memory-queue';
+import type { QueueStore } from '../../src/queue/types';
+import { withScheduler } from '../../src/scheduler';
+import { ManualScheduler, settle } from '../helpers/manual-scheduler';
+import { enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = { warn: () => undefined, error: () => undefined };
@@ -138,30 +142,6 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     expect(peak).toBe(3);
   });
 
-  test('renews the lease of a long job, so it is not reclaimed as a stall', async () => {
-    const id = await enqueue(kit.queue, { type: 'long' });
-    let finished = false;
-    // Renewed every leaseMs / 3; a lease of 400 ms survives event-loop stalls of a loaded machine.
-    run(
-      {
-        long: async () => {
-          await sleep(1200);
-          finished = true;
-        },
-      },
-      { leaseMs: 400 },
-    );
-    await until('the job is active', async () => (await kit.queue.getJob(id))?.state === 'active');
-    let reclaimed = 0;
-    while (!finished) {
-      reclaimed += (await kit.queue.reclaimExpired(1, 100)).requeued;
-      await sleep(25);
-    }
-    await until('completed', async () => (await kit.queue.getJob(id))?.state === 'completed');
-    expect(reclaimed).toBe(0);
-    expect((await kit.queue.getJob(id))?.stalls).toBe(0);
-  });
-
   test('a lost lease aborts the handler signal and its late ack is refused', async () => {
     const id = await enqueue(kit.queue, { type: 'hang' });
     let signal: AbortSignal | undefined;
@@ -188,133 +168,6 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     const info = await kit.queue.getJob(id);
     expect(info?.stalls).toBe(1);
     expect(info?.attempts).toBe(0);
-  });
-
-  test('a job that finishes after its lease renewals failed is still acknowledged while its token holds', async () => {
-    const id = await enqueue(kit.queue, { type: 'long' });
-    let failures = 0;
-    // The store is unreachable for the first renewals (past the lease deadline), then back; nobody reclaimed the job.
-    const flakyQueue = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
-      extendLease: async (...args: Parameters<typeof kit.queue.extendLease>) => {
-        if (failures < 6) {
-          failures += 1;
-          throw new Error('store unreachable');
-        }
-        return kit.queue.extendLease(...args);
-      },
-    });
-    let aborted = false;
-    const worker = new Worker({
-      limiter: { queue: flakyQueue },
-      handlers: {
-        long: async (_job, s) => {
-          await sleep(450);
-          aborted = s.aborted;
-          return 'done';
-        },
-      },
-      leaseMs: 150,
-      idleWaitMs: 200,
-      logger: silent,
-    });
-    const dispatcher = new Dispatcher({ limiter: { queue: kit.queue }, pollMs: 20, logger: silent });
-    dispatcher.start();
-    worker.start();
-    stoppers.push(
-      () => dispatcher.stop(),
-      () => worker.close(300),
-    );
-    await until('completed', async () => (await kit.queue.getJob(id))?.state === 'completed', 5000);
-    expect(failures).toBeGreaterThanOrEqual(3); // renewals stop once the deadline passed unrenewed
-    expect(aborted).toBe(true); // the handler was told its lease could not be renewed
-    expect(await kit.queue.getJob(id)).toMatchObject({ state: 'completed', result: 'done', stalls: 0 });
-  });
-
-  test('close() lets a running job finish within the timeout, and claims nothing more', async () => {
-    const first = await enqueue(kit.queue, { type: 'slow' });
-    let started = 0;
-    const { worker } = run({
-      slow: async () => {
-        started += 1;
-        await sleep(150);
-        return 'ok';
-      },
-    });
-    await until('the first job runs', () => started === 1);
-    const second = await enqueue(kit.queue, { type: 'slow' });
-    await worker.close(5000);
-    expect((await kit.queue.getJob(first))?.state).toBe('completed');
-    await sleep(100);
-    expect(started).toBe(1);
-    expect((await kit.queue.getJob(second))?.state).not.toBe('completed');
-  });
-
-  test('close() past its timeout aborts the handler and hands the job back (a snooze, not an attempt)', async () => {
-    const id = await enqueue(kit.queue, { type: 'stubborn' });
-    let running = false;
-    const { worker } = run({
-      stubborn: (_job, s) =>
-        new Promise((_resolve, reject) => {
-          running = true;
-          s.addEventListener('abort', () => reject(s.reason));
-        }),
-    });
-    await until('the job runs', () => running);
-    await worker.close(50);
-    expect(await kit.queue.getJob(id)).toMatchObject({ attempts: 0, snoozes: 1 });
-    expect(['delayed', 'pending', 'ready']).toContain((await kit.queue.getJob(id))?.state);
-  });
-
-  test('close(timeoutMs) is bounded even when a claim never resolves; a job it hands over late goes back', async () => {
-    let release: (() => void) | undefined;
-    let hungClaims = 0;
-    const hung = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
-      claimMany: (leaseMs: number, max: number) => {
-        hungClaims += 1;
-        // Hangs until released, then really claims (a reply that arrives after close()).
-        return new Promise<void>((resolve) => {
-          release = resolve;
-        }).then(() => kit.queue.claimMany(leaseMs, max));
-      },
-    });
-    const ran: string[] = [];
-    const worker = new Worker({
-      limiter: { queue: hung },
-      handlers: { echo: async (job) => void ran.push(job.id) },
-      idleWaitMs: 200,
-      logger: silent,
-    });
-    worker.start();
-    await until('a claim hangs', () => hungClaims === 1);
-    const t = Date.now();
-    await worker.close(200);
-    expect(Date.now() - t).toBeLessThan(2000);
-    const id = await enqueue(kit.queue);
-    await kit.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
-    release!();
-    // The late claim takes the job; the closed worker hands it back instead of running it.
-    await until('handed back', async () => (await kit.queue.getJob(id))?.snoozes === 1);
-    expect(ran).toEqual([]);
-    expect(await kit.queue.getJob(id)).toMatchObject({ attempts: 0, stalls: 0 });
-    expect(['delayed', 'pending', 'ready']).toContain((await kit.queue.getJob(id))?.state);
-  });
-
-  test('close(timeoutMs) is bounded even when waitForReady and reclaim never resolve', async () => {
-    let waits = 0;
-    const hung = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
-      waitForReady: () => {
-        waits += 1;
-        return new Promise<void>(() => undefined);
-      },
-      reclaimExpired: () => new Promise<never>(() => undefined),
-    });
-    const worker = new Worker({ limiter: { queue: hung }, handlers: { echo: async () => 1 }, idleWaitMs: 60_000, leaseMs: 30, logger: silent });
-    worker.start();
-    await sleep(100); // the pump is stuck in reclaimExpired (its first look for expired leases)
-    const t = Date.now();
-    await worker.close(200);
-    expect(Date.now() - t).toBeLessThan(2000);
-    expect(waits).toBe(0);
   });
 
   test('a completion hands its slot to the next job in the same store call', async () => {
@@ -371,6 +224,193 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     // Well below idleWaitMs (5 s): the wake-up came from the store, not from a poll.
     expect(Math.max(...latencies)).toBeLessThan(2500);
     console.log(`${backend.name}: ready → start latency ms ${latencies.join(', ')}`);
+  });
+});
+
+/**
+ * The worker's timing on a manual scheduler, with a MemoryQueue on the same clock: lease renewal and close()
+ * bounds are exact, whatever the machine's load. (The stores' lease operations are tested on both stores in
+ * queue-store-suite.ts.)
+ */
+describe('Worker timing on a manual scheduler', () => {
+  let clock: ManualScheduler;
+  let queue: MemoryQueue;
+  const workers: Worker[] = [];
+  beforeEach(() => {
+    clock = new ManualScheduler();
+    queue = new MemoryQueue({ spec: looseSpec('manual'), clock: () => clock.now() });
+  });
+  afterEach(async () => {
+    const closing = Promise.all(workers.splice(0).map((w) => w.close(300)));
+    await clock.advance(2000);
+    await closing;
+  });
+  const start = (handlers: Record<string, JobHandler>, options: Partial<WorkerOptions> = {}, store: QueueStore = queue) => {
+    const worker = new Worker(
+      withScheduler({ limiter: { queue: store }, handlers, backoff: () => 0, idleWaitMs: 200, logger: silent, ...options }, clock),
+    );
+    workers.push(worker);
+    return worker.start();
+  };
+  const ready = async (over: Parameters<typeof enqueue>[1] = {}): Promise<string> => {
+    const id = await enqueue(queue, over);
+    await queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
+    return id;
+  };
+
+  test('renews the lease of a long job every leaseMs / 3, so it is not reclaimed as a stall', async () => {
+    const id = await ready({ type: 'long' });
+    let running = false;
+    let finished = false;
+    const renewals: number[] = [];
+    const counting = Object.assign(Object.create(queue) as MemoryQueue, {
+      extendLease: (...args: Parameters<MemoryQueue['extendLease']>) => (renewals.push(clock.now()), queue.extendLease(...args)),
+    });
+    start(
+      {
+        long: async () => {
+          running = true;
+          await clock.sleep(1200);
+          finished = true;
+        },
+      },
+      { leaseMs: 300 },
+      counting,
+    );
+    await clock.until('the job runs', () => running);
+    const startedAt = clock.now();
+    let reclaimed = 0;
+    while (!finished) {
+      reclaimed += (await queue.reclaimExpired(1, 100)).requeued;
+      await clock.advance(25);
+    }
+    expect(await queue.getJob(id)).toMatchObject({ state: 'completed', stalls: 0 });
+    expect(reclaimed).toBe(0);
+    // Every 100 ms while the handler ran (1200 ms; the renewal due as it returned is not sent).
+    expect(renewals.map((t) => t - startedAt)).toEqual(Array.from({ length: 11 }, (_, i) => (i + 1) * 100));
+  });
+
+  test('a job that finishes after its lease renewals failed is still acknowledged while its token holds', async () => {
+    const id = await ready({ type: 'long' });
+    let failures = 0;
+    // The store is unreachable for the first renewals (past the lease deadline), then back; nobody reclaimed the job.
+    const flaky = Object.assign(Object.create(queue) as MemoryQueue, {
+      extendLease: async (...args: Parameters<MemoryQueue['extendLease']>) => {
+        if (failures < 6) {
+          failures += 1;
+          throw new Error('store unreachable');
+        }
+        return queue.extendLease(...args);
+      },
+    });
+    let aborted = false;
+    start(
+      {
+        long: async (_job, s) => {
+          await clock.sleep(450);
+          aborted = s.aborted;
+          return 'done';
+        },
+      },
+      { leaseMs: 150 },
+      flaky,
+    );
+    await clock.advance(500);
+    // Renewals at 50, 100 and 150 ms failed; at 150 the lease deadline had passed unrenewed: no more renewals.
+    expect(failures).toBe(3);
+    expect(aborted).toBe(true); // the handler was told its lease could not be renewed
+    expect(await queue.getJob(id)).toMatchObject({ state: 'completed', result: 'done', stalls: 0 });
+  });
+
+  test('close() lets a running job finish within the timeout, and claims nothing more', async () => {
+    const first = await ready({ type: 'slow' });
+    let started = 0;
+    const worker = start({
+      slow: async () => {
+        started += 1;
+        await clock.sleep(150);
+        return 'ok';
+      },
+    });
+    await clock.until('the first job runs', () => started === 1);
+    const second = await ready({ type: 'slow' });
+    const closing = worker.close(5000);
+    await clock.advance(150);
+    await closing;
+    expect((await queue.getJob(first))?.state).toBe('completed');
+    await clock.advance(1000);
+    expect(started).toBe(1);
+    expect((await queue.getJob(second))?.state).toBe('ready');
+  });
+
+  test('close() past its timeout aborts the handler and hands the job back (a snooze, not an attempt)', async () => {
+    const id = await ready({ type: 'stubborn' });
+    let running = false;
+    const worker = start({
+      stubborn: (_job, s) =>
+        new Promise((_resolve, reject) => {
+          running = true;
+          s.addEventListener('abort', () => reject(s.reason));
+        }),
+    });
+    await clock.until('the job runs', () => running);
+    let closed = false;
+    void worker.close(50).then(() => void (closed = true));
+    await clock.advance(49);
+    expect(closed).toBe(false);
+    expect((await queue.getJob(id))?.state).toBe('active');
+    await clock.advance(1);
+    expect(closed).toBe(true);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'delayed', attempts: 0, snoozes: 1 });
+  });
+
+  test('close(timeoutMs) is bounded even when a claim never resolves; a job it hands over late goes back', async () => {
+    let release: (() => void) | undefined;
+    let hungClaims = 0;
+    const hung = Object.assign(Object.create(queue) as MemoryQueue, {
+      claimMany: (leaseMs: number, max: number) => {
+        hungClaims += 1;
+        // Hangs until released, then really claims (a reply that arrives after close()).
+        return new Promise<void>((resolve) => {
+          release = resolve;
+        }).then(() => queue.claimMany(leaseMs, max));
+      },
+    });
+    const ran: string[] = [];
+    const worker = start({ echo: async (job) => void ran.push(job.id) }, {}, hung);
+    await clock.until('a claim hangs', () => hungClaims === 1);
+    let closed = false;
+    void worker.close(200).then(() => void (closed = true));
+    await clock.advance(199);
+    expect(closed).toBe(false);
+    await clock.advance(1);
+    expect(closed).toBe(true);
+    const id = await ready();
+    release!();
+    await settle();
+    // The late claim takes the job; the closed worker hands it back instead of running it.
+    expect(ran).toEqual([]);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'delayed', attempts: 0, stalls: 0, snoozes: 1 });
+  });
+
+  test('close(timeoutMs) is bounded even when waitForReady and reclaim never resolve', async () => {
+    let waits = 0;
+    const hung = Object.assign(Object.create(queue) as MemoryQueue, {
+      waitForReady: () => {
+        waits += 1;
+        return new Promise<void>(() => undefined);
+      },
+      reclaimExpired: () => new Promise<never>(() => undefined),
+    });
+    const worker = start({ echo: async () => 1 }, { idleWaitMs: 60_000, leaseMs: 30 }, hung);
+    await clock.advance(100); // the pump is stuck in reclaimExpired (its first look for expired leases)
+    let closed = false;
+    void worker.close(200).then(() => void (closed = true));
+    await clock.advance(199);
+    expect(closed).toBe(false);
+    await clock.advance(1);
+    expect(closed).toBe(true);
+    expect(waits).toBe(0);
   });
 });
 

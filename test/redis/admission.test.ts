@@ -39,8 +39,8 @@ const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`))
 test('admit.lua header names the keys and args the wrapper passes', () => {
   const text = readFileSync(join(LUA_DIR, 'admit.lua'), 'utf8');
   const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
-  expect(keys).toEqual([1, 2]);
-  expect(admitScript().numberOfKeys).toBe(2);
+  expect(keys).toEqual([1, 2, 3, 4]);
+  expect(admitScript().numberOfKeys).toBe(4);
   expect(text).toMatch(/ARGV\[5\]\s+cost/);
   expect(admitScript().lua).not.toMatch(/--!include/);
   expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
@@ -198,4 +198,29 @@ test('after a big backward clock step, every call renews the TTLs (time stands s
   await limiter.admit({ group: 'a', weight: 1, cost: 1 }); // same group, no epoch passes: only the fix renews
   for (const k of keys) expect(await client.pttl(k)).toBeGreaterThan(s.idleMs);
   await limiter.destroy();
+});
+
+test('concurrency: hostile group ids only as lease members and slot fields, two keys more, each with a TTL of lease + 1 s', async () => {
+  const limiter = new RedisStore({ client, prefix: 'slots' }).bind(spec({ name: 's', concurrencyLeaseMs: 5000 }));
+  const ids = ['{', '}', ':', '1-1:x', '{slots:s}:leases', '\u0000\r\n', 'ünï©ødé 🚦', 'x'.repeat(10 * 1024)];
+  const held = [];
+  for (const group of ids) {
+    const d = await limiter.admit({ group, weight: 1, cost: 1, concurrency: 1 });
+    expect(d).toMatchObject({ allowed: true, group, concurrency: { limit: 1, inFlight: 1 } });
+    expect((await limiter.admit({ group, weight: 1, cost: 1, concurrency: 1 })).reason).toBe('concurrency');
+    held.push(d);
+  }
+  const keys = allKeys(limiterKeys('slots', 's'));
+  expect(await prefixKeys('slots')).toEqual(keys.filter((k) => /:(groups|seen|leases|slots)$/.test(k)).sort());
+  for (const k of keys.filter((k) => /:(leases|slots)$/.test(k))) {
+    const pttl = await client.pttl(k);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(6000);
+  }
+  for (const d of held) expect(await limiter.release!(d.concurrency!.lease!)).toBe(true);
+  // every slot released: the counts are gone (the sequence stays), the leases with them
+  expect(await client.hkeys('{slots:s}:slots')).toEqual(['']);
+  expect(await client.exists('{slots:s}:leases')).toBe(0);
+  await limiter.destroy();
+  expect(await prefixKeys('slots')).toEqual([]);
 });

@@ -107,6 +107,41 @@ run(
   600_000,
 );
 
+/** Redis CPU per check (µs, every script call: admit and, with `release`, release.lua) with a concurrency cap. */
+async function usecPerCapped(limiter: LimiterStore, groups: number, calls: number, release: boolean): Promise<number> {
+  await client.config('RESETSTAT');
+  await inBatches(calls, 50, async () => {
+    const d = await limiter.admit({ group: `g${Math.floor(Math.random() * groups)}`, weight: 1, cost: 1, concurrency: 1_000_000 });
+    if (release && d.concurrency?.lease) await limiter.release!(d.concurrency.lease);
+  });
+  const stats = await client.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(stats)?.[1]) / calls;
+}
+
+run(
+  'server CPU per check with a concurrency cap vs none (batched and one call per check)',
+  async () => {
+    const lines: string[] = [];
+    for (const maxBatch of [64, 1]) {
+      for (const groups of [10, 10_000]) {
+        const s = { ...spec(`cc-${maxBatch}-${groups}`), limit: 1_000_000, burst: 50_000, reserve: 10 };
+        const limiter = new RedisStore({ client, prefix: 'm', maxBatch }).bind(s);
+        await inBatches(groups, 200, (i) => limiter.admit({ group: `g${i}`, weight: 1, cost: 1 }));
+        const none = Math.min(...(await sequential(3, () => usecPerCheck(limiter, groups, 20_000))));
+        const released = Math.min(...(await sequential(3, () => usecPerCapped(limiter, groups, 20_000, true))));
+        // slots left held: 60,000 leases in flight by the end
+        const held = Math.min(...(await sequential(3, () => usecPerCapped(limiter, groups, 20_000, false))));
+        lines.push(
+          `maxBatch=${maxBatch} groups=${groups} usec_per_check none=${none.toFixed(2)} capped+release=${released.toFixed(2)} capped_held=${held.toFixed(2)}`,
+        );
+        await limiter.destroy();
+      }
+    }
+    console.log(lines.join('\n'));
+  },
+  600_000,
+);
+
 async function sequential<T>(n: number, f: () => Promise<T>): Promise<T[]> {
   const out: T[] = [];
   for (let i = 0; i < n; i++) out.push(await f());
