@@ -9,11 +9,12 @@ import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
 import { ScriptBatcher } from '../store/admit-batch';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
 import * as lua from '../store/lua-sources.generated';
-import { STATUS, type Ack, type CompleteClaimReply, type LeasedJob, type QueueKeys, type ScriptBinding } from '../store/lua-sources.generated';
+import type { Ack, QueueKeys, ScriptBinding } from '../store/lua-sources.generated';
 import { fairShareConfig, runBound, type RedisClient } from '../store/scripts';
 import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
+import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -45,21 +46,6 @@ export interface RedisQueueOptions {
 const TRIM_PAGE = 100;
 /** Most acknowledgements sent in one script call. */
 const ACK_BATCH = 16;
-
-/** A claimed job (the record is decoded here, not in Redis). */
-function toClaimedJob({ id, record, token, leaseUntil }: LeasedJob): ClaimedJob {
-  const r = decodeRecord(record);
-  return { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil };
-}
-
-const toClaimed = (leased: LeasedJob[]): ClaimedJob[] => leased.map(toClaimedJob);
-
-/** complete-claim.lua's reply as the queue answers it. */
-function toCompleteAndClaim(reply: CompleteClaimReply): CompleteAndClaimResult {
-  return { completed: reply.completed, claimed: toClaimed(reply.claimed), wakeMs: reply.wakeMs };
-}
-
-const keepOf = (keepMs: number): number => Math.max(0, Math.floor(keepMs));
 
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
@@ -111,30 +97,7 @@ export class RedisQueue implements QueueStore {
 
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
-    const { status, id, runAt } = await this.run(lua.enqueueScript, {
-      nowMs: this.now(),
-      group: input.group,
-      weight: input.weight,
-      cost: input.cost,
-      type: input.type,
-      payload: input.payload,
-      idempotencyKey: input.idempotencyKey ?? '',
-      maxBacklog: input.maxBacklog,
-      delayMs: input.delayMs,
-      maxDeferMs: input.maxDeferMs,
-      groupConcurrency: input.groupConcurrency ?? 0,
-      maxAttempts: input.maxAttempts ?? 0,
-    });
-    switch (status) {
-      case STATUS.WRITTEN:
-        return { status: 'written', id, runAt };
-      case STATUS.DUPLICATE:
-        return { status: 'duplicate', id, runAt };
-      case STATUS.BACKLOG_FULL:
-        return { status: 'backlog-full' };
-      case STATUS.DEFER_HORIZON:
-        return { status: 'defer-horizon' };
-    }
+    return toEnqueueResult(await this.run(lua.enqueueScript, enqueueArgs(this.now(), input)));
   }
 
   async cancel(id: string): Promise<boolean> {
