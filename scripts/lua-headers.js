@@ -156,6 +156,7 @@ function headerOf(file, text, decl) {
       if (tag === 'each') header.each = { name, type };
       else header.args.push({ name, type });
     } else if (tag === 'reply') header.reply = parseType(body, where).type;
+    else throw new HeaderError(`${where}: unknown tag @${tag} (a script has @key, @keys, @arg, @each, @reply)`);
   }
   if (header.keys.length + header.args.length === 0 && !header.reply) return undefined;
   if (!header.reply) throw new HeaderError(`${file}: no @reply in its header`);

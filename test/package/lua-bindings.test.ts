@@ -99,6 +99,7 @@ test.each([
     /declares key 2 \(other\) but never uses KEYS\[2\]/,
   ],
   ['a status the table does not have', TOUCH.replace('OK | GONE', 'OK | LOST'), /no status LOST/],
+  ['a misspelt tag', TOUCH.replace('-- @arg id', '-- @args id'), /unknown tag @args/],
   ['no header at all', TOUCH.replace(/^-- @.*\n/gm, ''), /touch\.lua: no header/],
 ])('the build fails on %s', (_what, script, message) => {
   expect(() => renderFixture({ 'touch.lua': script })).toThrow(message);
