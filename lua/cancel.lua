@@ -1,8 +1,9 @@
 -- cancel.lua: removes a job that has not started: waiting in delayed, pending, held or ready. Its record and
 -- idempotency key go, and its group's backlog (and concurrency slot, if it was ready) is freed.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 id
--- Reply: 1 cancelled; 0 unknown, running, completed or dead (nothing changed).
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg id string
+-- @reply bool cancelled; false when unknown, running, completed or dead (nothing changed)
 --!include includes/job.lua
 local K = job_keys()
 local raw = redis.call('HGET', K.jobs, ARGV[2])

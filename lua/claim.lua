@@ -1,9 +1,12 @@
 -- claim.lua: starts up to `max` jobs from the head of ready, each charged to the limiter's budget as it starts
 -- and leased with a fresh fencing token (includes/claim.lua).
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)  3 leaseMs  4 max (1..1000)
--- Reply: {{claimed jobs: {id, record JSON, token, leaseUntil}...}, wakeMs}; wakeMs as in includes/claim.lua.
---        The caller decodes each record (type, group, payload, attempts): Redis neither decodes nor re-encodes it.
+-- The caller decodes each record (type, group, payload, attempts): Redis neither decodes nor re-encodes it.
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg config string the fair-share config block (fs_config)
+-- @arg leaseMs int
+-- @arg max int jobs to claim, 1..1000
+-- @reply [claimed: LeasedJob[], wakeMs: int] wakeMs as in includes/claim.lua
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/claim.lua

@@ -1,10 +1,11 @@
 -- complete-claim-many.lua: complete-claim.lua for several finished jobs in one call (the RedisQueue sends the
 -- acknowledgements its workers make in one event-loop turn together): each job is completed and then its
 -- claim made, in order, exactly as that many complete-claim.lua calls at that instant would.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block, then per job 8 values, in arrival order:
---       id, token, hasResult (0/1), result (JSON text), keepMs, trimPage, leaseMs, max (jobs to claim, 1..1000)
--- Reply: one {completed (1 | 0 stale), {claimed jobs as in claim.lua}, wakeMs} per job, in order.
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg config string the fair-share config block (fs_config)
+-- @each acks Ack one per finished job, in arrival order (includes/lease.lua)
+-- @reply [completed: bool, claimed: LeasedJob[], wakeMs: int][] one per job, in order, as complete-claim.lua's
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua

@@ -1,9 +1,10 @@
 -- complete-claim.lua: complete.lua then claim.lua in one call, so a worker acknowledges a finished job and
 -- starts the next one in a single round trip. The claim happens whether or not the completion was stale.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block  3 id  4 token  5 hasResult (0/1)
---       6 result (JSON text)  7 keepMs  8 trimPage  9 leaseMs  10 max (jobs to claim, 1..1000)
--- Reply: {completed (1 | 0 stale), {claimed jobs as in claim.lua}, wakeMs as in claim.lua}
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg config string the fair-share config block (fs_config)
+-- @arg ack Ack the finished job, then the claim (includes/lease.lua)
+-- @reply [completed: bool, claimed: LeasedJob[], wakeMs: int] completed false: stale; the claim as claim.lua's
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua

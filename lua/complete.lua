@@ -1,8 +1,13 @@
 -- complete.lua: acknowledges a job run that succeeded; keeps the record keepMs, then trims it.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 id  3 token  4 hasResult (0/1)  5 result (JSON text)  6 keepMs
---       7 trimPage (most expired completed records dropped per call)
--- Reply: 1 completed, 0 stale (unknown job, not active, or another claim's token: nothing changed).
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg id string
+-- @arg token string
+-- @arg hasResult bool
+-- @arg result string JSON text
+-- @arg keepMs int
+-- @arg trimPage int most expired completed records dropped per call
+-- @reply bool completed; false: stale (unknown job, not active, or another claim's token: nothing changed)
 --!include includes/job.lua
 --!include includes/lease.lua
 local K = job_keys()

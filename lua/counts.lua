@@ -1,10 +1,11 @@
 -- counts.lua: how many jobs are in each state, in one consistent snapshot (expired completed trimmed first),
 -- and how long the oldest waiting job has waited: due (its since time ≤ now) but not started, whichever set
 -- it is in (includes/job.lua, since). One ZRANGE of the first member: O(log n).
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 trimPage
--- Reply: {delayed, pending (held jobs, waiting for a group concurrency slot, included), ready, active, completed, dead,
---         oldestWaitingMs (0 when no job is due)}
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg trimPage int
+-- @reply [delayed: int, pending: int, ready: int, active: int, completed: int, dead: int, oldestWaitingMs: int]
+--   pending includes the held jobs (waiting for a group concurrency slot); oldestWaitingMs 0 when no job is due
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

@@ -3,11 +3,15 @@
 -- ready in tag order, only while ready has room (readyMax), in bounded batches. The budget is not spent
 -- here but when a worker starts the job (claim.lua, docs/algorithm.md §3.4). Nothing is re-scored; the reply says exactly
 -- when to call again.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 the fair-share config block (fs_config)
---       3 readyMax  4 moveMax  5 promoteMax  6 scanMax
--- Reply: {moved, promoted, wakeMs, readyFull}: wakeMs 0 = call again now, > 0 = in that many ms,
---        -1 = nothing waits (or ready is full: readyFull = 1, wait for workers / poll).
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg config string the fair-share config block (fs_config)
+-- @arg readyMax int
+-- @arg moveMax int
+-- @arg promoteMax int
+-- @arg scanMax int
+-- @reply [moved: int, promoted: int, wakeMs: int, readyFull: bool] wakeMs 0 = call again now, > 0 = in that
+--   many ms, -1 = nothing waits (or ready is full: readyFull, wait for workers / poll)
 --!include includes/fair-share.lua
 --!include includes/job.lua
 local K = job_keys()

@@ -1,7 +1,8 @@
 -- dispatcher-lease.lua: takes the dispatcher lease for owner, or renews it when owner already holds it.
--- KEYS: 1 dispatcherLease
--- ARGV: 1 owner  2 ttlMs
--- Reply: 1 held by owner now, 0 another owner holds it.
+-- @key dispatcherLease STRING: the owner, expiring after ttlMs
+-- @arg owner string
+-- @arg ttlMs int
+-- @reply bool held by owner now; false: another owner holds it
 local current = redis.call('GET', KEYS[1])
 if current == false then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))

@@ -1,10 +1,19 @@
 -- enqueue.lua: writes one job straight into the fair queue (the same write admit.lua makes on deferral).
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 group  3 weight  4 cost  5 type  6 payload (JSON text)
---       7 idempotencyKey ('' = none)  8 maxBacklog  9 delayMs  10 maxDeferMs  11 groupConcurrency (0 = none)
---       12 maxAttempts (0 = the worker's)
--- Reply: {status, id, runAt}: status 1 written, 2 duplicate (id of the existing job), -2 backlog full,
---        -3 beyond maxDeferMs (id '').
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg group string
+-- @arg weight int
+-- @arg cost int
+-- @arg type string
+-- @arg payload string JSON text
+-- @arg idempotencyKey string '' = none
+-- @arg maxBacklog int
+-- @arg delayMs int
+-- @arg maxDeferMs int
+-- @arg groupConcurrency int 0 = none
+-- @arg maxAttempts int 0 = the worker's
+-- @reply [status: WRITTEN | DUPLICATE | BACKLOG_FULL | DEFER_HORIZON, id: string, runAt: int]
+--   DUPLICATE: id of the existing job; BACKLOG_FULL, DEFER_HORIZON (beyond maxDeferMs): id ''
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

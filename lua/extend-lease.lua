@@ -1,7 +1,10 @@
 -- extend-lease.lua: renews the lease of a running job for its current holder.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 id  3 token  4 leaseMs
--- Reply: 1 renewed, 0 stale (another claim holds the job, or it is no longer active).
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg id string
+-- @arg token string
+-- @arg leaseMs int
+-- @reply bool renewed; false: stale (another claim holds the job, or it is no longer active)
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

@@ -1,9 +1,10 @@
 -- get-job.lua: one job's record and where it is now.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 id
--- Reply: nil when unknown (or a completed record past its keep time), else {record JSON, state, runAt}
---        where state is delayed | pending | ready | active | completed | dead. A waiting record in none of
---        delayed, pending and ready is leased (active): a claim does not rewrite the record.
+-- A waiting record in none of delayed, pending and ready is leased (active): a claim does not rewrite the record.
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg id string
+-- @reply nil | [record: string, state: 'delayed' | 'pending' | 'ready' | 'active' | 'completed' | 'dead', runAt: int]
+--   nil when unknown (or a completed record past its keep time); record: the JSON text
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

@@ -1,9 +1,10 @@
 -- group-counts.lua: how many jobs one group has waiting (delayed, pending, held or ready) and running, and how
 -- long its oldest due job not yet started has waited (the first of its lex range in gsince: O(log n)).
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 group
--- Reply: {waiting, active, oldestWaitingMs (0 when none of its jobs is due)}. active scans the leases (bounded
--- by the workers' total concurrency).
+-- active scans the leases (bounded by the workers' total concurrency).
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg group string
+-- @reply [waiting: int, active: int, oldestWaitingMs: int] oldestWaitingMs 0 when none of its jobs is due
 --!include includes/job.lua
 local K = job_keys()
 local group = ARGV[2]

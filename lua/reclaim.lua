@@ -1,8 +1,12 @@
 -- reclaim.lua: jobs whose lease expired (a worker crashed or hung) go back to pending at the head of the
 -- fair order, counted as a stall; after maxStalls stalls they go to dead. Also trims expired completed records.
--- KEYS: the queue key block (includes/job.lua).
--- ARGV: 1 nowMs (0 = Redis TIME)  2 maxStalls  3 max (most leases looked at)  4 maxDead  5 trimPage
--- Reply: {requeued, dead}
+-- @keys queue
+-- @arg nowMs int store time in ms (0 = Redis TIME)
+-- @arg maxStalls int
+-- @arg max int most leases looked at
+-- @arg maxDead int
+-- @arg trimPage int
+-- @reply [requeued: int, dead: int]
 --!include includes/job.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

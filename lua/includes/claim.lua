@@ -15,6 +15,8 @@
              apart (the counters field 'cw' holds the last slot given), so many workers waiting on the budget
              wake one after another, not all at once.
 ]]
+-- One claimed job in a reply (claim.lua, complete-claim.lua): the record as stored, its lease token and deadline.
+-- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int]
 
 local CLAIM_SCAN = 64
 

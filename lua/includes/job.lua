@@ -1,8 +1,9 @@
 -- job.lua: the job record codec and the steps every queue script shares (included, never run alone).
 --
--- The queue key block: every queue script receives the same KEYS, in this order (src/queue/queue-keys.ts):
---   1 counters  2 groups  3 seen  4 delayed  5 pending  6 ready  7 jobs  8 active  9 dead  10 completed
---   11 idempotency  12 backlog  13 wake  14 inflight  15 held  16 since  17 gsince
+-- The queue key block: every queue script receives the same KEYS, in this order (`-- @keys queue` in a script's
+-- header; the names are LimiterKeys' in src/store/keys.ts, gsince is groupSince there):
+-- @keyblock queue counters groups seen delayed pending ready jobs active dead completed idempotency backlog wake
+-- @keyblock queue inflight held since groupSince
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
@@ -29,6 +30,7 @@
 --   gsince (ZSET score 0, member "<#group>:<group> <since, 15 digits> <id>": one lex range per group, oldest
 --   first). Added where a job enters the waiting sets, removed where it leaves them (a claim, cancel), so the
 --   oldest due job is the first of either set: O(log n), and a job not yet due is never counted as waiting.
+--!include includes/status.lua
 
 local function job_keys()
   return {
@@ -250,20 +252,20 @@ end
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
 -- waiting: the group's backlog count when the caller has just read it (else read here).
 -- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none).
--- Returns status, id, runAt: 1 written, 2 duplicate, -2 backlog full, -3 beyond the defer horizon.
+-- Returns status, id, runAt: ST.WRITTEN, ST.DUPLICATE, ST.BACKLOG_FULL, ST.DEFER_HORIZON (beyond maxDeferMs).
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
                          waiting, cap, max_attempts)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
       local r = job_get(K, existing)
-      if r then return 2, r.id, r.runAt end
+      if r then return ST.DUPLICATE, r.id, r.runAt end
       redis.call('HDEL', K.idempotency, idem)
     end
   end
-  if run_at - now > max_defer_ms then return -3, '', run_at end
+  if run_at - now > max_defer_ms then return ST.DEFER_HORIZON, '', run_at end
   waiting = waiting or tonumber(redis.call('HGET', K.backlog, group) or '0')
-  if waiting >= max_backlog then return -2, '', run_at end
+  if waiting >= max_backlog then return ST.BACKLOG_FULL, '', run_at end
   local r = {
     id = job_new_id(K, now), type = jtype, group = group, weight = weight, cost = cost, payload = payload,
     state = 'waiting', attempts = 0, stalls = 0, snoozes = 0, createdAt = now, runAt = run_at,
@@ -278,5 +280,5 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   redis.call('ZADD', K.delayed, due_at or run_at, job_member(r))
   job_since_add(K, r.id, group, math.max(now, due_at or run_at))
   job_backlog_add(K, group)
-  return 1, r.id, run_at
+  return ST.WRITTEN, r.id, run_at
 end

@@ -1,6 +1,10 @@
 -- lease.lua: the complete step (included by complete.lua and the complete-claim scripts after includes/job.lua,
 -- never run alone). It does not decode or re-encode a record on its usual path: a completion edits the
 -- record's text in place (a claim leaves the record as it is: the lease is the active member "<id> <token>").
+-- An acknowledgement and the claim after it (complete-claim.lua, complete-claim-many.lua): result is JSON text
+-- (when hasResult), the record kept keepMs, trimPage expired records dropped at most, up to max (1..1000) claimed.
+-- @struct Ack [id: string, token: string, hasResult: bool, result: string, keepMs: int, trimPage: int,
+--   leaseMs: int, max: int]
 
 -- A leased (waiting) record's text, completed: state, finishedAt and result set, error dropped.
 local function job_completed_text(raw, now, has_result, result)

@@ -1,6 +1,6 @@
 /**
  * Job records on in-memory structures, step for step with the Lua: the write (job_defer in includes/job.lua),
- * job status (get-job.lua) and dead letters (dead-letters.lua), over the MemoryQueue's sets.
+ * job status (get-job.lua) and dead letters (list-dead.lua, dead-letters.lua), over the MemoryQueue's sets.
  */
 import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
 import type { WaitingSince } from './memory-since';

@@ -8,10 +8,13 @@ import { ConfigError, StoreError, describeValue } from '../errors';
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
 import { ScriptBatcher } from '../store/admit-batch';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
-import { fairShareConfig, loadScript, runScript, type RedisClient, type ScriptArg } from '../store/scripts';
+import * as lua from '../store/lua-sources.generated';
+import type { Ack, QueueKeys, ScriptBinding } from '../store/lua-sources.generated';
+import { fairShareConfig, runBound, type RedisClient } from '../store/scripts';
 import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
 import { queueKeyBlock } from './queue-keys';
+import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -23,7 +26,6 @@ import type {
   FailResult,
   JobCounts,
   JobInfo,
-  JobState,
   QueueStore,
 } from './types';
 import { claimCount, deadPage } from './validate';
@@ -45,37 +47,12 @@ const TRIM_PAGE = 100;
 /** Most acknowledgements sent in one script call. */
 const ACK_BATCH = 16;
 
-type ClaimTuple = [string, string, string, number];
-
-/** A claim's jobs: a list of {id, record JSON, token, leaseUntil} (the record is decoded here, not in Redis). */
-function toClaimed(reply: unknown): ClaimedJob[] {
-  return (reply as ClaimTuple[]).map(([id, raw, token, leaseUntil]) => {
-    const r = decodeRecord(raw);
-    return { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil: Number(leaseUntil) };
-  });
-}
-
-/** claim.lua's reply: {{claimed jobs}, wakeMs}. */
-function toClaimResult(reply: unknown): ClaimResult {
-  const [claimed, wakeMs] = reply as [unknown, number];
-  return { claimed: toClaimed(claimed), wakeMs: Number(wakeMs) };
-}
-
-/** complete-claim.lua's reply: {completed (1 | 0 stale), {claimed jobs}, wakeMs}. */
-function toCompleteAndClaim(reply: unknown): CompleteAndClaimResult {
-  const [completed, claimed, wakeMs] = reply as [number, unknown, number];
-  return { completed: completed === 1, claimed: toClaimed(claimed), wakeMs: Number(wakeMs) };
-}
-
-/** complete.lua's ARGV after nowMs. */
-function completeArgs(id: string, token: string, resultJson: string | undefined, keepMs: number): ScriptArg[] {
-  return [id, token, resultJson === undefined ? 0 : 1, resultJson ?? '', Math.max(0, Math.floor(keepMs)), TRIM_PAGE];
-}
-
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
   private readonly client: RedisClient;
+  /** The queue key block, in the scripts' KEYS order (`-- @keys queue`). */
   private readonly block: string[];
+  private readonly leaseKeys: string[];
   private readonly clock: Clock | undefined;
   private readonly maxDead: number;
   private readonly config: string;
@@ -104,6 +81,7 @@ export class RedisQueue implements QueueStore {
     this.keys = limiterKeys(prefix, options.spec.name);
     this.config = fairShareConfig(options.spec, DEFAULT_MAX_GROUPS);
     this.block = queueKeyBlock(this.keys);
+    this.leaseKeys = lua.dispatcherLeaseScript.keys(this.keys);
     this.clock = options.clock;
     this.maxDead = maxDead;
   }
@@ -112,53 +90,31 @@ export class RedisQueue implements QueueStore {
     return this.clock ? Math.floor(this.clock()) : 0;
   }
 
-  private run(script: string, args: readonly ScriptArg[], now = this.now()): Promise<unknown> {
-    return runScript(this.client, loadScript(`${script}.lua`, this.block.length), this.block, [now, ...args]);
+  /** One queue script over the queue key block. */
+  private run<A, R>(script: ScriptBinding<QueueKeys, A, R>, args: A): Promise<R> {
+    return runBound(this.client, script, this.block, args);
   }
 
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
-    const reply = (await this.run('enqueue', [
-      input.group,
-      input.weight,
-      input.cost,
-      input.type,
-      input.payload,
-      input.idempotencyKey ?? '',
-      input.maxBacklog,
-      input.delayMs,
-      input.maxDeferMs,
-      input.groupConcurrency ?? 0,
-      input.maxAttempts ?? 0,
-    ])) as [number, string, number];
-    const [status, id, runAt] = reply;
-    if (status === 1 || status === 2) return { status: status === 1 ? 'written' : 'duplicate', id, runAt: Number(runAt) };
-    return { status: status === -2 ? 'backlog-full' : 'defer-horizon' };
+    return toEnqueueResult(await this.run(lua.enqueueScript, enqueueArgs(this.now(), input)));
   }
 
   async cancel(id: string): Promise<boolean> {
-    return (await this.run('cancel', [id])) === 1;
+    return this.run(lua.cancelScript, { nowMs: this.now(), id });
   }
 
   async groupCounts(group: string): Promise<GroupJobCounts> {
-    const [waiting, active, oldestWaitingMs] = (await this.run('group-counts', [group])) as [number, number, number];
-    return { waiting, active, oldestWaitingMs };
+    return this.run(lua.groupCountsScript, { nowMs: this.now(), group });
   }
 
   async dispatch(options: DispatchOptions): Promise<DispatchResult> {
-    const [moved, promoted, wakeMs, readyFull] = (await this.run('dispatch', [
-      this.config,
-      options.readyMax,
-      options.moveMax,
-      options.promoteMax,
-      options.scanMax,
-    ])) as [number, number, number, number];
-    return { moved, promoted, wakeMs, readyFull: readyFull === 1 };
+    const { readyMax, moveMax, promoteMax, scanMax } = options;
+    return this.run(lua.dispatchScript, { nowMs: this.now(), config: this.config, readyMax, moveMax, promoteMax, scanMax });
   }
 
   async acquireDispatcherLease(owner: string, ttlMs: number): Promise<boolean> {
-    const script = loadScript('dispatcher-lease.lua', 1);
-    return (await runScript(this.client, script, [this.keys.dispatcherLease], [owner, Math.ceil(ttlMs)])) === 1;
+    return runBound(this.client, lua.dispatcherLeaseScript, this.leaseKeys, { owner, ttlMs: Math.ceil(ttlMs) });
   }
 
   async claim(leaseMs: number): Promise<ClaimedJob | null> {
@@ -166,7 +122,13 @@ export class RedisQueue implements QueueStore {
   }
 
   async claimMany(leaseMs: number, max: number): Promise<ClaimResult> {
-    return toClaimResult(await this.run('claim', [this.config, Math.ceil(leaseMs), claimCount(max)]));
+    const { claimed, wakeMs } = await this.run(lua.claimScript, {
+      nowMs: this.now(),
+      config: this.config,
+      leaseMs: Math.ceil(leaseMs),
+      max: claimCount(max),
+    });
+    return { claimed: toClaimed(claimed), wakeMs };
   }
 
   /**
@@ -229,7 +191,16 @@ export class RedisQueue implements QueueStore {
   }
 
   async complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> {
-    return (await this.run('complete', completeArgs(id, token, resultJson, keepMs))) === 1;
+    const hasResult = resultJson !== undefined;
+    return this.run(lua.completeScript, {
+      nowMs: this.now(),
+      id,
+      token,
+      hasResult,
+      result: resultJson ?? '',
+      keepMs: keepOf(keepMs),
+      trimPage: TRIM_PAGE,
+    });
   }
 
   completeAndClaim(
@@ -240,61 +211,66 @@ export class RedisQueue implements QueueStore {
     leaseMs: number,
     max: number,
   ): Promise<CompleteAndClaimResult> {
-    return this.acks.submit(this.now(), [...completeArgs(id, token, resultJson, keepMs), Math.ceil(leaseMs), claimCount(max)]);
+    const ack: Ack = {
+      id,
+      token,
+      hasResult: resultJson !== undefined,
+      result: resultJson ?? '',
+      keepMs: keepOf(keepMs),
+      trimPage: TRIM_PAGE,
+      leaseMs: Math.ceil(leaseMs),
+      max: claimCount(max),
+    };
+    return this.acks.submit(this.now(), ack);
   }
 
   /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
-  private readonly acks = new ScriptBatcher<ScriptArg[], CompleteAndClaimResult>(
-    (now, args) => this.run('complete-claim', [this.config, ...args], now).then(toCompleteAndClaim),
-    (now, batch) =>
-      this.run('complete-claim-many', [this.config, ...batch.flat()], now).then((reply) => {
-        if (!Array.isArray(reply) || reply.length !== batch.length) {
-          throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many reply for ${batch.length} jobs`);
+  private readonly acks = new ScriptBatcher<Ack, CompleteAndClaimResult>(
+    (nowMs, ack) => this.run(lua.completeClaimScript, { nowMs, config: this.config, ack }).then(toCompleteAndClaim),
+    (nowMs, acks) =>
+      this.run(lua.completeClaimManyScript, { nowMs, config: this.config, acks }).then((replies) => {
+        if (replies.length !== acks.length) {
+          throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many.lua reply: ${replies.length} replies for ${acks.length} jobs`);
         }
-        return reply.map(toCompleteAndClaim);
+        return replies.map(toCompleteAndClaim);
       }),
     ACK_BATCH,
   );
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
-    const args: ScriptArg[] =
-      outcome.kind === 'error'
-        ? [id, token, 'error', outcome.error, Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxAttempts, this.maxDead]
-        : [id, token, 'snooze', '', Math.max(0, Math.ceil(outcome.delayMs)), outcome.maxSnoozes, this.maxDead];
-    return (await this.run('fail', args)) as FailResult;
+    const error = outcome.kind === 'error';
+    return this.run(lua.failScript, {
+      nowMs: this.now(),
+      id,
+      token,
+      kind: outcome.kind,
+      error: error ? outcome.error : '',
+      delayMs: Math.max(0, Math.ceil(outcome.delayMs)),
+      cap: error ? outcome.maxAttempts : outcome.maxSnoozes,
+      maxDead: this.maxDead,
+    });
   }
 
   async extendLease(id: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.run('extend-lease', [id, token, Math.ceil(leaseMs)])) === 1;
+    return this.run(lua.extendLeaseScript, { nowMs: this.now(), id, token, leaseMs: Math.ceil(leaseMs) });
   }
 
   async reclaimExpired(maxStalls: number, max: number): Promise<{ requeued: number; dead: number }> {
-    const [requeued, dead] = (await this.run('reclaim', [maxStalls, max, this.maxDead, TRIM_PAGE])) as [number, number];
-    return { requeued, dead };
+    return this.run(lua.reclaimScript, { nowMs: this.now(), maxStalls, max, maxDead: this.maxDead, trimPage: TRIM_PAGE });
   }
 
   async getJob(id: string): Promise<JobInfo | null> {
-    const reply = (await this.run('get-job', [id])) as [string, JobState, number] | null;
-    if (!reply) return null;
-    return toJobInfo(decodeRecord(reply[0]), reply[1], Number(reply[2]));
+    const job = await this.run(lua.getJobScript, { nowMs: this.now(), id });
+    return job && toJobInfo(decodeRecord(job.record), job.state, job.runAt);
   }
 
   async counts(): Promise<JobCounts> {
-    const [delayed, pending, ready, active, completed, dead, oldestWaitingMs] = (await this.run('counts', [TRIM_PAGE])) as number[];
-    return {
-      delayed: delayed!,
-      pending: pending!,
-      ready: ready!,
-      active: active!,
-      completed: completed!,
-      dead: dead!,
-      oldestWaitingMs: oldestWaitingMs!,
-    };
+    return this.run(lua.countsScript, { nowMs: this.now(), trimPage: TRIM_PAGE });
   }
 
   async listDead(offset: number, count: number): Promise<JobInfo[]> {
     const page = deadPage(offset, count);
-    const raws = (await this.run('dead-letters', ['list', page.offset, page.count])) as string[];
+    const raws = await this.run(lua.listDeadScript, page);
     return raws.map((raw) => {
       const r = decodeRecord(raw);
       return toJobInfo(r, 'dead', r.runAt);
@@ -302,11 +278,11 @@ export class RedisQueue implements QueueStore {
   }
 
   async retryDead(id: string): Promise<boolean> {
-    return (await this.run('dead-letters', ['retry', id])) === 1;
+    return this.run(lua.deadLettersScript, { nowMs: this.now(), op: 'retry', id });
   }
 
   async removeDead(id: string): Promise<boolean> {
-    return (await this.run('dead-letters', ['remove', id])) === 1;
+    return this.run(lua.deadLettersScript, { nowMs: this.now(), op: 'remove', id });
   }
 
   /** Closes the blocking connection (the shared client is the caller's). */

@@ -2,7 +2,7 @@
  * Lua scripts: compiled in from lua/ by scripts/build-lua.js (`--!include includes/<file>.lua` lines expanded
  * there, so no file is read at run time and bundlers work), registered per ioredis
  * client with defineCommand under a versioned name (EVALSHA, EVAL again on NOSCRIPT). Never call them
- * inside MULTI (no NOSCRIPT fallback there). Other scripts (the queue's) reuse loadScript/runScript.
+ * inside MULTI (no NOSCRIPT fallback there). The queue's scripts run through their generated bindings (runBound).
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { rulesConfigText, type RuleSpec } from '../core/rules';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
-import { LUA_SOURCES } from './lua-sources.generated';
+import { LUA_SOURCES, type ScriptBinding } from './lua-sources.generated';
 
 /**
  * The ioredis calls the stores make on the client they are given, declared here so the package's declarations
@@ -73,9 +73,13 @@ export function scriptCommand(client: RedisClient, script: LoadedScript): Script
   return commandOf(client, script).bind(client);
 }
 
-/** Runs one script: EVALSHA, with EVAL on NOSCRIPT (ioredis). */
-export function runScript(client: RedisClient, script: LoadedScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-  return commandOf(client, script).call(client, ...keys, ...args);
+/**
+ * Runs one script through its generated binding (lua-sources.generated.ts, from the script's header): EVALSHA,
+ * with EVAL on NOSCRIPT (ioredis); `keys` as its keys() built them, typed arguments, the reply's shape checked.
+ * One array per call, no spreads.
+ */
+export function runBound<K, A, R>(client: RedisClient, binding: ScriptBinding<K, A, R>, keys: readonly string[], args: A): Promise<R> {
+  return commandOf(client, loadScript(binding.file, binding.numberOfKeys)).apply(client, binding.argv(keys, args)).then(binding.decode);
 }
 
 /**

@@ -1,0 +1,262 @@
+/**
+ * The machine-readable headers of lua/*.lua, and the check that a script's body agrees with its header.
+ *
+ * A script declares, in `-- @` comment lines:
+ *   -- @key <name> <description>          one KEYS entry, in order       -- @keys <block>   a declared key block
+ *   -- @arg <name> <type> <description>   one ARGV entry (a struct type stands for its fields, flattened)
+ *   -- @each <name> <Struct> <description> the rest of ARGV: that struct repeated (a `for i = n, #ARGV - k, k` loop)
+ *   -- @reply <type> <description>        what the script returns
+ * and an include may declare `-- @keyblock <block> <names…>` and `-- @struct <Name> <tuple type>` (lines of the
+ * same tag and name append). A type whose brackets are open at the end of a line continues on the next one.
+ * Types: int, string, bool (0 | 1 decoded as false | true), nil, a literal (1, -2, 'dead'), a status name of
+ * lua/includes/status.lua (WRITTEN), a struct name, T[] (a list), [name: T, …] (a tuple), and unions of literals
+ * or of nil and one type.
+ */
+'use strict';
+
+const TAG = /^--\s*@(\w+)\s+(.*?)\s*$/;
+
+class HeaderError extends Error {}
+
+/** Parses one type from the start of `text`; returns it and the rest (the description). */
+function parseType(text, where) {
+  let i = 0;
+  const fail = (what) => {
+    throw new HeaderError(`${where}: ${what} at "${text.slice(i, i + 30)}" in "${text}"`);
+  };
+  const ws = () => {
+    while (text[i] === ' ') i++;
+  };
+  const primary = () => {
+    ws();
+    if (text[i] === '[') {
+      i++;
+      const fields = [];
+      for (;;) {
+        ws();
+        const name = /^[A-Za-z_]\w*/.exec(text.slice(i));
+        if (!name) fail('a field name expected');
+        i += name[0].length;
+        ws();
+        if (text[i] !== ':') fail("':' expected");
+        i++;
+        fields.push({ name: name[0], type: union() });
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') {
+          i++;
+          break;
+        } else fail("',' or ']' expected");
+      }
+      return { k: 'tuple', fields };
+    }
+    const lit = /^(-?\d+|'[^']*')/.exec(text.slice(i));
+    if (lit) {
+      i += lit[0].length;
+      return { k: 'lit', v: lit[0].startsWith("'") ? lit[0].slice(1, -1) : Number(lit[0]) };
+    }
+    const word = /^[A-Za-z_]\w*/.exec(text.slice(i));
+    if (!word) fail('a type expected');
+    i += word[0].length;
+    const w = word[0];
+    if (w === 'int' || w === 'string' || w === 'bool' || w === 'nil') return { k: w };
+    if (/^[A-Z][A-Z0-9_]*$/.test(w)) return { k: 'status', name: w };
+    if (/^[A-Z]/.test(w)) return { k: 'ref', name: w };
+    return fail(`unknown type ${w}`);
+  };
+  const postfix = () => {
+    let t = primary();
+    while (text.startsWith('[]', i)) {
+      i += 2;
+      t = { k: 'list', of: t };
+    }
+    return t;
+  };
+  const union = () => {
+    const of = [postfix()];
+    for (;;) {
+      const save = i;
+      ws();
+      if (text[i] !== '|') {
+        i = save;
+        break;
+      }
+      i++;
+      of.push(postfix());
+    }
+    return of.length === 1 ? of[0] : { k: 'union', of };
+  };
+  const type = union();
+  return { type, rest: text.slice(i).trim() };
+}
+
+/** `-- @tag text` lines, a line whose brackets are still open continuing on the next comment line. */
+function tagsOf(text, file) {
+  const lines = text.split('\n');
+  const tags = [];
+  for (let n = 0; n < lines.length; n++) {
+    const m = TAG.exec(lines[n]);
+    if (!m) continue;
+    let body = m[2];
+    const open = (s) => (s.match(/\[/g) ?? []).length - (s.match(/]/g) ?? []).length;
+    while (open(body) > 0 && n + 1 < lines.length && lines[n + 1].startsWith('--')) {
+      n++;
+      body += ' ' + lines[n].replace(/^--\s*/, '');
+    }
+    tags.push({ tag: m[1], body, where: `${file}:${n + 1}` });
+  }
+  return tags;
+}
+
+/** The key blocks, structs (from the includes) and status codes every header may name. */
+function declarationsOf(includes, statusLua) {
+  const blocks = new Map();
+  const structs = new Map();
+  for (const [file, text] of includes) {
+    for (const { tag, body, where } of tagsOf(text, file)) {
+      const [name, ...rest] = body.split(/\s+/);
+      if (tag === 'keyblock') blocks.set(name, [...(blocks.get(name) ?? []), ...rest]);
+      else if (tag === 'struct') {
+        const { type } = parseType(body.slice(name.length), where);
+        if (type.k !== 'tuple') throw new HeaderError(`${where}: a struct is a tuple type [name: type, …]`);
+        const prior = structs.get(name);
+        structs.set(name, prior ? { k: 'tuple', fields: [...prior.fields, ...type.fields] } : type);
+      }
+    }
+  }
+  return { blocks, structs, status: statusTable(statusLua) };
+}
+
+/** lua/includes/status.lua's `local ST = { NAME = value, … }`: the one table of status codes. */
+function statusTable(text) {
+  const status = new Map();
+  const body = /local ST = \{([\s\S]*?)\n\}/.exec(text ?? '');
+  if (!body) return status;
+  for (const m of body[1].matchAll(/([A-Z][A-Z0-9_]*)\s*=\s*(-?\d+|'[^']*')/g)) {
+    status.set(m[1], m[2].startsWith("'") ? m[2].slice(1, -1) : Number(m[2]));
+  }
+  return status;
+}
+
+/** A script's header: keys, fixed arguments, the repeated struct (if any), the reply. */
+function headerOf(file, text, decl) {
+  const header = { file, keys: [], keyBlock: undefined, args: [], each: undefined, reply: undefined };
+  for (const { tag, body, where } of tagsOf(text, file)) {
+    const [name] = body.split(/\s+/);
+    if (tag === 'key') header.keys.push(name);
+    else if (tag === 'keys') {
+      const block = decl.blocks.get(name);
+      if (!block) throw new HeaderError(`${where}: no @keyblock ${name} in lua/includes`);
+      header.keys.push(...block);
+      header.keyBlock = name;
+    } else if (tag === 'arg' || tag === 'each') {
+      if (header.each) throw new HeaderError(`${where}: @each takes the rest of ARGV: it comes last`);
+      const { type } = parseType(body.slice(name.length), where);
+      if (tag === 'each' && type.k !== 'ref') throw new HeaderError(`${where}: @each repeats a struct`);
+      if (tag === 'each') header.each = { name, type };
+      else header.args.push({ name, type });
+    } else if (tag === 'reply') header.reply = parseType(body, where).type;
+    else throw new HeaderError(`${where}: unknown tag @${tag} (a script has @key, @keys, @arg, @each, @reply)`);
+  }
+  if (header.keys.length + header.args.length === 0 && !header.reply) return undefined;
+  if (!header.reply) throw new HeaderError(`${file}: no @reply in its header`);
+  if (header.keyBlock && header.keys.length !== decl.blocks.get(header.keyBlock).length) {
+    throw new HeaderError(`${file}: @keys ${header.keyBlock} and @key lines mixed`);
+  }
+  for (const t of [...header.args.map((a) => a.type), header.reply, ...(header.each ? [header.each.type] : [])]) resolve(t, decl, file);
+  return header;
+}
+
+/** Throws on a struct or status name nobody declared, and on unions the decoder cannot check. */
+function resolve(t, decl, file) {
+  if (t.k === 'ref' && !decl.structs.has(t.name)) throw new HeaderError(`${file}: no @struct ${t.name} in lua/includes`);
+  if (t.k === 'status' && !decl.status.has(t.name)) throw new HeaderError(`${file}: no status ${t.name} in lua/includes/status.lua`);
+  if (t.k === 'list') resolve(t.of, decl, file);
+  if (t.k === 'tuple') t.fields.forEach((f) => resolve(f.type, decl, file));
+  if (t.k === 'union') {
+    t.of.forEach((u) => resolve(u, decl, file));
+    const simple = t.of.every((u) => u.k === 'lit' || u.k === 'status');
+    const nullable = t.of.length === 2 && t.of.some((u) => u.k === 'nil');
+    if (!simple && !nullable) throw new HeaderError(`${file}: a union is of literals, or of nil and one type`);
+  }
+}
+
+/** How many ARGV values an argument of this type takes (a struct: its fields, flattened). */
+function width(t, decl) {
+  if (t.k === 'ref') return width(decl.structs.get(t.name), decl);
+  if (t.k === 'tuple') return t.fields.reduce((n, f) => n + width(f.type, decl), 0);
+  return 1;
+}
+
+/** Lua source without comments, and with every string literal emptied (only code is searched). */
+function codeOf(src) {
+  let out = '';
+  let i = 0;
+  while (i < src.length) {
+    const long = /^\[(=*)\[/.exec(src.slice(i, i + 12));
+    if (src.startsWith('--', i)) {
+      const open = /^\[(=*)\[/.exec(src.slice(i + 2, i + 14));
+      const end = open ? src.indexOf(`]${open[1]}]`, i) : src.indexOf('\n', i);
+      i = end < 0 ? src.length : open ? end + open[1].length + 2 : end;
+    } else if (src[i] === '"' || src[i] === "'") {
+      let j = i + 1;
+      while (j < src.length && src[j] !== src[i]) j += src[j] === '\\' ? 2 : 1;
+      out += '""';
+      i = j + 1;
+    } else if (long) {
+      const end = src.indexOf(`]${long[1]}]`, i);
+      out += '""';
+      i = end < 0 ? src.length : end + long[1].length + 2;
+    } else out += src[i++];
+  }
+  return out;
+}
+
+/** Throws when the script's body (includes expanded) and its header disagree on KEYS or ARGV. */
+function checkScript(header, expanded, decl) {
+  const code = codeOf(expanded);
+  const problems = [];
+  const usedKeys = new Set();
+  for (const m of code.matchAll(/KEYS\s*\[\s*([^\]]*)\]/g)) {
+    if (/^\d+$/.test(m[1].trim())) usedKeys.add(Number(m[1]));
+    else problems.push(`KEYS[${m[1]}]: only literal key indices can be checked`);
+  }
+  header.keys.forEach((name, i) => usedKeys.has(i + 1) || problems.push(`declares key ${i + 1} (${name}) but never uses KEYS[${i + 1}]`));
+  for (const n of usedKeys) if (n > header.keys.length) problems.push(`uses KEYS[${n}], not declared (${header.keys.length} keys)`);
+
+  const fixed = header.args.reduce((n, a) => n + width(a.type, decl), 0);
+  const usedArgs = new Set();
+  const offsets = new Map();
+  for (const m of code.matchAll(/ARGV\s*\[\s*([^\]]*)\]/g)) {
+    const at = m[1].trim();
+    const loop = /^([A-Za-z_]\w*)(?:\s*\+\s*(\d+))?$/.exec(at);
+    if (/^\d+$/.test(at)) usedArgs.add(Number(at));
+    else if (loop) offsets.set(loop[1], new Set([...(offsets.get(loop[1]) ?? []), Number(loop[2] ?? 0)]));
+    else problems.push(`ARGV[${at}]: only ARGV[<n>] and ARGV[<i> + <n>] can be checked`);
+  }
+  const names = header.args.flatMap((a) => {
+    const w = width(a.type, decl);
+    return w === 1 ? [a.name] : Array.from({ length: w }, (_, i) => `${a.name}.${i + 1}`);
+  });
+  names.forEach((name, i) => usedArgs.has(i + 1) || problems.push(`declares ARGV[${i + 1}] (${name}) but never uses it`));
+  for (const n of usedArgs)
+    if (n > fixed) problems.push(`uses ARGV[${n}], not declared (${fixed} fixed arguments${header.each ? ', then @each' : ''})`);
+  const loops = [...code.matchAll(/for\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*,\s*#ARGV\s*-\s*(\d+)\s*,\s*(\d+)\s+do/g)];
+  if (header.each) {
+    const k = width(header.each.type, decl);
+    const loop = loops[0];
+    if (loops.length !== 1 || Number(loop[2]) !== fixed + 1 || Number(loop[3]) !== k - 1 || Number(loop[4]) !== k) {
+      problems.push(`@each ${header.each.name} needs one loop \`for i = ${fixed + 1}, #ARGV - ${k - 1}, ${k} do\``);
+    } else {
+      const used = offsets.get(loop[1]) ?? new Set();
+      for (let j = 0; j < k; j++) if (!used.has(j)) problems.push(`@each ${header.each.name}: field ${j + 1} (ARGV[${loop[1]} + ${j}]) never used`);
+      for (const j of used) if (j >= k) problems.push(`uses ARGV[${loop[1]} + ${j}], beyond @each ${header.each.name} (${k} values)`);
+    }
+  } else {
+    if (loops.length > 0 || /#ARGV/.test(code)) problems.push('reads #ARGV but declares no @each');
+    for (const v of offsets.keys()) problems.push(`uses ARGV[${v} …] but declares no @each`);
+  }
+  if (problems.length > 0) throw new HeaderError(`${header.file}: its header and its body disagree:\n  ${problems.join('\n  ')}`);
+}
+
+module.exports = { HeaderError, parseType, declarationsOf, headerOf, checkScript, width, codeOf };

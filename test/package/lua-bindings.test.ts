@@ -1,0 +1,204 @@
+/**
+ * The typed script bindings generated from the headers of lua/*.lua (scripts/build-lua.js): the build refuses a
+ * header its script disagrees with, TypeScript refuses a caller that disagrees with a header, and a reply of
+ * the wrong shape is a StoreError, not a cast.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { StoreError } from '../../src/errors';
+import { RedisQueue } from '../../src/queue/redis-queue';
+import * as lua from '../../src/store/lua-sources.generated';
+import { LUA_DIR } from '../../src/store/scripts';
+import { OracleRedis } from '../oracle/oracle-client';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { render } = require('../../scripts/build-lua') as {
+  render: (dir?: string, options?: { unbound?: ReadonlySet<string>; errorsImport?: string }) => string;
+};
+
+const ROOT = join(__dirname, '..', '..');
+
+const STATUS_LUA = `local ST = {\n  OK = 1, GONE = -1,\n}\n`;
+const ITEM_LUA = `-- @struct Item [id: string, weight: int]\n`;
+const TOUCH = `-- touch.lua: a fixture.
+-- @key items HASH
+-- @arg nowMs int
+-- @arg id string
+-- @reply [status: OK | GONE, count: int]
+--!include includes/status.lua
+local n = redis.call('HINCRBY', KEYS[1], ARGV[2], tonumber(ARGV[1]))
+return { ST.OK, n }
+`;
+const BATCH = `-- batch.lua: a fixture with a repeated argument.
+-- @key items HASH
+-- @arg nowMs int
+-- @each items Item
+-- @reply int[]
+local out = {}
+for i = 2, #ARGV - 1, 2 do
+  out[#out + 1] = redis.call('HINCRBY', KEYS[1], ARGV[i], tonumber(ARGV[i + 1]) + tonumber(ARGV[1]))
+end
+return out
+`;
+
+/** A lua/ directory holding these scripts (and the fixture includes); returns its path. */
+function fixtureDir(scripts: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-lua-'));
+  mkdirSync(join(dir, 'includes'));
+  writeFileSync(join(dir, 'includes', 'status.lua'), STATUS_LUA);
+  writeFileSync(join(dir, 'includes', 'item.lua'), ITEM_LUA);
+  for (const [file, text] of Object.entries(scripts)) writeFileSync(join(dir, file), text);
+  return dir;
+}
+
+const renderFixture = (scripts: Record<string, string>): string => {
+  const dir = fixtureDir(scripts);
+  try {
+    return render(dir, { unbound: new Set() });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+test('every script in lua/ but the admission ones has a binding, and the repository headers agree with their scripts', () => {
+  const text = render();
+  const scripts = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua'));
+  const bound = scripts.filter((f) => text.includes(`  file: '${f}',`));
+  expect(scripts.filter((f) => !bound.includes(f)).sort()).toEqual(['admit-defer-many.lua', 'admit-defer.lua', 'admit-many.lua', 'admit.lua']);
+  expect(lua.enqueueScript.keyNames).toEqual(lua.dispatchScript.keyNames); // one queue key block
+  expect(lua.dispatcherLeaseScript.keyNames).toEqual(['dispatcherLease']);
+});
+
+test('the build accepts a fixture whose header matches its body', () => {
+  const text = renderFixture({ 'touch.lua': TOUCH, 'batch.lua': BATCH });
+  expect(text).toContain('export const touchScript');
+  expect(text).toContain('for (const e of a.items) out.push(e.id, e.weight);');
+});
+
+test.each([
+  [
+    'an ARGV the header does not declare',
+    TOUCH.replace('ARGV[2]', 'ARGV[3]'),
+    /declares ARGV\[2\] \(id\) but never uses it\n\s*uses ARGV\[3\], not declared/,
+  ],
+  [
+    'a declared argument the body never reads',
+    TOUCH.replace('-- @reply', '-- @arg extra int\n-- @reply'),
+    /declares ARGV\[3\] \(extra\) but never uses it/,
+  ],
+  [
+    'a KEYS the header does not declare',
+    TOUCH.replace("redis.call('HINCRBY', KEYS[1]", "redis.call('HINCRBY', KEYS[2]"),
+    /uses KEYS\[2\], not declared/,
+  ],
+  [
+    'a declared key the body never uses',
+    TOUCH.replace('-- @arg nowMs', '-- @key other ZSET\n-- @arg nowMs'),
+    /declares key 2 \(other\) but never uses KEYS\[2\]/,
+  ],
+  ['a status the table does not have', TOUCH.replace('OK | GONE', 'OK | LOST'), /no status LOST/],
+  ['a misspelt tag', TOUCH.replace('-- @arg id', '-- @args id'), /unknown tag @args/],
+  ['no header at all', TOUCH.replace(/^-- @.*\n/gm, ''), /touch\.lua: no header/],
+])('the build fails on %s', (_what, script, message) => {
+  expect(() => renderFixture({ 'touch.lua': script })).toThrow(message);
+});
+
+test.each([
+  [
+    'a loop that steps by 3 over a 2-field struct',
+    BATCH.replace('#ARGV - 1, 2 do', '#ARGV - 2, 3 do'),
+    /needs one loop `for i = 2, #ARGV - 1, 2 do`/,
+  ],
+  ['a struct field the loop never reads', BATCH.replace('tonumber(ARGV[i + 1])', '1'), /field 2 \(ARGV\[i \+ 1\]\) never used/],
+  [
+    'a read beyond the struct',
+    BATCH.replace('tonumber(ARGV[1])', 'tonumber(ARGV[i + 2])'),
+    /declares ARGV\[1\] \(nowMs\) but never uses it\n\s*uses ARGV\[i \+ 2\], beyond @each items/,
+  ],
+])('the build fails on %s', (_what, script, message) => {
+  expect(() => renderFixture({ 'batch.lua': script })).toThrow(message);
+});
+
+/** Type-checks `caller` against the module generated from `touch` (src/errors.ts beside it); the diagnostics. */
+function typeErrors(touch: string, caller: string): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-bindings-'));
+  try {
+    mkdirSync(join(dir, 'store'));
+    writeFileSync(join(dir, 'store', 'bindings.ts'), renderFixture({ 'touch.lua': touch, 'batch.lua': BATCH }));
+    writeFileSync(join(dir, 'errors.ts'), ts.sys.readFile(join(ROOT, 'src', 'errors.ts'))!);
+    writeFileSync(join(dir, 'caller.ts'), caller);
+    const program = ts.createProgram([join(dir, 'caller.ts')], {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2022.d.ts'],
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+    });
+    return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('TypeScript refuses a caller that disagrees with the header it was generated from', () => {
+  const caller = `
+import { batchScript, touchScript, STATUS } from './store/bindings';
+const argv = touchScript.argv(touchScript.keys({ items: 'k' }), { nowMs: 1, id: 'a' });
+const reply = touchScript.decode(null);
+const ok: boolean = reply.status === STATUS.OK;
+const count: number = reply.count;
+const batch = batchScript.argv(['k'], { nowMs: 1, items: [{ id: 'a', weight: 2 }] });
+export { argv, ok, count, batch };
+`;
+  expect(typeErrors(TOUCH, caller)).toEqual([]);
+  // The header renames an argument and retypes a reply field: the same caller no longer compiles.
+  const changed = TOUCH.replace('-- @arg id string', '-- @arg group string').replace('count: int]', 'count: string]');
+  const errors = typeErrors(changed, caller).join('\n');
+  expect(errors).toMatch(/'id' does not exist in type 'TouchArgs'/);
+  expect(errors).toMatch(/Type 'string' is not assignable to type 'number'/);
+}, 60_000);
+
+test('a decoder checks the reply shape: a wrong one is a StoreError ERR_BL_STORE_REPLY naming the script and the field', () => {
+  const job = ['1-000001', '{}', '1:5 g', 100];
+  expect(lua.claimScript.decode([[job], 0])).toEqual({ claimed: [{ id: '1-000001', record: '{}', token: '1:5 g', leaseUntil: 100 }], wakeMs: 0 });
+  expect(() => lua.claimScript.decode([[job.slice(0, 3)], 0])).toThrow(/claim\.lua reply: claimed should be an array of 4/);
+  expect(() => lua.claimScript.decode([[['1', '{}', 7, 100]], 0])).toThrow(/LeasedJob\.token should be a string, got `7`/);
+  expect(() => lua.enqueueScript.decode([7, '', 0])).toThrow(/status should be 1 \| 2 \| -2 \| -3/);
+  expect(() => lua.failScript.decode('gone')).toThrow(StoreError);
+  expect(() => lua.completeScript.decode(2)).toThrow(expect.objectContaining({ code: 'ERR_BL_STORE_REPLY' }));
+  expect(lua.getJobScript.decode(null)).toBeNull();
+  const acks = [1, 2].map((n) => ({ id: `j${n}`, token: `t${n}`, hasResult: n === 1, result: 'r', keepMs: n, trimPage: 100, leaseMs: 50, max: 1 }));
+  expect(lua.completeClaimManyScript.argv(['k'], { nowMs: 9, config: 'c', acks })).toEqual([
+    'k',
+    9,
+    'c',
+    'j1',
+    't1',
+    1,
+    'r',
+    1,
+    100,
+    50,
+    1,
+    'j2',
+    't2',
+    0,
+    'r',
+    2,
+    100,
+    50,
+    1,
+  ]);
+});
+
+test('a queue script whose reply has the wrong shape fails the call with ERR_BL_STORE_REPLY', async () => {
+  const oracle = new OracleRedis({ clock: () => 1000, rewrite: (text) => text.replace('return { requeued, dead }', 'return { requeued }') });
+  const spec = { name: 'shape', limit: 10, windowMs: 1000, burst: 1, reserve: 0, idleMs: 1000, epochMs: 100, sustained: false };
+  const queue = new RedisQueue({ client: oracle.asClient(), spec, clock: () => 1000 });
+  await expect(queue.reclaimExpired(3, 10)).rejects.toMatchObject({ code: 'ERR_BL_STORE_REPLY', message: expect.stringContaining('reclaim.lua') });
+  expect(await queue.counts()).toMatchObject({ dead: 0, oldestWaitingMs: 0 });
+});
