@@ -83,9 +83,14 @@ local function fs_group(fs, group, weight)
     if p and fs.gone and fs.gone[group] then p = nil end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
-      -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
-      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
-      if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
+      -- rule fields (rb the stored record, rs state, rr rules) only when used: a limiter without rules pays nothing
+      if #p > FS_PACK_LEN then
+        -- every field in the constructor: one that Lua adds later rehashes the table
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, rb = p, rs = false,
+               rr = false }
+      else
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+      end
     else
       -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
       if group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
