@@ -10,7 +10,7 @@
                (RL_SLOTS sub-windows, strict: counts every sub-window the window touches), 3 fixed-window
                (windows aligned to multiples of windowMs on the store clock)
   State: appended to the group's packed state, doubles only: until_ms (the group's rule state matters until
-  then: trimming keeps the group), then per rule tag, n, n values:
+  then: trimming keeps the group), then per rule its key (tag · 32 + n: which rule, how many values), n values:
     token-bucket   tokens, last µs
     sliding-window newest sub-window index j, units in the window, then a ring of RL_SLOTS + 1 counts
                    (sub-window q at q % (RL_SLOTS + 1): a window moving on clears the places it leaves, nothing moves)
@@ -22,11 +22,11 @@
   The functions are made on first use (rl_library(), called by fs_config when the config has rules): every
   script call runs the definitions of its local functions, so a limiter without rules makes none of them.
   Functions (fields of the library):
-    config(text, head) -> rules, span_ms  rules = list of { tag, alg, limit, window_us, burst, T, slot_us, n, off }
+    config(text, head) -> rules, span_ms  rules = list of { tag, alg, limit, window_us, burst, T, slot_us, n, off, key }
                                              and rules.fmt, rules.count, rules.len (the packed layout), rules.whole
                                              (head .. fmt: head is the group's own struct format, FS_PACK)
     load(rules, blob, at) -> v             the flat state from the rule state at byte `at` of a stored record
-                                             (fresh records have tag 0)
+                                             (fresh records have key 0)
     check(rules, v, now, c) -> ok, wait_us, index   index: the violated rule with the longest wait (first on ties)
     spend(rules, v, c)
     reply(out, r, now) -> n                   appends a decision's policy and remaining, resetMs per rule to a reply
@@ -39,6 +39,8 @@ local function rl_library()
   -- a sliding window's ring: the RL_SLOTS + 1 sub-windows a window touches, sub-window q at q % RL_RING
   local RL_RING = RL_SLOTS + 1
   local RL_TOKEN, RL_SLIDING, RL_FIXED = 1, 2, 3
+  -- a record's key: tag · RL_KEY + n (n < RL_KEY; a tag is 32 bits, so the key is exact in a double)
+  local RL_KEY = 32
 
   local function rl_config(text, head)
     local nums = cjson.decode(text)
@@ -47,7 +49,7 @@ local function rl_library()
       local alg, limit, window_ms, burst = nums[i + 1], nums[i + 2], nums[i + 3], nums[i + 4]
       local window_us = window_ms * 1000
       local r = { tag = nums[i], alg = alg, limit = limit, window_us = window_us, burst = burst, T = 0, slot_us = 0,
-                  n = 2, off = count + 3 }
+                  n = 2, off = count + 2, key = 0 }
       local span = window_ms
       if alg == RL_TOKEN then
         r.T = window_us / (limit - burst + 1)
@@ -57,7 +59,8 @@ local function rl_library()
         span = span + math.ceil(span / RL_SLOTS)
       end
       if span > span_ms then span_ms = span end
-      count = count + 2 + r.n
+      r.key = r.tag * RL_KEY + r.n
+      count = count + 1 + r.n
       rules[#rules + 1] = r
     end
     rules.count, rules.fmt, rules.len = count, string.rep('d', count), count * 8
@@ -73,11 +76,11 @@ local function rl_library()
       local same = true
       for i = 1, #rules do
         local r = rules[i]
-        if v[r.off - 2] ~= r.tag or v[r.off - 1] ~= r.n then same = false break end
+        if v[r.off - 1] ~= r.key then same = false break end
       end
       if same then return v end
     end
-    -- another layout (rules added, removed or changed): keep the records whose tag and size are still here
+    -- another layout (rules added, removed or changed): keep the records whose key (tag and size) is still here
     local v = { 0 }
     for k = 2, rules.count do v[k] = 0 end
     if blob and #blob > at then
@@ -85,15 +88,18 @@ local function rl_library()
       local old = { struct.unpack(string.rep('d', count), blob, at) }
       local found = {}
       local i = 2
-      while i + 1 <= count do
-        found[old[i]] = i
-        i = i + 2 + old[i + 1]
+      while i <= count do
+        local key = old[i]
+        -- not a record's key (a record of an older layout): nothing past it can be read
+        if key < RL_KEY or key % 1 ~= 0 then break end
+        found[key] = i
+        i = i + 1 + key % RL_KEY
       end
       for j = 1, #rules do
         local r = rules[j]
-        local at_old = found[r.tag]
-        if at_old and old[at_old + 1] == r.n then
-          for k = 0, r.n + 1 do v[r.off - 2 + k] = old[at_old + k] end
+        local at_old = found[r.key]
+        if at_old then
+          for k = 0, r.n do v[r.off - 1 + k] = old[at_old + k] end
         end
       end
     end
@@ -121,8 +127,8 @@ local function rl_library()
     for i = 1, #rules do
       local r = rules[i]
       local alg, o, t = r.alg, r.off, 0
-      local fresh = v[o - 2] ~= r.tag
-      if fresh then v[o - 2], v[o - 1] = r.tag, r.n end
+      local fresh = v[o - 1] ~= r.key
+      if fresh then v[o - 1] = r.key end
       if alg == RL_TOKEN then
         if fresh then v[o], v[o + 1] = r.burst, now end
         local tok = v[o] + (now - v[o + 1]) / r.T
