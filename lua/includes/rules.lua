@@ -199,30 +199,28 @@ local function rl_library()
     return r.limit - v[o + 1], (v[o] + 1) * r.window_us - now
   end
 
-  -- v[1]: until when (ms) the state matters (trimming keeps the group until then).
-  local function rl_stamp(rules, v, now)
-    local latest = 0
-    for i = 1, #rules do
-      local _, reset = rl_remaining(rules[i], v, now)
-      if reset > latest then latest = reset end
-    end
-    v[1] = math.floor((now + latest) / 1000) + 1
-  end
-
-  local function rl_pack(rules, v, now)
-    rl_stamp(rules, v, now)
-    return struct.pack(rules.fmt, unpack(v, 1, rules.count))
-  end
-
-  -- rl_pack's values, for a caller that packs them after its own in one string (rules.whole: head .. fmt).
+  -- The packed values (v[1]: until when, in ms, the state matters: trimming keeps the group until then; worked
+  -- out here only when no reply did since the last check), for a caller that packs them after its own in one
+  -- string (fs_close: rules.whole).
   local function rl_values(rules, v, now)
-    if v[1] == 0 then rl_stamp(rules, v, now) end
+    if v[1] == 0 then
+      local latest = 0
+      for i = 1, #rules do
+        local _, reset = rl_remaining(rules[i], v, now)
+        if reset > latest then latest = reset end
+      end
+      v[1] = math.floor((now + latest) / 1000) + 1
+    end
     return unpack(v, 1, rules.count)
   end
 
+  local function rl_pack(rules, v, now)
+    return struct.pack(rules.fmt, rl_values(rules, v, now))
+  end
+
   -- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs (whole ms) per
-  -- rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Stamps v[1] on
-  -- the way (rl_stamp's value from the same resets: packing the state then works out nothing again).
+  -- rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Sets v[1] on
+  -- the way (rl_values' until, from the same resets: packing the state then works out nothing again).
   local function rl_reply_decision(out, r, now)
     local rules, v = r.rules, r.rs
     local n = #out + 1
