@@ -86,7 +86,8 @@ local function fs_sighted(fs, group)
     -- a fresh limiter's DEL (fs.wiped, in a peek) would have emptied the hash
     local rb = false
     if not fs.wiped then rb = redis.call('HGET', fs.groups_key, FS_SIGHTED .. group) end
-    rec = { rb = rb or nil }
+    -- rat: where its rule state starts (a record holds nothing else)
+    rec = { rb = rb or nil, rat = 1 }
     fs.sighted[group] = rec
   end
   return rec
@@ -103,9 +104,14 @@ local function fs_group(fs, group, weight)
     if p and fs.gone and fs.gone[group] then p = nil end
     if p then
       local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
-      -- rule fields (rb stored blob, rs state, rr rules) only when used: a limiter without rules pays nothing
-      st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
-      if #p > FS_PACK_LEN then st.rb = string.sub(p, FS_PACK_LEN + 1) end
+      -- rule fields (rb the stored record, rs state, rr rules) only when used: a limiter without rules pays nothing
+      if #p > FS_PACK_LEN then
+        -- every field in the constructor: one that Lua adds later rehashes the table
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, rb = p, rs = false,
+               rr = false }
+      else
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+      end
     else
       -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
       if group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
@@ -126,7 +132,7 @@ local function fs_group(fs, group, weight)
       if fs.cfg.probation_ms > 0 and group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
         local rb = fs_sighted(fs, group).rb
         if rb then
-          st.rb = rb
+          st.rb, st.rat = rb, 1
           if not fs.peek then redis.call('HDEL', fs.groups_key, FS_SIGHTED .. group) end
         end
         fs.sighted[group] = nil

@@ -93,7 +93,7 @@ local function fs_config(text)
   local semi = string.find(text, ';', 1, true)
   if semi then
     if not RL then RL = rl_library() end
-    rules, span_ms = RL.config(string.sub(text, semi + 1))
+    rules, span_ms = RL.config(string.sub(text, semi + 1), FS_PACK)
     text = string.sub(text, 1, semi - 1)
   end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
@@ -260,10 +260,11 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     if newcomer then rst = fs_sighted(fs, newcomer) end
     rs = rst.rs
     if not rs then
-      rs = RL.load(rules, rst.rb)
+      -- a group's record holds its own values first; an id's record on probation (and a graduate's) only rules
+      rs = RL.load(rules, rst.rb, rst.rat or FS_PACK_LEN + 1)
     elseif rst.rr ~= rules then
       -- decided under other rules earlier in this call: re-lay the state out for these
-      rs = RL.load(rules, RL.pack(rst.rr, rs, now))
+      rs = RL.load(rules, RL.pack(rst.rr, rs, now), 1)
     end
     rst.rs, rst.rr = rs, rules
     rok, rwait, rbad = RL.check(rules, rs, now, c)
@@ -365,11 +366,14 @@ local function fs_close(fs)
     meta.tr, meta.vt, meta.rv, meta.re) .. meta.rg }
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
-    local p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+    local p
     if st.rr then
-      p = p .. RL.pack(st.rr, st.rs, fs.now_us)
-    elseif st.rb then
-      p = p .. st.rb
+      -- one string: the group's values, then its rule state's
+      p = struct.pack(st.rr.whole, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise,
+        RL.values(st.rr, st.rs, fs.now_us))
+    else
+      p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+      if st.rb then p = p .. string.sub(st.rb, st.rat or FS_PACK_LEN + 1) end
     end
     args[#args + 1] = p
   end

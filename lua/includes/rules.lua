@@ -10,96 +10,97 @@
                (RL_SLOTS sub-windows, strict: counts every sub-window the window touches), 3 fixed-window
                (windows aligned to multiples of windowMs on the store clock)
   State: appended to the group's packed state, doubles only: until_ms (the group's rule state matters until
-  then: trimming keeps the group), then per rule tag, n, n values:
+  then: trimming keeps the group), then per rule its key (tag · 32 + n: which rule, how many values), n values:
     token-bucket   tokens, last µs
-    sliding-window newest sub-window index, RL_SLOTS + 1 counts (oldest first)
+    sliding-window newest sub-window index j, units in the window, then a ring of RL_SLOTS + 1 counts
+                   (sub-window q at q % (RL_SLOTS + 1): a window moving on clears the places it leaves, nothing moves)
     fixed-window   window index, count
   In a call the state is one flat array in that layout (rule r's values from r.off), so loading and saving are
-  one struct call each when the stored layout is the current rules' (the common case); a record whose tag does
-  not match (a new or changed rule) starts afresh. A sliding window's sum is kept past the packed values.
+  one struct call each when the stored layout is the current rules' (the common case: fs_close packs the
+  group's own values and these in one string, rules.whole); a record whose tag does not match (a new or changed
+  rule) starts afresh. until_ms is worked out once per decision, from the resets the reply computes anyway.
   The functions are made on first use (rl_library(), called by fs_config when the config has rules): every
   script call runs the definitions of its local functions, so a limiter without rules makes none of them.
   Functions (fields of the library):
-    config(text) -> rules, span_ms        rules = list of { tag, alg, limit, window_us, burst, T, slot_us, n, off }
-                                             and rules.fmt, rules.count, rules.len (the packed layout)
-    load(rules, blob) -> v                 the flat state (fresh records have tag 0)
+    config(text, head) -> rules, span_ms  rules = list of { tag, alg, limit, window_us, burst, T, slot_us, n, off, key }
+                                             and rules.fmt, rules.count, rules.len (the packed layout), rules.whole
+                                             (head .. fmt: head is the group's own struct format, FS_PACK)
+    load(rules, blob, at) -> v             the flat state from the rule state at byte `at` of a stored record
+                                             (fresh records have key 0)
     check(rules, v, now, c) -> ok, wait_us, index   index: the violated rule with the longest wait (first on ties)
     spend(rules, v, c)
     reply(out, r, now) -> n                   appends a decision's policy and remaining, resetMs per rule to a reply
-    pack(rules, v, now) -> blob
+    pack(rules, v, now) -> blob            the rule state alone (a call deciding one group under two plans' rules)
+    values(rules, v, now) -> ...           what pack packs, for fs_close's one struct.pack (rules.whole)
 ]]
 
 local function rl_library()
   local RL_SLOTS = 10
+  -- a sliding window's ring: the RL_SLOTS + 1 sub-windows a window touches, sub-window q at q % RL_RING
+  local RL_RING = RL_SLOTS + 1
   local RL_TOKEN, RL_SLIDING, RL_FIXED = 1, 2, 3
+  -- a record's key: tag · RL_KEY + n (n < RL_KEY; a tag is 32 bits, so the key is exact in a double)
+  local RL_KEY = 32
 
-  local function rl_config(text)
+  local function rl_config(text, head)
     local nums = cjson.decode(text)
     local rules, span_ms, count = {}, 0, 1
     for i = 1, #nums, 5 do
       local alg, limit, window_ms, burst = nums[i + 1], nums[i + 2], nums[i + 3], nums[i + 4]
       local window_us = window_ms * 1000
       local r = { tag = nums[i], alg = alg, limit = limit, window_us = window_us, burst = burst, T = 0, slot_us = 0,
-                  n = 2, off = count + 3, used = 0 }
+                  n = 2, off = count + 2, key = 0 }
       local span = window_ms
       if alg == RL_TOKEN then
         r.T = window_us / (limit - burst + 1)
       elseif alg == RL_SLIDING then
         r.slot_us = window_us / RL_SLOTS
-        r.n = RL_SLOTS + 2
+        r.n = RL_RING + 2
         span = span + math.ceil(span / RL_SLOTS)
       end
       if span > span_ms then span_ms = span end
-      count = count + 2 + r.n
+      r.key = r.tag * RL_KEY + r.n
+      count = count + 1 + r.n
       rules[#rules + 1] = r
     end
-    -- a sliding window's sum lives past the packed values, one slot per rule
-    for i = 1, #rules do rules[i].used = count + i end
     rules.count, rules.fmt, rules.len = count, string.rep('d', count), count * 8
+    rules.whole = head .. rules.fmt
     return rules, span_ms
   end
 
-  -- The flat state in the current layout, from a stored blob (any layout) or afresh.
-  local function rl_load(rules, blob)
-    local v
-    if blob and #blob == rules.len then
-      v = { struct.unpack(rules.fmt, blob) }
+  -- The flat state in the current layout, from a stored record's rule state (any layout, from byte `at`) or
+  -- afresh. One table, made by the unpack itself (it also holds unpack's next position, past the values).
+  local function rl_load(rules, blob, at)
+    if blob and #blob - at + 1 == rules.len then
+      local v = { struct.unpack(rules.fmt, blob, at) }
+      local same = true
       for i = 1, #rules do
         local r = rules[i]
-        if v[r.off - 2] ~= r.tag or v[r.off - 1] ~= r.n then v = nil break end
+        if v[r.off - 1] ~= r.key then same = false break end
       end
+      if same then return v end
     end
-    if not v then
-      -- another layout (rules added, removed or changed): keep the records whose tag is still here
+    -- another layout (rules added, removed or changed): keep the records whose key (tag and size) is still here
+    local v = { 0 }
+    for k = 2, rules.count do v[k] = 0 end
+    if blob and #blob > at then
+      local count = (#blob - at + 1) / 8
+      local old = { struct.unpack(string.rep('d', count), blob, at) }
       local found = {}
-      if blob then
-        local count = #blob / 8
-        local old = { struct.unpack(string.rep('d', count), blob) }
-        local i = 2
-        while i + 1 <= count do
-          found[old[i]] = i
-          i = i + 2 + old[i + 1]
-        end
-        v = { 0 }
-        for k = 2, rules.count do v[k] = 0 end
-        for j = 1, #rules do
-          local r = rules[j]
-          local at = found[r.tag]
-          if at and old[at + 1] == r.n then
-            for k = 0, r.n + 1 do v[r.off - 2 + k] = old[at + k] end
-          end
-        end
-      else
-        v = { 0 }
-        for k = 2, rules.count do v[k] = 0 end
+      local i = 2
+      while i <= count do
+        local key = old[i]
+        -- not a record's key (a record of an older layout): nothing past it can be read
+        if key < RL_KEY or key % 1 ~= 0 then break end
+        found[key] = i
+        i = i + 1 + key % RL_KEY
       end
-    end
-    for i = 1, #rules do
-      local r = rules[i]
-      if r.alg == RL_SLIDING then
-        local used = 0
-        for k = r.off + 1, r.off + RL_SLOTS + 1 do used = used + v[k] end
-        v[r.used] = used
+      for j = 1, #rules do
+        local r = rules[j]
+        local at_old = found[r.key]
+        if at_old then
+          for k = 0, r.n do v[r.off - 1 + k] = old[at_old + k] end
+        end
       end
     end
     return v
@@ -108,10 +109,11 @@ local function rl_library()
   -- The sliding window's wait once it is over: the oldest sub-windows leave it one by one.
   local function rl_slide_wait(r, v, now, c)
     local o = r.off
-    local used = v[r.used]
-    for d = 1, RL_SLOTS + 1 do
-      used = used - v[o + d]
-      if used + c <= r.limit then return (v[o] + d) * r.slot_us - now end
+    local j, used = v[o], v[o + 1]
+    for d = 1, RL_RING do
+      -- sub-window j − RL_RING + d, oldest first
+      used = used - v[o + 2 + (j + d) % RL_RING]
+      if used + c <= r.limit then return (j + d) * r.slot_us - now end
     end
     return r.window_us
   end
@@ -120,11 +122,13 @@ local function rl_library()
   -- One loop, no calls on the common path: this runs on every decision.
   local function rl_check(rules, v, now, c)
     local ok, wait, index = true, 0, 0
+    -- until when the state matters: stale now (rl_reply_decision or rl_values works it out again)
+    v[1] = 0
     for i = 1, #rules do
       local r = rules[i]
       local alg, o, t = r.alg, r.off, 0
-      local fresh = v[o - 2] ~= r.tag
-      if fresh then v[o - 2], v[o - 1] = r.tag, r.n end
+      local fresh = v[o - 1] ~= r.key
+      if fresh then v[o - 1] = r.key end
       if alg == RL_TOKEN then
         if fresh then v[o], v[o + 1] = r.burst, now end
         local tok = v[o] + (now - v[o + 1]) / r.T
@@ -132,24 +136,22 @@ local function rl_library()
         v[o], v[o + 1] = tok, now
         if tok < c - 1e-9 then t = (c - tok) * r.T end
       elseif alg == RL_SLIDING then
-        local j = math.floor(now / r.slot_us)
-        if fresh then
-          v[o] = j
-          for k = o + 1, o + RL_SLOTS + 1 do v[k] = 0 end
-          v[r.used] = 0
-        end
-        local d = j - v[o]
-        if d > 0 then
-          local used, last = 0, o + RL_SLOTS + 1
-          for k = o + 1, last do
-            local x = 0
-            if k + d <= last then x = v[k + d] end
-            v[k] = x
-            used = used + x
+        local j, q = math.floor(now / r.slot_us), v[o]
+        if fresh or j - q >= RL_RING then
+          -- new, or the whole window has passed
+          for k = o + 2, o + RL_RING + 1 do v[k] = 0 end
+          v[o], v[o + 1] = j, 0
+        elseif j > q then
+          -- sub-windows q + 1 .. j take the places of those leaving the window
+          local used = v[o + 1]
+          for p = q + 1, j do
+            local k = o + 2 + p % RL_RING
+            used = used - v[k]
+            v[k] = 0
           end
-          v[o], v[r.used] = j, used
+          v[o], v[o + 1] = j, used
         end
-        if v[r.used] + c > r.limit then t = rl_slide_wait(r, v, now, c) end
+        if v[o + 1] + c > r.limit then t = rl_slide_wait(r, v, now, c) end
       else
         local w = math.floor(now / r.window_us)
         if fresh or v[o] ~= w then v[o], v[o + 1] = w, 0 end
@@ -170,8 +172,8 @@ local function rl_library()
       if r.alg == RL_TOKEN then
         v[o] = v[o] - c
       elseif r.alg == RL_SLIDING then
-        v[o + RL_SLOTS + 1] = v[o + RL_SLOTS + 1] + c
-        v[r.used] = v[r.used] + c
+        local k = o + 2 + v[o] % RL_RING
+        v[o + 1], v[k] = v[o + 1] + c, v[k] + c
       else
         v[o + 1] = v[o + 1] + c
       end
@@ -186,45 +188,54 @@ local function rl_library()
       if left < 0 then left = 0 end
       return left, (r.burst - v[o]) * r.T
     elseif r.alg == RL_SLIDING then
-      local used = v[r.used]
+      local used = v[o + 1]
       if used == 0 then return r.limit, 0 end
-      -- the newest sub-window holding units leaves last
-      local k = RL_SLOTS + 1
-      while v[o + k] == 0 do k = k - 1 end
-      return r.limit - used, (v[o] + k) * r.slot_us - now
+      -- the newest sub-window holding units leaves last (sub-window j − RL_RING + k)
+      local j, k = v[o], RL_RING
+      while v[o + 2 + (j + k) % RL_RING] == 0 do k = k - 1 end
+      return r.limit - used, (j + k) * r.slot_us - now
     end
     if v[o + 1] == 0 then return r.limit, 0 end
     return r.limit - v[o + 1], (v[o] + 1) * r.window_us - now
   end
 
-  -- Appends remaining, resetMs (whole ms) per rule to a reply at out[n + 1 ..]; returns the new length.
-  local function rl_reply(out, n, rules, v, now)
-    for i = 1, #rules do
-      local left, reset = rl_remaining(rules[i], v, now)
-      out[n + 1], out[n + 2] = left, math.ceil(reset / 1000)
-      n = n + 2
+  -- The packed values (v[1]: until when, in ms, the state matters: trimming keeps the group until then; worked
+  -- out here only when no reply did since the last check), for a caller that packs them after its own in one
+  -- string (fs_close: rules.whole).
+  local function rl_values(rules, v, now)
+    if v[1] == 0 then
+      local latest = 0
+      for i = 1, #rules do
+        local _, reset = rl_remaining(rules[i], v, now)
+        if reset > latest then latest = reset end
+      end
+      v[1] = math.floor((now + latest) / 1000) + 1
     end
-    return n
+    return unpack(v, 1, rules.count)
   end
 
   local function rl_pack(rules, v, now)
-    local latest = 0
-    for i = 1, #rules do
-      local _, reset = rl_remaining(rules[i], v, now)
-      if reset > latest then latest = reset end
-    end
-    v[1] = math.floor((now + latest) / 1000) + 1
-    return struct.pack(rules.fmt, unpack(v, 1, rules.count))
+    return struct.pack(rules.fmt, rl_values(rules, v, now))
   end
 
-  -- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs per rule, as they
-  -- stand now (call it right after fs_decide). Returns the reply's new length.
+  -- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs (whole ms) per
+  -- rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Sets v[1] on
+  -- the way (rl_values' until, from the same resets: packing the state then works out nothing again).
   local function rl_reply_decision(out, r, now)
-    local n = #out
-    out[n + 1] = r.policy
-    return rl_reply(out, n + 1, r.rules, r.rs, now)
+    local rules, v = r.rules, r.rs
+    local n = #out + 1
+    out[n] = r.policy
+    local latest = 0
+    for i = 1, #rules do
+      local left, reset = rl_remaining(rules[i], v, now)
+      if reset > latest then latest = reset end
+      out[n + 1], out[n + 2] = left, math.ceil(reset / 1000)
+      n = n + 2
+    end
+    v[1] = math.floor((now + latest) / 1000) + 1
+    return n
   end
 
   return { config = rl_config, load = rl_load, check = rl_check, spend = rl_spend, reply = rl_reply_decision,
-           pack = rl_pack }
+           pack = rl_pack, values = rl_values }
 end

@@ -19,6 +19,8 @@ export interface RuleSpec {
 
 /** Sub-windows of a sliding-window rule: it may wait up to windowMs / RL_SLOTS longer than an exact log. */
 export const RL_SLOTS = 10;
+/** A sliding window's ring: the RL_SLOTS + 1 sub-windows a window touches, sub-window q at q % RL_RING. */
+const RL_RING = RL_SLOTS + 1;
 const RL_TOKEN = 1;
 const RL_SLIDING = 2;
 const RL_FIXED = 3;
@@ -93,16 +95,28 @@ function rlState(r: RuleConfig, rs: RuleStates, now: number): number[] {
     s[0] = t;
     s[1] = now;
   } else if (r.alg === RL_SLIDING) {
+    // [newest sub-window j, units in the window, the ring of counts from index 2]
     const j = Math.floor(now / r.slotUs);
     if (!s) {
-      s = [j];
-      for (let k = 1; k <= RL_SLOTS + 1; k++) s[k] = 0;
+      s = [j, 0];
       rs.set(r.tag, s);
     }
-    const d = j - s[0]!;
-    if (d > 0) {
-      for (let k = 1; k <= RL_SLOTS + 1; k++) s[k] = k + d <= RL_SLOTS + 1 ? s[k + d]! : 0;
+    const q = s[0]!;
+    if (s.length === 2 || j - q >= RL_RING) {
+      // new, or the whole window has passed
+      for (let k = 2; k < 2 + RL_RING; k++) s[k] = 0;
       s[0] = j;
+      s[1] = 0;
+    } else if (j > q) {
+      // sub-windows q + 1 .. j take the places of those leaving the window
+      let used = s[1]!;
+      for (let p = q + 1; p <= j; p++) {
+        const k = 2 + (p % RL_RING);
+        used -= s[k]!;
+        s[k] = 0;
+      }
+      s[0] = j;
+      s[1] = used;
     }
   } else {
     const w = Math.floor(now / r.windowUs);
@@ -125,13 +139,13 @@ function rlWait(r: RuleConfig, s: number[], now: number, c: number): number {
     return (c - s[0]!) * r.T;
   }
   if (r.alg === RL_SLIDING) {
-    let used = 0;
-    for (let k = 1; k <= RL_SLOTS + 1; k++) used += s[k]!;
+    const j = s[0]!;
+    let used = s[1]!;
     if (used + c <= r.limit) return 0;
-    // the oldest sub-windows leave the window one by one
-    for (let d = 1; d <= RL_SLOTS + 1; d++) {
-      used -= s[d]!;
-      if (used + c <= r.limit) return (s[0]! + d) * r.slotUs - now;
+    // the oldest sub-windows leave the window one by one (sub-window j − RL_RING + d)
+    for (let d = 1; d <= RL_RING; d++) {
+      used -= s[2 + ((j + d) % RL_RING)]!;
+      if (used + c <= r.limit) return (j + d) * r.slotUs - now;
     }
     return r.windowUs;
   }
@@ -162,8 +176,11 @@ export function rlSpend(rules: readonly RuleConfig[], rs: RuleStates, c: number)
   for (const r of rules) {
     const s = rs.get(r.tag)!;
     if (r.alg === RL_TOKEN) s[0] = s[0]! - c;
-    else if (r.alg === RL_SLIDING) s[RL_SLOTS + 1] = s[RL_SLOTS + 1]! + c;
-    else s[1] = s[1]! + c;
+    else if (r.alg === RL_SLIDING) {
+      const k = 2 + (s[0]! % RL_RING);
+      s[1] = s[1]! + c;
+      s[k] = s[k]! + c;
+    } else s[1] = s[1]! + c;
   }
 }
 
@@ -175,15 +192,13 @@ function rlRemaining(r: RuleConfig, s: number[], now: number): [number, number] 
     return [left, (r.burst - s[0]!) * r.T];
   }
   if (r.alg === RL_SLIDING) {
-    let used = 0;
-    let reset = 0;
-    for (let k = 1; k <= RL_SLOTS + 1; k++) {
-      if (s[k]! > 0) {
-        used += s[k]!;
-        reset = (s[0]! + k) * r.slotUs - now;
-      }
-    }
-    return [r.limit - used, reset];
+    const used = s[1]!;
+    if (used === 0) return [r.limit, 0];
+    // the newest sub-window holding units leaves last (sub-window j − RL_RING + k)
+    const j = s[0]!;
+    let k = RL_RING;
+    while (s[2 + ((j + k) % RL_RING)] === 0) k--;
+    return [r.limit - used, (j + k) * r.slotUs - now];
   }
   if (s[1] === 0) return [r.limit, 0];
   return [r.limit - s[1]!, (s[0]! + 1) * r.windowUs - now];
