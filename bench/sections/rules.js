@@ -1,8 +1,8 @@
 'use strict';
 /**
  * Section: what rules and plans cost Redis per check. The same allow-heavy closed loop as the admission
- * section, on three limiters: no rules, two rules (a sliding window per second and a token bucket per hour, the
- * README's tenant example), and the same two rules as a plan's. Redis CPU per check = INFO commandstats µs
+ * section, on four limiters: no rules, two rules (a sliding window per second and a token bucket per hour, the
+ * README's tenant example), the same two rules as a plan's, and a request-concurrency cap (each slot released). Redis CPU per check = INFO commandstats µs
  * over the checks made (script calls carry up to maxBatch checks each); batched (default) and maxBatch: 1.
  */
 const { startRedis, resetStats, commandCost } = require('../lib/redis');
@@ -22,6 +22,8 @@ const KINDS = [
   { id: 'none', label: 'no rules', options: {}, checkOptions: {} },
   { id: 'rules', label: 'two rules', options: { rules: TWO_RULES }, checkOptions: {} },
   { id: 'plan', label: 'two rules and a plan', options: { plans: { free: {}, pro: { rules: TWO_RULES } } }, checkOptions: { plan: 'pro' } },
+  // a cap no run reaches: every check takes a slot, and gives it back (release.lua; a turn's releases share a call)
+  { id: 'concurrency', label: 'a concurrency cap, each slot released', options: { concurrency: 1_000_000 }, checkOptions: {}, release: true },
 ];
 const TARGET = 1.3;
 
@@ -34,11 +36,17 @@ function makeCheck(core, client, kind, maxBatch, groups) {
     limit: LIMIT,
     windowMs: WINDOW_MS,
     maxGroups: Math.max(10_000, groups * 2),
-    // every group decided as itself from its first check (rules turn probation off; without them it is on)
+    // every group decided as itself from its first check (no newcomers' group)
     probationMs: 0,
     ...kind.options,
   });
-  return async (group) => (await limiter.check(group, { cost: 1, weight: 1, ...kind.checkOptions })).allowed;
+  const checkOptions = { cost: 1, weight: 1, ...kind.checkOptions };
+  if (!kind.release) return async (group) => (await limiter.check(group, checkOptions)).allowed;
+  return async (group) => {
+    const decision = await limiter.check(group, checkOptions);
+    await limiter.release(decision);
+    return decision.allowed;
+  };
 }
 
 /** The Redis process's CPU seconds (user + system): unlike commandstats, time it spent descheduled is not in it. */
@@ -132,7 +140,7 @@ function report(rows, cfg) {
   });
   return {
     title: 'Rules and plans: Redis CPU per check',
-    intro: `Allow-heavy (no limit reached: every check spends in every rule), ${cfg.inFlight} in flight, groups drawn uniformly (all touched once first), ${cfg.durationMs / 1000} s per round, best of ${cfg.rounds} interleaved rounds. Two rules: \`tenant-second\` (sliding window, 1 s) and \`tenant-hour\` (token bucket, 1 h); "and a plan": the same rules as plan \`pro\`'s, each check naming it. Redis CPU (scripts) = INFO commandstats µs over the checks made (the target's measure: the scripts' own time, but a round in which Redis was descheduled counts that too); process CPU = the Redis process's user + system CPU time over the checks (network and parsing included, preemption not).`,
+    intro: `Allow-heavy (no limit reached: every check spends in every rule), ${cfg.inFlight} in flight, groups drawn uniformly (all touched once first), ${cfg.durationMs / 1000} s per round, best of ${cfg.rounds} interleaved rounds. Two rules: \`tenant-second\` (sliding window, 1 s) and \`tenant-hour\` (token bucket, 1 h); "and a plan": the same rules as plan \`pro\`'s, each check naming it; "a concurrency cap": a cap no run reaches, each check's slot released when it is decided (Redis CPU of the check and its release, per check). Redis CPU (scripts) = INFO commandstats µs over the checks made (the target's measure: the scripts' own time, but a round in which Redis was descheduled counts that too); process CPU = the Redis process's user + system CPU time over the checks (network and parsing included, preemption not).`,
     markdown: table,
     checks,
     rows,
