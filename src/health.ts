@@ -1,7 +1,7 @@
 /**
  * What the limiter asks its store outside of admissions: the breaker's probe, the first-connection gate, and
  * `limiter.health()` with the Redis server's role, version and eviction policy (read with INFO). A RedisStore
- * is recognised by its `client`; any other store is probed with a queue read (`counts()`), which changes nothing.
+ * is recognised by its `client`; any other store is probed with a queue read (`queue.counts()`), which changes nothing.
  */
 import { toStoreError, withTimeout, type OutageGuard } from './outage';
 import type { Scheduler } from './scheduler';
@@ -48,7 +48,7 @@ function clientOf(store: Store): Client | undefined {
   return store instanceof RedisStore ? (store.client as unknown as Client) : undefined;
 }
 
-/** The breaker's probe: EXISTS on one of the limiter's keys (routed to its slot on a Cluster), or `counts()`. */
+/** The breaker's probe: EXISTS on one of the limiter's keys (routed to its slot on a Cluster), or `queue.counts()`. */
 export function storeProbe(store: Store, bound: LimiterStore, name: string, closed: () => boolean = () => false): () => Promise<unknown> {
   const client = clientOf(store);
   if (store instanceof RedisStore && client) {
@@ -60,7 +60,7 @@ export function storeProbe(store: Store, bound: LimiterStore, name: string, clos
       return client.exists(key);
     };
   }
-  return () => bound.counts();
+  return () => bound.queue.counts();
 }
 
 /**

@@ -318,8 +318,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     release: (decision) => releaseSlot(store, decision, resolved.logger),
     destroy: () => store.destroy(),
     deferOptions,
-    queue: store,
-    getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.getJob(id) : null),
+    queue: store.queue,
+    getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.queue.getJob(id) : null),
     enqueue: async (group, enqueueOptions) => {
       checkGroup(group, maxGroupLength);
       const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
@@ -330,19 +330,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
           : enqueueOptions;
       const input = toEnqueueInput(group, weighted, deferOptions, limits);
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
-      return toEnqueuedJob(await (durable ?? store).enqueue(scoped), input, limits);
+      return toEnqueuedJob(await (durable ?? store.queue).enqueue(scoped), input, limits);
     },
-    cancel: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.cancel(id) : false),
+    cancel: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.queue.cancel(id) : false),
     counts: ((filter?: { readonly group: string }) => {
-      if (filter === undefined) return store.counts();
+      if (filter === undefined) return store.queue.counts();
       return Promise.resolve().then(() => {
         checkGroup(filter?.group, maxGroupLength);
-        return store.groupCounts(filter.group);
+        return store.queue.groupCounts(filter.group);
       });
     }) as Limiter['counts'],
-    listDead: (offset = 0, count = 100) => store.listDead(offset, Math.min(count, 1000)),
-    retryDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.retryDead(id) : false),
-    removeDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.removeDead(id) : false),
+    listDead: (offset = 0, count = 100) => store.queue.listDead(offset, Math.min(count, 1000)),
+    retryDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.queue.retryDead(id) : false),
+    removeDead: async (id) => (typeof id === 'string' && id.length <= MAX_JOB_ID_LENGTH ? store.queue.removeDead(id) : false),
     health: () => healthCheck.health(),
     observe(observer) {
       observers.add(observer);

@@ -220,10 +220,12 @@ export interface DeferInput {
 }
 
 /**
- * A store bound to one limiter: the operations that limiter runs, each one atomic. It is also the
- * limiter's queue (deferred jobs, dispatcher, workers), so a deferral and its admission share one state.
+ * A store bound to one limiter: the operations that limiter runs, each one atomic, and the limiter's queue
+ * (deferred jobs, dispatcher, workers) over the same state, so a deferral and its admission share one call.
  */
-export interface LimiterStore extends QueueStore {
+export interface LimiterStore {
+  /** The limiter's queue (`limiter.queue`): the same object for the life of the binding, `destroy()` included. */
+  readonly queue: QueueStore;
   /** One atomic admission (and, when asked and denied, deferral). One round trip on Redis. */
   admit(input: AdmitInput): Promise<Decision>;
   /** A group's state as a check of cost 1 would see it now; writes nothing (lua/peek.lua). */
@@ -235,7 +237,7 @@ export interface LimiterStore extends QueueStore {
   reset(group: string): Promise<boolean>;
   /** Frees a concurrency slot (`decision.concurrency.lease`) at once: true when it was held. Idempotent. */
   release?(lease: string): Promise<boolean>;
-  /** Removes every key of this limiter (tests, teardown). */
+  /** Removes every key of this limiter, its queue's included (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */
   close?(): Promise<void>;

@@ -13,6 +13,12 @@ export class GroupFlight {
   /** The readyMax of the last dispatch (the counters field 'rmax'): where a released job may go. */
   readyMax = 1000;
 
+  clear(): void {
+    this.inflight.clear();
+    this.held.clear();
+    this.readyMax = 1000;
+  }
+
   /**
    * A capped job of `group` left flight: count it out, and send the group's oldest held job to ready in its
    * place (true: the caller wakes workers), or to the head of pending when ready is at readyMax.

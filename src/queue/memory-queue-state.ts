@@ -73,6 +73,17 @@ export abstract class MemoryQueueState {
     };
   }
 
+  /** Empties every structure (the limiter's keys deleted); blocked waitForReady calls keep waiting. */
+  clear(): void {
+    for (const set of [this.delayed, this.pending, this.active, this.dead, this.completed]) set.clear();
+    this.ready.length = 0;
+    this.jobs.clear();
+    this.idempotency.clear();
+    this.backlog.clear();
+    this.flight.clear();
+    this.since.clear();
+  }
+
   protected nowMs(): number {
     return Math.floor(this.clock());
   }

@@ -35,6 +35,15 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
   private claimWakeAt = 0;
   private lease: { owner: string; until: number } | undefined;
 
+  /** The queue as a fresh one (MemoryStore's destroy: on Redis the counters and lease keys go too). */
+  override clear(): void {
+    super.clear();
+    this.jobSeq = 0;
+    this.tokenSeq = 0;
+    this.claimWakeAt = 0;
+    this.lease = undefined;
+  }
+
   // ── operations (one per lua/*.lua) ──
 
   /** enqueue.lua: writes a job straight into the fair queue (the write a deferred admission makes). */

@@ -29,6 +29,12 @@ export class WaitingSince {
     this.groups.set(id, group);
   }
 
+  clear(): void {
+    this.all.clear();
+    this.byGroup.clear();
+    this.groups.clear();
+  }
+
   /** job_since_done: the job left the waiting sets (started, dropped or cancelled). */
   done(id: string): void {
     if (!this.all.remove(id)) return;

@@ -19,6 +19,11 @@ export class SortedSet {
     return this.items.length;
   }
 
+  clear(): void {
+    this.items.length = 0;
+    this.scores.clear();
+  }
+
   score(member: string): number | undefined {
     return this.scores.get(member);
   }

@@ -20,7 +20,7 @@ import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from './plan-lanes';
 import { ConfigError, describeValue } from '../errors';
-import { queueMethods, withDeferral } from '../queue/defer-decision';
+import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from '../queue/memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 
@@ -66,16 +66,11 @@ export class MemoryStore implements Store {
       }
       return ccOpen(cc, clockMs);
     };
-    const queueOf = (): MemoryQueue => {
-      let queue = this.queues.get(name);
-      if (!queue) {
-        queue = new MemoryQueue({ spec: spec as FairShareSpec, state: stateOf, clock: this.clock });
-        this.queues.set(name, queue);
-      }
-      return queue;
-    };
+    // one queue per limiter name, shared by every binding of it; destroy() empties it in place
+    const queue = this.queues.get(name) ?? new MemoryQueue({ spec: spec as FairShareSpec, state: stateOf, clock: this.clock });
+    this.queues.set(name, queue);
     return {
-      ...queueMethods(queueOf),
+      queue,
       admit: async (input: AdmitInput): Promise<Decision> => {
         const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
         const defer = input.defer;
@@ -83,7 +78,7 @@ export class MemoryStore implements Store {
         const ruleSpecs = rulesOfCheck(spec, input);
         const cap = input.concurrency ?? 0;
         // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
-        const existing = defer?.idempotencyKey ? queueOf().findIdempotent(defer.idempotencyKey) : undefined;
+        const existing = defer?.idempotencyKey ? queue.findIdempotent(defer.idempotencyKey) : undefined;
         if (existing) {
           closeFairShare(fs);
           const wait = Math.max(0, existing.runAt - fs.nowMs);
@@ -116,7 +111,7 @@ export class MemoryStore implements Store {
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
         if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
-        const outcome = queueOf().defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
+        const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
         return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
       },
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
@@ -134,18 +129,18 @@ export class MemoryStore implements Store {
       release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
-        this.queues.delete(name);
+        queue.clear();
         this.slots.delete(name);
       },
     };
   }
 
-  /** The queue of one limiter (tests write jobs straight into it); created by its first queue call. */
-  queueOf(name: string): MemoryQueue | undefined {
-    return this.queues.get(name);
-  }
-
-  /** The state of one limiter (tests and the memory dispatcher); created on first use. */
+  /**
+   * The admission state of one limiter, undefined before its first check.
+   *
+   * @internal Tests read it to compare the stores (conformance snapshots, the middleware suite's probation
+   * sightings); it is not part of the package's API.
+   */
   stateOf(name: string): FairShareState | undefined {
     return this.limiters.get(name);
   }

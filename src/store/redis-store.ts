@@ -10,7 +10,7 @@ import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError, describeValue } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
-import { withDeferral, queueMethods } from '../queue/defer-decision';
+import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
@@ -166,7 +166,7 @@ export class RedisStore implements Store {
           failed,
         );
     return {
-      ...queueMethods(queue),
+      queue,
       admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
       peek: (input: PeekInput): Promise<GroupStatus> =>
         peeks[lanes.laneOf?.(input) ?? 0]!(this.nowUs(), input).then(

@@ -24,21 +24,21 @@ export function describeOldestWaitingCases(name: string, setup: () => Promise<St
     const bindAll = useHarness(setup);
     const bind = (clock: ManualClock): LimiterStore => bindAll(clock, spec())[0]!;
     const oldest = async (st: LimiterStore, group?: string): Promise<number> =>
-      (group === undefined ? await st.counts() : await st.groupCounts(group)).oldestWaitingMs;
+      (group === undefined ? await st.queue.counts() : await st.queue.groupCounts(group)).oldestWaitingMs;
 
     test('the age grows with the clock, in every waiting state; a delayed job counts only once it is due', async () => {
       const clock = new ManualClock();
       const st = bind(clock);
       expect(await oldest(st)).toBe(0);
-      await st.enqueue(job('a'));
-      await st.enqueue(job('later', 5000));
+      await st.queue.enqueue(job('a'));
+      await st.queue.enqueue(job('later', 5000));
       expect(await oldest(st)).toBe(0);
       clock.advance(100);
       expect(await oldest(st)).toBe(100);
       expect(await oldest(st, 'a')).toBe(100);
       expect(await oldest(st, 'later')).toBe(0); // due in 4.9 s: not waiting
       expect(await oldest(st, 'nobody')).toBe(0);
-      await st.dispatch(MOVE); // a: delayed → ready; still not started
+      await st.queue.dispatch(MOVE); // a: delayed → ready; still not started
       clock.advance(1000);
       expect(await oldest(st)).toBe(1100);
       clock.advance(4900); // later is due now
@@ -49,40 +49,40 @@ export function describeOldestWaitingCases(name: string, setup: () => Promise<St
     test('the age drops when the oldest job starts, and to 0 when every due job has started', async () => {
       const clock = new ManualClock();
       const st = bind(clock);
-      await st.enqueue(job('first'));
+      await st.queue.enqueue(job('first'));
       clock.advance(300);
-      await st.enqueue(job('second'));
+      await st.queue.enqueue(job('second'));
       clock.advance(200);
       expect(await oldest(st)).toBe(500);
-      await st.dispatch(MOVE);
-      const started = await st.claimMany(60_000, 1);
+      await st.queue.dispatch(MOVE);
+      const started = await st.queue.claimMany(60_000, 1);
       expect(started.claimed.map((j) => j.group)).toEqual(['first']);
       expect(await oldest(st)).toBe(200);
       expect(await oldest(st, 'first')).toBe(0);
       expect(await oldest(st, 'second')).toBe(200);
-      await st.claimMany(60_000, 1);
+      await st.queue.claimMany(60_000, 1);
       expect(await oldest(st)).toBe(0);
-      expect(await st.counts()).toMatchObject({ active: 2, oldestWaitingMs: 0 });
+      expect(await st.queue.counts()).toMatchObject({ active: 2, oldestWaitingMs: 0 });
     });
 
     test('a retried job waits from its retry time, a stalled one from its reclaim; a cancelled one no more', async () => {
       const clock = new ManualClock();
       const st = bind(clock);
-      await st.enqueue(job('r'));
-      await st.dispatch(MOVE);
-      const [run] = (await st.claimMany(100, 1)).claimed;
-      expect(await st.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 1000, maxAttempts: 5 })).toBe('retrying');
+      await st.queue.enqueue(job('r'));
+      await st.queue.dispatch(MOVE);
+      const [run] = (await st.queue.claimMany(100, 1)).claimed;
+      expect(await st.queue.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 1000, maxAttempts: 5 })).toBe('retrying');
       clock.advance(999);
       expect(await oldest(st)).toBe(0); // its retry is not due yet
       clock.advance(51);
       expect(await oldest(st, 'r')).toBe(50);
-      await st.dispatch(MOVE);
-      await st.claimMany(100, 1);
+      await st.queue.dispatch(MOVE);
+      await st.queue.claimMany(100, 1);
       clock.advance(150); // the lease (100 ms) expired: back to pending, waiting from the reclaim
-      expect(await st.reclaimExpired(5, 10)).toEqual({ requeued: 1, dead: 0 });
+      expect(await st.queue.reclaimExpired(5, 10)).toEqual({ requeued: 1, dead: 0 });
       clock.advance(30);
       expect(await oldest(st)).toBe(30);
-      expect(await st.cancel(run!.id)).toBe(true);
+      expect(await st.queue.cancel(run!.id)).toBe(true);
       expect(await oldest(st)).toBe(0);
       expect(await oldest(st, 'r')).toBe(0);
     });

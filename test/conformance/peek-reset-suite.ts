@@ -234,8 +234,8 @@ export function describePeekResetCases(name: string, setup: () => Promise<StoreH
       while (d.allowed);
       expect(d.job).toBeDefined();
       await limiter.reset('a');
-      expect(await limiter.getJob(d.job!.id)).toMatchObject({ group: 'a' });
-      expect(await limiter.groupCounts('a')).toMatchObject({ waiting: 1 });
+      expect(await limiter.queue.getJob(d.job!.id)).toMatchObject({ group: 'a' });
+      expect(await limiter.queue.groupCounts('a')).toMatchObject({ waiting: 1 });
     });
   });
 }

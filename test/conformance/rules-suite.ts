@@ -169,11 +169,11 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
       clock.ms = Math.ceil(clock.ms / 1000) * 1000 + 200; // 200 ms into an aligned second
       const [s] = bind(clock, roomy([{ name: 'three', limit: 3, windowMs: 1000, algorithm: 'fixed-window' }]));
       const job = { weight: 1, cost: 1, type: 't', payload: '{}', maxBacklog: 100, delayMs: 0, maxDeferMs: 1e9 };
-      for (let i = 0; i < 8; i++) await s!.enqueue({ ...job, group: 'a' });
-      for (let i = 0; i < 2; i++) await s!.enqueue({ ...job, group: 'b' });
+      for (let i = 0; i < 8; i++) await s!.queue.enqueue({ ...job, group: 'a' });
+      for (let i = 0; i < 2; i++) await s!.queue.enqueue({ ...job, group: 'b' });
       expect((await s!.admit(input('a'))).allowed).toBe(true); // a live request takes one of a's three
-      await s!.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
-      const first = await s!.claimMany(60_000, 100);
+      await s!.queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
+      const first = await s!.queue.claimMany(60_000, 100);
       const groups = (r: typeof first) =>
         r.claimed
           .map((c) => c.group)
@@ -182,9 +182,9 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
       expect(groups(first)).toBe('aabb');
       // a's rule is full until the window ends: nothing more starts, and workers sleep until then
       expect(first.wakeMs).toBe(800);
-      expect((await s!.claimMany(60_000, 100)).claimed).toHaveLength(0);
+      expect((await s!.queue.claimMany(60_000, 100)).claimed).toHaveLength(0);
       clock.advance(800);
-      expect(groups(await s!.claimMany(60_000, 100))).toBe('aaa');
+      expect(groups(await s!.queue.claimMany(60_000, 100))).toBe('aaa');
     });
 
     test("allowed decisions carry each rule's state", async () => {

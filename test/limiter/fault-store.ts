@@ -19,29 +19,32 @@ export class FaultStore implements Store {
 
   bind(spec: LimiterSpec): LimiterStore {
     const inner = this.inner.bind(spec);
-    const admit = (input: AdmitInput): Promise<Decision> => {
-      this.calls.push(input);
-      return this.fault() ?? inner.admit(input);
+    const recorded = <T>(op: string, run: () => Promise<T>): Promise<T> => {
+      this.calls.push({ group: op, weight: 1, cost: 1 });
+      return this.fault() ?? run();
     };
     // The breaker's probe of a non-Redis store.
     const counts = (): Promise<JobCounts> => {
       this.probes += 1;
-      return this.fault() ?? inner.counts();
+      return this.fault() ?? inner.queue.counts();
     };
-    // Admission and counts are faulted; every other operation goes to the inner store, bound to it.
-    return new Proxy(inner, {
+    // Admission, peek, reset and the queue's counts are faulted; everything else is the inner store's.
+    const queue = new Proxy(inner.queue, {
       get: (target, prop, receiver) => {
-        if (prop === 'admit') return admit;
         if (prop === 'counts') return counts;
-        if (prop === 'peek' || prop === 'reset') {
-          return (arg: never) => {
-            this.calls.push({ group: String(prop), weight: 1, cost: 1 });
-            return this.fault() ?? (target[prop] as (arg: never) => Promise<unknown>)(arg);
-          };
-        }
         const value: unknown = Reflect.get(target, prop, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+    return {
+      ...inner,
+      queue,
+      admit: (input: AdmitInput): Promise<Decision> => {
+        this.calls.push(input);
+        return this.fault() ?? inner.admit(input);
+      },
+      peek: (input) => recorded('peek', () => inner.peek(input)),
+      reset: (group) => recorded('reset', () => inner.reset(group)),
+    };
   }
 }

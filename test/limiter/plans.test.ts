@@ -64,7 +64,9 @@ test("work put on the queue directly has no plan: the defaultPlan's weight, unle
   const spying: Store = {
     bind(spec) {
       const inner = new MemoryStore().bind(spec);
-      return { ...inner, enqueue: (input: EnqueueInput) => (enqueued.push(input), inner.enqueue(input)) };
+      const enqueue = inner.queue.enqueue.bind(inner.queue);
+      inner.queue.enqueue = (input: EnqueueInput) => (enqueued.push(input), enqueue(input));
+      return inner;
     },
   };
   const limiter = createLimiter({ store: spying, name: `plans-${++seq}`, limit: 10, plans: { pro: { weight: 5 } }, defaultPlan: 'pro' });

@@ -62,9 +62,15 @@ export function recordingLogger(): Logger & { readonly lines: string[] } {
   };
 }
 
-/** A store whose admissions fail with `admit`, and so does `counts` (the breaker's probe of a non-Redis store). */
+/** A store whose admissions fail with `admit`, and so does `queue.counts` (the breaker's probe of a non-Redis store). */
 function faultStore(admit: () => Promise<Decision>): Store {
-  return { bind: (spec) => ({ ...new MemoryStore().bind(spec), admit, counts: admit as never }) };
+  return {
+    bind: (spec) => {
+      const bound = new MemoryStore().bind(spec);
+      bound.queue.counts = admit as never;
+      return { ...bound, admit };
+    },
+  };
 }
 /** A store whose every call fails at once (connection refused, offline queue disabled). */
 export const throwingStore: Store = faultStore(() => Promise.reject(new Error('connect ECONNREFUSED')));

@@ -163,15 +163,11 @@ async function sides(spec: FairShareSpec, clock: ManualClock, setup: Setup): Pro
     };
   }
   const lua = new RedisStore({ client, clock: clock.now }).bind(spec);
-  const luaQueue = new RedisQueue({ client, spec, clock: clock.now }); // the same keys: enqueue only
-  const memoryStore = new MemoryStore({ clock: clock.now });
-  const memory = memoryStore.bind(spec);
-  await memory.counts(); // creates the store's queue (enqueue is a MemoryQueue method)
-  const memoryQueue = memoryStore.queueOf(spec.name)!;
+  const memory = new MemoryStore({ clock: clock.now }).bind(spec);
   return {
     oracle,
-    lua: { name: 'lua', ...admission(lua), queue: lua, enqueue: (input) => luaQueue.enqueue(input), tokens: tokens() },
-    memory: { name: 'memory', ...admission(memory), queue: memory, enqueue: (input) => memoryQueue.enqueue(input), tokens: tokens() },
+    lua: { name: 'lua', ...admission(lua), queue: lua.queue, enqueue: (input) => lua.queue.enqueue(input), tokens: tokens() },
+    memory: { name: 'memory', ...admission(memory), queue: memory.queue, enqueue: (input) => memory.queue.enqueue(input), tokens: tokens() },
   };
 }
 

@@ -61,8 +61,8 @@ async function drain(run: Run, jobs: number, live: (now: number) => Promise<void
   const end = run.clock.now + 60_000;
   while (startedAt.length < jobs && run.clock.now < end) {
     await live(run.clock.now);
-    const r: DispatchResult = await run.t.limiter.dispatch(OPTIONS);
-    const { started, wakeMs } = await startWhatTheBudgetAllows(run.t.limiter);
+    const r: DispatchResult = await run.t.limiter.queue.dispatch(OPTIONS);
+    const { started, wakeMs } = await startWhatTheBudgetAllows(run.t.limiter.queue);
     for (const _ of started) startedAt.push(run.clock.now);
     const waits = [r.wakeMs, wakeMs].filter((ms) => ms > 0);
     if (r.wakeMs !== 0 || wakeMs !== 0) run.clock.now += Math.min(50, ...waits);
@@ -104,7 +104,7 @@ export function describeDeferDrain(name: string, setup: () => Promise<DeferDrain
       // runAt is an upper-bound estimate at the guaranteed rate: never earlier than the job really ran
       const last = deferred[deferred.length - 1]!.job!;
       expect(last.runAt).toBeGreaterThanOrEqual(movedAt[movedAt.length - 1]!);
-      expect(await run.t.limiter.counts()).toMatchObject({ delayed: 0, pending: 0, ready: 0 });
+      expect(await run.t.limiter.queue.counts()).toMatchObject({ delayed: 0, pending: 0, ready: 0 });
     });
 
     test('with a busy neighbour, the backlog drains at its fair share (½ of the capacity)', async () => {

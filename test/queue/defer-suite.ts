@@ -51,14 +51,14 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       expect(d.job).toMatchObject({ duplicate: false });
       // alone in the limiter: guaranteed interval = T = W / (L − b + 1) = 1000 / 9 ms
       expect(d.job!.runAt).toBe(d.at + Math.ceil(1000 / 9));
-      expect(await limiter.getJob(d.job!.id)).toMatchObject({
+      expect(await limiter.queue.getJob(d.job!.id)).toMatchObject({
         state: 'delayed',
         type: 'report',
         group: 'g',
         payload: { q: 'g' },
         runAt: d.job!.runAt,
       });
-      expect(await limiter.counts()).toMatchObject({ delayed: 1 });
+      expect(await limiter.queue.counts()).toMatchObject({ delayed: 1 });
     });
 
     test('deferred jobs of one group get distinct, increasing slots', async () => {
@@ -74,7 +74,7 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       now += 5000; // the limit has room again, yet the retried request must not run a second time
       const b = await limiter.admit(input({ idempotencyKey: 'k1' }));
       expect(b).toMatchObject({ allowed: false, job: { id: a.job!.id, runAt: a.job!.runAt, duplicate: true } });
-      expect((await limiter.counts()).delayed).toBe(1);
+      expect((await limiter.queue.counts()).delayed).toBe(1);
     });
 
     test('a full backlog and a slot beyond maxDeferMs are denied without a job', async () => {
@@ -87,7 +87,7 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       const far = await limiter.admit(input({ maxDeferMs: 1 }, 'g'));
       expect(far).toMatchObject({ allowed: false, reason: 'defer-horizon' });
       expect(far.job).toBeUndefined();
-      expect((await limiter.counts()).delayed).toBe(2);
+      expect((await limiter.queue.counts()).delayed).toBe(2);
     });
 
     test('a deferred job is moved to ready at once and starts when the budget allows, within its promise', async () => {
@@ -95,23 +95,23 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       const d = await limiter.admit(input());
       const opts = { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 };
       // due at once: the move costs nothing, the start spends the budget, so the claim waits for it
-      expect((await limiter.dispatch(opts)).moved).toBe(1);
-      const early = await limiter.claimMany(1000, 1);
+      expect((await limiter.queue.dispatch(opts)).moved).toBe(1);
+      const early = await limiter.queue.claimMany(1000, 1);
       expect(early.claimed).toEqual([]);
       expect(early.wakeMs).toBeGreaterThan(0);
       expect(early.wakeMs).toBeLessThanOrEqual(d.job!.runAt - now);
-      expect((await limiter.getJob(d.job!.id))?.state).toBe('ready');
+      expect((await limiter.queue.getJob(d.job!.id))?.state).toBe('ready');
       now += early.wakeMs;
       let c = null;
       for (let i = 0; i < 20 && !c; i++) {
-        const r = await limiter.claimMany(1000, 1);
+        const r = await limiter.queue.claimMany(1000, 1);
         c = r.claimed[0] ?? null;
         if (!c) now += Math.max(1, r.wakeMs);
       }
       expect(c?.id).toBe(d.job!.id);
       expect(now).toBeLessThanOrEqual(d.job!.runAt);
-      expect(await limiter.complete(c!.id, c!.token, '"done"', 60_000)).toBe(true);
-      expect(await limiter.getJob(c!.id)).toMatchObject({ state: 'completed', result: 'done' });
+      expect(await limiter.queue.complete(c!.id, c!.token, '"done"', 60_000)).toBe(true);
+      expect(await limiter.queue.getJob(c!.id)).toMatchObject({ state: 'completed', result: 'done' });
     });
 
     test('the backlog slot is freed when the job completes', async () => {
@@ -119,9 +119,9 @@ export function describeDefer(name: string, makeStore: (clock: Clock) => Store):
       const d = await limiter.admit(input({ maxBacklog: 1 }));
       expect((await limiter.admit(input({ maxBacklog: 1 }))).reason).toBe('backlog-full');
       now = d.job!.runAt + 10_000;
-      await limiter.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
-      const c = (await limiter.claim(1000))!;
-      await limiter.complete(c.id, c.token, undefined, 1000);
+      await limiter.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+      const c = (await limiter.queue.claim(1000))!;
+      await limiter.queue.complete(c.id, c.token, undefined, 1000);
       await exhaust();
       expect((await limiter.admit(input({ maxBacklog: 1 }))).job).toBeDefined();
     });

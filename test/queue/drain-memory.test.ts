@@ -13,20 +13,19 @@ test('backlog drains 1:1:2:1:1 with live traffic, â‰¤ limit per window, ready â‰
   const store = new MemoryStore({ clock: () => clock.now });
   const limiter = store.bind(spec);
   // Jobs are written straight into the queue the limiter dispatches from (the defer path writes the same records).
-  await limiter.counts(); // creates the limiter's queue
-  const q = store.queueOf('drain')!;
+  const q = limiter.queue;
   const target: DrainTarget = {
     enqueue: async (group, weight) => {
       const r = await q.enqueue({ group, weight, cost: 1, type: 't', payload: '{}', maxBacklog: 100_000, delayMs: 0, maxDeferMs: 1000 });
       if (r.status !== 'written') throw new Error(r.status);
     },
-    dispatch: (o) => limiter.dispatch(o),
-    queue: limiter,
+    dispatch: (o) => q.dispatch(o),
+    queue: q,
     admitLive: admitLiveWith(limiter),
-    counts: () => limiter.counts(),
+    counts: () => q.counts(),
   };
   const plan = WEIGHTED_BACKLOG_PLAN;
   const report = await runDrain(target, plan, clock);
   checkDrain(report, plan, 1000);
-  expect(await limiter.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0, oldestWaitingMs: 0 });
+  expect(await q.counts()).toEqual({ delayed: 0, pending: 0, ready: 0, active: 0, completed: 0, dead: 0, oldestWaitingMs: 0 });
 });

@@ -166,7 +166,7 @@ test('deferring checks batch too: same decisions, jobs, ids and duplicates as on
         const decisions = await Promise.all(checks.map((c) => batched.admit(c)));
         expect(scriptCalls - before).toBe(Math.ceil(checks.length / maxBatch));
         expect(decisions).toEqual(await oneByOne(single, checks));
-        expect(await batched.counts()).toEqual(await single.counts());
+        expect(await batched.queue.counts()).toEqual(await single.queue.counts());
         await batched.destroy();
         await single.destroy();
       },
