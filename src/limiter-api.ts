@@ -1,0 +1,140 @@
+/**
+ * The limiter's public interface and per-call options (`createLimiter` in ./limiter.ts builds one).
+ */
+import type { StoreError } from './errors';
+import type { Health } from './health';
+import type { LimiterOptions as AdmissionOptions, ResolvedLimiterOptions, StoreErrorPolicy } from './options';
+import type { DeferLimiterOptions, DeferRequest, ResolvedDeferOptions } from './queue/defer-input';
+import type { EnqueuedJob, EnqueueOptions } from './queue/offload';
+import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
+import type { Decision, GroupStatus, LimiterSpec } from './types';
+
+/** The limiter's events (a typed listener map). */
+export interface LimiterEvents {
+  /** The store failed: the breaker is open and `onStoreError` answers until a background probe succeeds. */
+  degraded: [error: StoreError];
+  /** A probe succeeded: the store decides again. `downMs`: how long it was skipped. */
+  recovered: [info: { downMs: number }];
+}
+
+/**
+ * Told about every decision `check()` answers and every store call, for metrics (`bulk-limiter/prometheus`).
+ * Called synchronously on the request path: keep it to a few additions.
+ */
+export interface LimiterObserver {
+  /**
+   * A decision: from the store (or the deny cache) when `fallback` is undefined, otherwise from that
+   * `onStoreError` policy (store failing or breaker open).
+   */
+  decision?(decision: Decision, fallback: StoreErrorPolicy | undefined): void;
+  /** One store admission call: its duration in ms and whether it failed or timed out. */
+  storeCall?(ms: number, failed: boolean): void;
+}
+
+/** Options of `createLimiter`: admission (src/options.ts) and deferred work. */
+export type LimiterOptions = AdmissionOptions & DeferLimiterOptions;
+
+/** Per-call options of `check`. */
+export interface CheckOptions {
+  /** Units this request uses, integer 1 … `maxCost`. @defaultValue `1` */
+  readonly cost?: number;
+  /** The group's weight (its tier), integer 1 … `maxWeight`. @defaultValue `1` */
+  readonly weight?: number;
+  /**
+   * When the request is denied, write it as a job instead (same store call): the Decision then carries
+   * `job`. A full backlog (`maxBacklog`) or a wait beyond `maxDeferMs` denies with that reason and no job.
+   * Idempotency keys are scoped to the group.
+   */
+  readonly defer?: DeferRequest;
+  /** For a deferred job: most jobs of this group running at once (overrides the limiter's `groupConcurrency`). */
+  readonly groupConcurrency?: number;
+  /**
+   * One of the limiter's `plans`: the check gets that plan's weight (unless `weight` is given: it wins) and its
+   * rules. A name that is not a plan rejects with ConfigError ERR_BL_UNKNOWN_PLAN (the server's mistake, not
+   * the client's). @defaultValue the limiter's `defaultPlan`; without one, the limiter's own rules and weight 1
+   */
+  readonly plan?: string;
+  /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
+  readonly concurrency?: number;
+}
+
+/** Per-call options of `peek`. */
+export interface PeekOptions {
+  /** The weight a check would bring (it sets the group's share), integer 1 … `maxWeight`. @defaultValue `1` */
+  readonly weight?: number;
+  /** The plan a check would name (its weight and rules), as `check()`'s `plan`. @defaultValue the limiter's `defaultPlan` */
+  readonly plan?: string;
+}
+
+export interface Limiter {
+  readonly name: string;
+  readonly spec: LimiterSpec;
+  /** The resolved options (limits, outage policy, logger) the middleware reads. */
+  readonly options: ResolvedLimiterOptions;
+  /**
+   * Admits or denies one request of `group`. Rejects with InputError for an unacceptable group id, cost or
+   * weight, ConfigError ERR_BL_UNKNOWN_OPTION for an unknown option; never for a store failure (the
+   * `onStoreError` policy answers instead).
+   */
+  check(group: string, opts?: CheckOptions): Promise<Decision>;
+  /**
+   * Reads `group`'s state as a check of cost 1 would see it now, without spending and without writing anything
+   * (an unknown group stays unknown; see GroupStatus for how it differs from a Decision). Rejects with
+   * InputError for a group id `check` refuses, ConfigError ERR_BL_UNKNOWN_OPTION for an unknown option, and
+   * StoreError when the store fails or the breaker is open (a reading, not an admission: `onStoreError`
+   * does not answer it).
+   */
+  peek(group: string, opts?: PeekOptions): Promise<GroupStatus>;
+  /**
+   * Forgets `group`'s admission state (share, rules, probation sighting): its next check starts as a new
+   * group's would. Its deferred jobs stay queued, other groups are untouched. Resolves true when there was
+   * state to forget; idempotent. Rejects like `peek`.
+   */
+  reset(group: string): Promise<boolean>;
+  /**
+   * Frees the concurrency slot a decision holds (`decision.concurrency.lease`), at once rather than when its
+   * lease ends. Idempotent; a no-op (false) for a decision without a slot. Never rejects: when the store
+   * fails, false, and the slot frees when its lease ends.
+   */
+  release(decision: Decision): Promise<boolean>;
+  /** Removes this limiter's state from the store. */
+  destroy(): Promise<void>;
+  /** The resolved deferral options. */
+  readonly deferOptions: ResolvedDeferOptions;
+  /** The deferred-work queue of this limiter, for `new Dispatcher({ limiter })` and `new Worker({ limiter })`. */
+  readonly queue: QueueStore;
+  /** A job's state, attempts, times and result or error; `null` when unknown (or already trimmed). */
+  getJob(id: string): Promise<JobInfo | null>;
+  /**
+   * Puts work on the queue directly (offload): the same fair order and budget as a deferred request's job
+   * (it spends the budget when it starts). Rejects with `EnqueueError` (`retryAfterMs`) when the group's
+   * backlog is full or `delayMs` is beyond `maxDeferMs`, and with InputError for bad options.
+   */
+  enqueue(group: string, options: EnqueueOptions): Promise<EnqueuedJob>;
+  /** Removes a job that has not started yet (`getJob` then answers null); false when it is running or finished. */
+  cancel(id: string): Promise<boolean>;
+  /** How many jobs are in each state. */
+  counts(): Promise<JobCounts>;
+  /** One group's jobs: waiting and running. */
+  counts(filter: { readonly group: string }): Promise<GroupJobCounts>;
+  /** Dead letters, newest first. @param count at most 1000 */
+  listDead(offset?: number, count?: number): Promise<JobInfo[]>;
+  /** Sends a dead job back to the queue (attempts, snoozes and stalls reset); false when it is not dead. */
+  retryDead(id: string): Promise<boolean>;
+  /** Deletes a dead job; false when it is not dead. */
+  removeDead(id: string): Promise<boolean>;
+  /**
+   * Whether the store answers (within `timeoutMs`), how fast, and on Redis the server's role, version and
+   * `maxmemory-policy`. Never rejects.
+   */
+  health(): Promise<Health>;
+  /** Observes every decision and store call until the returned function is called. */
+  observe(observer: LimiterObserver): () => void;
+  on<E extends keyof LimiterEvents>(event: E, listener: (...args: LimiterEvents[E]) => void): Limiter;
+  off<E extends keyof LimiterEvents>(event: E, listener: (...args: LimiterEvents[E]) => void): Limiter;
+  /**
+   * Stops the breaker's probe and releases what the store opened for this limiter (the workers' blocking
+   * connection). The client stays open.
+   */
+  close(): Promise<void>;
+}
