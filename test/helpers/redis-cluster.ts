@@ -152,8 +152,16 @@ export async function startCluster(masters = 3, setup: ClusterSetup = {}): Promi
       await killChild(children.get(port), 'SIGKILL');
     },
     promote: async (replicaPort) => {
-      const reply = await cli(replicaPort, 'cluster', 'failover');
-      if (!reply.includes('OK')) throw new Error(`CLUSTER FAILOVER on ${replicaPort} answered ${JSON.stringify(reply)}`);
+      // A replica refuses while its link to the master is down (e.g. a restarted node still syncing): wait for it.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const reply = await cli(replicaPort, 'cluster', 'failover');
+        if (reply.includes('OK')) return;
+        if (!reply.includes('Master is down') || Date.now() > deadline) {
+          throw new Error(`CLUSTER FAILOVER on ${replicaPort} answered ${JSON.stringify(reply)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     },
     moveSlot: async (slot, fromPort, toPort) => {
       const strict = async (port: number, ...args: string[]): Promise<string> => {

@@ -97,7 +97,7 @@ describe('events', () => {
     expect(sorted(quotedOnLine(prefix))).toEqual(sorted(eventsOf(file, name)));
   });
   it("the limiter's", () => {
-    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(sorted(eventsOf('limiter.ts', 'LimiterEvents')));
+    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(sorted(eventsOf('limiter-api.ts', 'LimiterEvents')));
   });
 });
 
