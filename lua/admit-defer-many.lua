@@ -8,9 +8,9 @@
   ARGV[1]      config block (fs_config)
   ARGV[2]      now override in µs (tests); 0 = redis TIME
   ARGV[3]      lease ms: 0 = no request of this call has a concurrency cap
-  ARGV[4 ..]   per request, in arrival order, 9 values: group, weight, cost, job type, payload, idempotency key
-               ('' = none), maxBacklog, maxDeferMs, groupConcurrency (0 = none); when ARGV[3] > 0 a 10th, the
-               request's concurrency cap (0 = none)
+  ARGV[4 ..]   per request, in arrival order, 10 values: group, weight, cost, job type, payload, idempotency
+               key ('' = none), maxBacklog, maxDeferMs, groupConcurrency (0 = none), plan ('' = none); when
+               ARGV[3] > 0 an 11th, the request's concurrency cap (0 = none)
 
   Reply: admit-defer.lua's fields (15, and 1 + 2 per rule with rules, and 2 more when ARGV[3] > 0) for each
   request, one after the other.
@@ -23,10 +23,10 @@
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[4])
 local lease_ms = tonumber(ARGV[3])
-local CC, cc, step = false, false, 9
+local CC, cc, step = false, false, 10
 if lease_ms > 0 then
   CC = cc_library()
-  cc, step = CC.open(KEYS[18], KEYS[19]), 10
+  cc, step = CC.open(KEYS[18], KEYS[19]), 11
 end
 local out = {}
 local n = 0
@@ -35,8 +35,8 @@ for i = 4, #ARGV - step + 1, step do
   -- as a call of its own would: a full trim page leaves more idle groups for the next check to trim
   if i > 4 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],
-    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), CC, cc, tonumber(ARGV[i + 9]),
-    lease_ms)
+    ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), CC, cc, tonumber(ARGV[i + 10]),
+    lease_ms, ARGV[i + 9])
   for j = 1, #reply do out[n + j] = reply[j] end
   if reply[12] == 1 then written = true end
   n = n + #reply

@@ -4,6 +4,7 @@
 -- @keys queue
 -- @arg nowMs int store time in ms (0 = Redis TIME)
 -- @arg config string the fair-share config block (fs_config)
+-- @arg plans string JSON {plan: its rules' JSON array} for the plans whose rules differ from config's ('' = none)
 -- @arg leaseMs int
 -- @arg max int jobs to claim, 1..1000
 -- @reply [claimed: LeasedJob[], wakeMs: int] wakeMs as in includes/claim.lua
@@ -13,7 +14,7 @@
 local K = job_keys()
 if redis.call('LLEN', K.ready) == 0 then return { {}, -1 } end
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), tonumber(ARGV[1]) * 1000)
-local claimed, wake = job_claim(K, fs, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local claimed, wake = job_claim(K, fs, tonumber(ARGV[4]), tonumber(ARGV[5]), nil, claim_plans(ARGV[3]))
 fs_close(fs)
 job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_flight(K, K.active, K.counters))
 return { claimed, wake }

@@ -4,6 +4,7 @@
 -- @keys queue
 -- @arg nowMs int store time in ms (0 = Redis TIME)
 -- @arg config string the fair-share config block (fs_config)
+-- @arg plans string JSON {plan: its rules' JSON array} for the plans whose rules differ from config's ('' = none)
 -- @each acks Ack one per finished job, in arrival order (includes/lease.lua)
 -- @reply [completed: bool, claimed: LeasedJob[], wakeMs: int][] one per job, in order, as complete-claim.lua's
 --!include includes/fair-share.lua
@@ -17,7 +18,8 @@ local out = {}
 local keep = 0
 -- Written once at the end for the whole batch: nothing in between reads them (see job_complete, job_claim).
 local done, leases = {}, { jobs = {}, groups = {} }
-for i = 3, #ARGV - 7, 8 do
+local plans = claim_plans(ARGV[3])
+for i = 4, #ARGV - 7, 8 do
   local completed = job_complete(K, now, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]),
     tonumber(ARGV[i + 5]), done)
   keep = math.max(keep, tonumber(ARGV[i + 4]))
@@ -25,7 +27,7 @@ for i = 3, #ARGV - 7, 8 do
     out[#out + 1] = { completed, {}, -1 }
   else
     fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases)
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans)
     out[#out + 1] = { completed, claimed, wake }
   end
 end

@@ -62,7 +62,7 @@ while #moving < room and scanned < scan_max do
     scanned = scanned + 1
     local m = page[i]
     -- The cap alone first: most jobs have none and need no full parse.
-    local cap = tonumber(string.match(m, '^%S+ %d+ %d+ (%d+) '))
+    local cap = tonumber(string.match(m, '^%S+ %d+ %d+ (%d+)[ ,]'))
     local admit = true
     if cap > 0 then
       local g = select(4, job_parse(m))

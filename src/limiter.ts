@@ -188,12 +188,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     enqueue: async (group, enqueueOptions) => {
       checkGroup(group, maxGroupLength);
       const limits = { maxCost, maxWeight, windowMs: spec.windowMs };
-      // work put on the queue has no plan (yet): a `defaultPlan`'s weight, unless the options give one
-      const weighted =
-        enqueueOptions?.weight === undefined && defaultPlan?.weight !== undefined
-          ? { ...enqueueOptions, weight: defaultPlan.weight }
-          : enqueueOptions;
-      const input = toEnqueueInput(group, weighted, deferOptions, limits);
+      // a job of a plan (the options', else `defaultPlan`) takes its weight and starts under its rules
+      const named: unknown = enqueueOptions?.plan;
+      const plan = named === undefined ? defaultPlan : checkPlan(plans, named);
+      const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
       return toEnqueuedJob(await (durable ?? store.queue).enqueue(scoped), input, limits);
     },

@@ -10,18 +10,19 @@
   maxDeferMs, or a full backlog, denies instead. An idempotency key that names a live job returns that job
   (duplicate) without deciding again, so a retried request neither runs twice nor spends budget.
 
-  ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc, ccap, lease_ms)
+  ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc, ccap, lease_ms,
+           plan)
     -> reply (15 values):
     the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
     deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
     with rules, then admit.lua's policy and per-rule fields (a duplicate: policy 0, each rule 0, 0);
     with cc (request concurrency: CC the library of concurrency.lua, cc its state; ccap the cap, 0 = none), then lease, held (a duplicate: '', 0).
-    A request over its cap is deferred like one over the rate.
+    A request over its cap is deferred like one over the rate. plan: the check's plan ('' = none), the job's.
   The caller opens fs before and closes it after (any number of calls in between).
 ]]
 
 local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc,
-                        ccap, lease_ms)
+                        ccap, lease_ms, plan)
   local now = fs.now_ms
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
@@ -47,7 +48,7 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
     local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
     local promised = now + math.ceil((waiting + 1) * cost * unit_us / 1000)
     status, id, run_at = job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, promised,
-      max_defer_ms, now, waiting, cap)
+      max_defer_ms, now, waiting, cap, nil, plan)
   end
   local out = { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
                 math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, now, d.group, status, id, run_at,

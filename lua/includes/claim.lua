@@ -2,12 +2,14 @@
   claim.lua (include) — the claim step: a job's budget is spent when it starts (docs/algorithm.md §3.4).
   Needs includes/fair-share.lua and includes/job.lua first; the caller opens fs before and closes it after.
 
-  job_claim(K, fs, lease_ms, max, leases?) -> claimed, wake_ms
+  job_claim(K, fs, lease_ms, max, leases?, plans?) -> claimed, wake_ms
     Looks at up to CLAIM_SCAN jobs from the head of ready, in order. Each job of a group not yet refused in
     this call goes through the admission core (fs_decide, no retry promise: the same colours and global
-    bucket as live requests); admitted jobs are leased (active member "<id> <token>", a fresh fencing token),
-    refused ones stay where they are and their group is skipped for the rest of the call. A member whose
-    record is gone or no longer waiting is dropped. The scan stops once the global bucket is empty.
+    bucket as live requests), a job of a plan under that plan's rules (`plans`: claim_plans, below; a plan it
+    does not name, e.g. one removed since the job was written, decides under the config's); admitted jobs are
+    leased (active member "<id> <token>", a fresh fencing token), refused ones stay where they are and their
+    group is skipped for the rest of the call. A member whose record is gone or no longer waiting is dropped.
+    The scan stops once the global bucket is empty.
     claimed: a list of {id, record JSON, token, leaseUntil}. With `leases` (a script making several claims) the
     tokens and leases are written by the caller's one job_lease_all(K, leases) at its end, for all claims.
     wake_ms: -1 ready is empty; 0 call again now (max reached, or only dropped members were seen);
@@ -19,6 +21,30 @@
 -- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int]
 
 local CLAIM_SCAN = 64
+
+-- The plans argument of a claim script: JSON {plan name: its rules' JSON array (fs_config's text after ';')}
+-- for each plan whose rules differ from the config's ('' = none). Decoded only when a claimed job has a plan,
+-- each plan's rules parsed once per call: claim_rules(plans, name) -> its rules (nil = the config's).
+local function claim_plans(text)
+  return { text = text, rules = false }
+end
+
+local function claim_rules(plans, name)
+  if not plans or plans.text == '' then return nil end
+  if not plans.rules then plans.rules, plans.texts = {}, cjson.decode(plans.text) end
+  local rules = plans.rules[name]
+  if rules == nil then
+    local text = plans.texts[name]
+    rules = false
+    if type(text) == 'string' then
+      if not RL then RL = rl_library() end
+      rules = RL.config(text, FS_PACK)
+    end
+    plans.rules[name] = rules
+  end
+  if rules == false then return nil end
+  return rules
+end
 
 -- Leases admitted jobs (`leases`: {jobs = {claimed entries}, groups = {their groups}}). A fresh fencing token
 -- per job: a counter plus the time, so a lost counter cannot repeat one; then the group. One HINCRBY reserves
@@ -38,7 +64,7 @@ local function job_lease_all(K, leases)
   job_call_chunked('ZADD', K.active, members)
 end
 
-local function job_claim(K, fs, lease_ms, max, leases)
+local function job_claim(K, fs, lease_ms, max, leases, plans)
   local now = fs.now_ms
   local lease_until = now + lease_ms
   local meta = fs.meta
@@ -56,7 +82,7 @@ local function job_claim(K, fs, lease_ms, max, leases)
   for _ = 1, scan do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
     local m = redis.call('LPOP', K.ready)
-    local id, c, w, g, cap = job_parse(m)
+    local id, c, w, g, cap, plan = job_parse(m)
     local raw = id and redis.call('HGET', K.jobs, id)
     -- Only a key is followed by ':' and cjson escapes every '"' inside strings: this finds the state only.
     if not raw or not string.find(raw, '"state":"waiting"', 1, true) then
@@ -64,7 +90,7 @@ local function job_claim(K, fs, lease_ms, max, leases)
     elseif blocked[g] then
       kept[#kept + 1] = m
     else
-      local r = fs_decide(fs, g, w, c, false)
+      local r = fs_decide(fs, g, w, c, false, plan and claim_rules(plans, plan))
       if r.allowed == 1 then
         job_since_done(K, id, g)
         local e = { id, raw, false, lease_until }

@@ -7,7 +7,8 @@
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
---   gc: the job's group concurrency cap (absent = none); ma: its own maxAttempts (absent = the worker's).
+--   gc: the job's group concurrency cap (absent = none); ma: its own maxAttempts (absent = the worker's);
+--   pl: its plan (absent = none: the limiter's rules), a claim decides it under that plan's rules.
 --   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
 --   AND while it is leased: a claim does not rewrite the record, the lease lives in the active ZSET member
 --   "<id> <token>" (getJob says 'active' for a waiting record found in none of the waiting sets). Then
@@ -16,7 +17,8 @@
 -- Token (fencing): "<seq>:<claim ms> <group>", fresh per claim; the group rides along so an ack needs no
 --   record decode for the backlog counter. Job ids never hold a space, so "<id> <token>" splits one way.
 -- Member (delayed, pending, ready): "<id> <cost> <weight> <cap> <group>": the group last, it may hold any bytes;
---   cap is the job's group concurrency (0 = none).
+--   cap is the job's group concurrency (0 = none). A job of a plan: "<cap>,<#plan>:<plan>" in cap's place (a
+--   plan name may hold spaces, so its length leads), so a claim knows the plan without decoding the record.
 -- Group concurrency: inflight HASH group -> its capped jobs in ready or active. The dispatcher moves a capped job
 --   to ready only while that count is below the job's cap, so a capped group never fills ready nor holds
 --   workers; the ones it skips wait in held (ZSET, score 0, member "<#group>:<group> <member>", so one group's
@@ -53,14 +55,21 @@ local function job_now_ms(override)
 end
 
 local function job_member(r)
-  return r.id .. ' ' .. string.format('%d', r.cost) .. ' ' .. string.format('%d', r.weight) .. ' '
-    .. string.format('%d', r.gc or 0) .. ' ' .. r.group
+  local cap = string.format('%d', r.gc or 0)
+  if r.pl then cap = cap .. ',' .. string.format('%d', #r.pl) .. ':' .. r.pl end
+  return r.id .. ' ' .. string.format('%d', r.cost) .. ' ' .. string.format('%d', r.weight) .. ' ' .. cap .. ' '
+    .. r.group
 end
 
--- id, cost, weight, group, cap
+-- id, cost, weight, group, cap, plan (nil = none)
 local function job_parse(m)
   local id, c, w, cap, g = string.match(m, '^(%S+) (%d+) (%d+) (%d+) (.*)$')
-  return id, tonumber(c), tonumber(w), g, tonumber(cap)
+  if id then return id, tonumber(c), tonumber(w), g, tonumber(cap) end
+  local n, at
+  id, c, w, cap, n, at = string.match(m, '^(%S+) (%d+) (%d+) (%d+),(%d+):()')
+  if not id then return nil end
+  n = tonumber(n)
+  return id, tonumber(c), tonumber(w), string.sub(m, at + n + 1), tonumber(cap), string.sub(m, at, at + n - 1)
 end
 
 -- The lex prefix of one group's members in held: its byte length first, so no group's prefix starts another's.
@@ -251,10 +260,11 @@ end
 -- promised by (recorded and checked against the horizon); due_at (default run_at) is when the dispatcher
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
 -- waiting: the group's backlog count when the caller has just read it (else read here).
--- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none).
+-- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none); plan: its plan
+-- (nil or '' = none).
 -- Returns status, id, runAt: ST.WRITTEN, ST.DUPLICATE, ST.BACKLOG_FULL, ST.DEFER_HORIZON (beyond maxDeferMs).
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
-                         waiting, cap, max_attempts)
+                         waiting, cap, max_attempts, plan)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -272,6 +282,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   }
   if cap and cap > 0 then r.gc = cap end
   if max_attempts and max_attempts > 0 then r.ma = max_attempts end
+  if plan and plan ~= '' then r.pl = plan end
   if idem ~= '' then
     r.idem = idem
     redis.call('HSET', K.idempotency, idem, r.id)

@@ -32,11 +32,17 @@ export interface JobRecord {
   gc?: number;
   /** The job's own maxAttempts (over the worker's); absent = the worker's. */
   ma?: number;
+  /** The job's plan: a claim decides it under that plan's rules; absent = none (the limiter's). */
+  pl?: string;
 }
 
-/** `<id> <cost> <weight> <cap> <group>`: the group last, since it may hold any bytes; cap 0 = none. */
-export function jobMember(r: Pick<JobRecord, 'id' | 'cost' | 'weight' | 'group' | 'gc'>): string {
-  return `${r.id} ${r.cost} ${r.weight} ${r.gc ?? 0} ${r.group}`;
+/**
+ * `<id> <cost> <weight> <cap> <group>`: the group last, since it may hold any bytes; cap 0 = none. A job of a
+ * plan has `<cap>,<plan length>:<plan>` in cap's place (a plan name may hold spaces).
+ */
+export function jobMember(r: Pick<JobRecord, 'id' | 'cost' | 'weight' | 'group' | 'gc' | 'pl'>): string {
+  const cap = r.pl === undefined ? `${r.gc ?? 0}` : `${r.gc ?? 0},${r.pl.length}:${r.pl}`;
+  return `${r.id} ${r.cost} ${r.weight} ${cap} ${r.group}`;
 }
 
 export interface ParsedMember {
@@ -46,12 +52,19 @@ export interface ParsedMember {
   /** The job's group concurrency cap; 0 = none. */
   readonly cap: number;
   readonly group: string;
+  /** The job's plan; undefined = none. */
+  readonly plan?: string;
 }
 
 export function parseMember(member: string): ParsedMember {
-  const match = /^(\S+) (\d+) (\d+) (\d+) ([\s\S]*)$/.exec(member);
+  const match = /^(\S+) (\d+) (\d+) (\d+)(?:,(\d+):)?/.exec(member);
   if (!match) throw new Error(`malformed job member ${JSON.stringify(member)}`);
-  return { id: match[1]!, cost: Number(match[2]), weight: Number(match[3]), cap: Number(match[4]), group: match[5]! };
+  const base = { id: match[1]!, cost: Number(match[2]), weight: Number(match[3]), cap: Number(match[4]) };
+  const at = match[0].length;
+  if (match[5] === undefined) return { ...base, group: member.slice(at + 1) };
+  // plan names are printable ASCII: their length in UTF-16 units is their length in bytes (job_parse)
+  const n = Number(match[5]);
+  return { ...base, plan: member.slice(at, at + n), group: member.slice(at + n + 1) };
 }
 
 /** A held member (job_held_prefix in lua/includes/job.lua): the group's UTF-8 length, the group, the member. */
@@ -87,6 +100,7 @@ export function toJobInfo(r: JobRecord, state: JobState, runAt: number): JobInfo
     ...(r.result !== undefined ? { result: parseJson(r.result) } : {}),
     ...(r.error !== undefined ? { error: r.error } : {}),
     ...(r.finishedAt !== undefined ? { finishedAt: r.finishedAt } : {}),
+    ...(r.pl !== undefined ? { plan: r.pl } : {}),
   };
 }
 
@@ -117,4 +131,6 @@ export interface EnqueueInput {
   readonly groupConcurrency?: number;
   /** The job's own maxAttempts (over the worker's); absent or 0 = the worker's. */
   readonly maxAttempts?: number;
+  /** The job's plan (a claim decides it under that plan's rules); absent or '' = none. */
+  readonly plan?: string;
 }

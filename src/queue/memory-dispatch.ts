@@ -5,6 +5,7 @@
  * ready through the same admission core and budget as live requests (decide, no promise).
  */
 import { closeFairShare, decide, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
+import type { RuleConfig } from '../core/rules';
 import { heldMember, parseMember, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';
 import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from './types';
@@ -97,6 +98,8 @@ export interface ClaimParts {
   lease(record: JobRecord, now: number, leaseUntil: number): ClaimedJob;
   /** A ready member whose job is gone or no longer waiting was dropped (job_flight_done). */
   dropped(group: string, cap: number): void;
+  /** The rules of each plan as the core runs them (claim_rules: a plan not here decides under the config's). */
+  readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
 }
 
 /**
@@ -119,14 +122,14 @@ export function claimInMemory(parts: ClaimParts, fs: FairShare, leaseMs: number,
   let wakeUs = Infinity;
   for (const m of items) {
     if (claimed.length >= max || meta.gt < 1 - FS_EPS) break;
-    const { id, cost, weight, group, cap } = parseMember(m);
+    const { id, cost, weight, group, cap, plan } = parseMember(m);
     const r = parts.waitingJob(id);
     let taken = false;
     if (!r) {
       taken = true;
       parts.dropped(group, cap);
     } else if (!blocked.has(group)) {
-      const d = decide(fs, group, weight, cost, false);
+      const d = decide(fs, group, weight, cost, false, (plan === undefined ? undefined : parts.planRules.get(plan)) ?? fs.cfg.rules);
       if (d.allowed) {
         claimed.push(parts.lease(r, now, leaseUntil));
         taken = true;

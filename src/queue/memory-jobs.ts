@@ -111,6 +111,7 @@ export function writeJobInMemory(
     ...(idem !== '' ? { idem } : {}),
     ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
     ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
+    ...(input.plan ? { pl: input.plan } : {}),
   };
   if (idem !== '') q.idempotency.set(idem, id);
   q.jobs.set(id, r);

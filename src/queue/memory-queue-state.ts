@@ -4,6 +4,8 @@
  */
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareSpec, type FairShareState } from '../core/fair-share';
 import { ConfigError, describeValue } from '../errors';
+import { rlConfig, type RuleConfig } from '../core/rules';
+import { distinctPlanRules } from '../store/plan-lanes';
 import type { Clock } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
 import type { JobRecord } from './job-record';
@@ -29,6 +31,8 @@ export abstract class MemoryQueueState {
   protected readonly clock: Clock;
   private readonly maxDead: number;
   protected readonly fairShareConfig: FairShareConfig;
+  /** Each plan's rules that differ from the limiter's, as the core runs them (claim_plans in claim.lua). */
+  protected readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
   protected readonly fairShareState: () => FairShareState;
   readonly delayed = new SortedSet();
   readonly pending = new SortedSet();
@@ -54,6 +58,7 @@ export abstract class MemoryQueueState {
     this.clock = options.clock ?? Date.now;
     this.maxDead = maxDead;
     this.fairShareConfig = fairShareConfig(options.spec);
+    this.planRules = new Map([...distinctPlanRules(options.spec)].map(([name, p]) => [name, rlConfig(p.rules)[0]] as const));
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
     this.endParts = {

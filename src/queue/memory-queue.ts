@@ -161,6 +161,7 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
       return { id: r.id, type: r.type, group: r.group, payload: r.payload, attempts: r.attempts, token: r.token, leaseUntil };
     },
     dropped: (group, cap) => this.flightDone(group, cap),
+    planRules: this.planRules,
   };
 
   /** Nothing runs in the background in memory. */

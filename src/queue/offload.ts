@@ -19,6 +19,11 @@ export interface EnqueueOptions extends DeferRequest {
   readonly groupConcurrency?: number;
   /** Runs ending in an error before the job goes to dead (over the Worker's `maxAttempts`). */
   readonly maxAttempts?: number;
+  /**
+   * A plan of the limiter: the job takes its weight (unless `weight` is given) and starts under its rules, as a
+   * check of that plan would. @defaultValue the limiter's `defaultPlan`
+   */
+  readonly plan?: string;
 }
 
 /** What `enqueue` answers: the job, and whether an idempotency key named an existing one. */
@@ -49,6 +54,7 @@ const ENQUEUE_OPTIONS: OptionNames<EnqueueOptions> = {
   cost: true,
   groupConcurrency: true,
   maxAttempts: true,
+  plan: true,
 };
 const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
@@ -67,14 +73,23 @@ export interface OffloadLimits {
   readonly windowMs: number;
 }
 
-/** Checks `enqueue`'s options (InputError) into the store's EnqueueInput; `group` is checked by the caller. */
-export function toEnqueueInput(group: string, options: EnqueueOptions, defer: ResolvedDeferOptions, limits: OffloadLimits): EnqueueInput {
+/**
+ * Checks `enqueue`'s options (InputError) into the store's EnqueueInput; `group` is checked by the caller, and so
+ * is `plan` (the limiter resolves it: here its name and weight).
+ */
+export function toEnqueueInput(
+  group: string,
+  options: EnqueueOptions,
+  defer: ResolvedDeferOptions,
+  limits: OffloadLimits,
+  plan?: { readonly name: string; readonly weight?: number | undefined },
+): EnqueueInput {
   if (typeof options !== 'object' || options === null) {
     throw new InputError('ERR_BL_BAD_DEFER', `Expected enqueue options { type, payload?, … }, got ${describeValue(options)}`);
   }
   refuseUnknownOptions(options, ENQUEUE_OPTION_NAMES, 'enqueue()');
   const delayMs = optionalInt('delayMs', options.delayMs, 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const weight = optionalInt('weight', options.weight, 1, limits.maxWeight) ?? 1;
+  const weight = optionalInt('weight', options.weight, 1, limits.maxWeight) ?? plan?.weight ?? 1;
   const cost = optionalInt('cost', options.cost, 1, limits.maxCost) ?? 1;
   const cap = optionalInt('groupConcurrency', options.groupConcurrency, 1, 1_000_000) ?? defer.groupConcurrency;
   const maxAttempts = optionalInt('maxAttempts', options.maxAttempts, 1, 1_000_000);
@@ -87,6 +102,7 @@ export function toEnqueueInput(group: string, options: EnqueueOptions, defer: Re
     delayMs,
     ...(job.idempotencyKey === undefined ? {} : { idempotencyKey: job.idempotencyKey }),
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(plan === undefined ? {} : { plan: plan.name }),
   };
 }
 

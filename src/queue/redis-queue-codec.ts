@@ -36,6 +36,7 @@ export function enqueueArgs(nowMs: number, input: EnqueueInput): EnqueueArgs {
     maxDeferMs: input.maxDeferMs,
     groupConcurrency: input.groupConcurrency ?? 0,
     maxAttempts: input.maxAttempts ?? 0,
+    plan: input.plan ?? '',
   };
 }
 

@@ -10,6 +10,7 @@ import { ScriptBatcher } from '../store/admit-batch';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
 import * as lua from '../store/lua-sources.generated';
 import type { Ack, QueueKeys, ScriptBinding } from '../store/lua-sources.generated';
+import { claimPlansArg } from '../store/plan-lanes';
 import { fairShareConfig, runBound, type RedisClient } from '../store/scripts';
 import type { Clock } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
@@ -56,6 +57,8 @@ export class RedisQueue implements QueueStore {
   private readonly clock: Clock | undefined;
   private readonly maxDead: number;
   private readonly config: string;
+  /** The claim scripts' `plans`: each plan's rules that differ from the limiter's. */
+  private readonly plans: string;
   private blocking: Redis | undefined;
   private readonly errorListeners = new Set<(error: unknown) => void>();
   private blockingWait: Promise<string | null | false> | undefined;
@@ -80,6 +83,7 @@ export class RedisQueue implements QueueStore {
     this.client = options.client;
     this.keys = limiterKeys(prefix, options.spec.name);
     this.config = fairShareConfig(options.spec, DEFAULT_MAX_GROUPS);
+    this.plans = claimPlansArg(options.spec);
     this.block = queueKeyBlock(this.keys);
     this.leaseKeys = lua.dispatcherLeaseScript.keys(this.keys);
     this.clock = options.clock;
@@ -125,6 +129,7 @@ export class RedisQueue implements QueueStore {
     const { claimed, wakeMs } = await this.run(lua.claimScript, {
       nowMs: this.now(),
       config: this.config,
+      plans: this.plans,
       leaseMs: Math.ceil(leaseMs),
       max: claimCount(max),
     });
@@ -226,9 +231,9 @@ export class RedisQueue implements QueueStore {
 
   /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
   private readonly acks = new ScriptBatcher<Ack, CompleteAndClaimResult>(
-    (nowMs, ack) => this.run(lua.completeClaimScript, { nowMs, config: this.config, ack }).then(toCompleteAndClaim),
+    (nowMs, ack) => this.run(lua.completeClaimScript, { nowMs, config: this.config, plans: this.plans, ack }).then(toCompleteAndClaim),
     (nowMs, acks) =>
-      this.run(lua.completeClaimManyScript, { nowMs, config: this.config, acks }).then((replies) => {
+      this.run(lua.completeClaimManyScript, { nowMs, config: this.config, plans: this.plans, acks }).then((replies) => {
         if (replies.length !== acks.length) {
           throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many.lua reply: ${replies.length} replies for ${acks.length} jobs`);
         }

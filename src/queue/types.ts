@@ -28,6 +28,8 @@ export interface JobInfo {
   /** The last error message (failed attempt, or why the job is dead). */
   readonly error?: string;
   readonly finishedAt?: number;
+  /** The job's plan (a deferring check's, or `enqueue`'s `plan`): it starts under that plan's rules. */
+  readonly plan?: string;
 }
 
 /** A job a worker holds under a lease. `token` fences acknowledgements: a stale token is rejected. */

@@ -111,7 +111,7 @@ export class MemoryStore implements Store {
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
         const reply = toAdmitReply(r, fs.nowMs);
         if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
-        const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost });
+        const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
         return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
       },
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)

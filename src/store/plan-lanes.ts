@@ -59,3 +59,21 @@ export function laneBatcher<Req extends AdmitInput, Reply>(
 export function rulesOfCheck(spec: LimiterSpec, input: Pick<AdmitInput, 'plan'>): readonly RuleSpec[] | undefined {
   return input.plan === undefined ? spec.rules : (spec.plans?.get(input.plan)?.rules ?? spec.rules);
 }
+
+/** The plans whose rules differ from the limiter's, each with its rules' config text (what follows ';'). */
+export function distinctPlanRules(spec: LimiterSpec): ReadonlyMap<string, { readonly rules: readonly RuleSpec[]; readonly text: string }> {
+  const own = rulesConfigText(spec.rules);
+  const out = new Map<string, { readonly rules: readonly RuleSpec[]; readonly text: string }>();
+  for (const plan of spec.plans?.values() ?? []) {
+    const text = rulesConfigText(plan.rules);
+    if (text !== own && text !== '') out.set(plan.name, { rules: plan.rules, text: text.slice(1) });
+  }
+  return out;
+}
+
+/** A claim script's `plans` argument (claim_plans in lua/includes/claim.lua): '' when no plan has rules of its own. */
+export function claimPlansArg(spec: LimiterSpec): string {
+  const plans = distinctPlanRules(spec);
+  if (plans.size === 0) return '';
+  return JSON.stringify(Object.fromEntries([...plans].map(([name, p]) => [name, p.text])));
+}

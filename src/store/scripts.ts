@@ -219,6 +219,7 @@ const deferArgs = (r: DeferringInput): ScriptArg[] => [
   r.defer.maxBacklog,
   r.defer.maxDeferMs,
   r.defer.groupConcurrency ?? 0,
+  r.plan ?? '',
 ];
 
 /**

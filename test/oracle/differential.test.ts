@@ -122,6 +122,7 @@ describe('the oracle notices a one-constant change in a script', () => {
     ],
     ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
     ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
+    ["a claim deciding a job of a plan under the limiter's rules (claim.lua)", 'false, plan and claim_rules(plans, plan))', 'false)'],
   ];
   test.each(mutations)(
     '%s',

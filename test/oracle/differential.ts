@@ -92,7 +92,8 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc
     const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
     const planOptions: Record<string, { rules: readonly Rule[] }> = {};
     plans.forEach((planRules: ReadonlyArray<RuleDraft & { readonly name: string }>, i: number) => {
-      planOptions[`p${i}`] = { rules: planRules };
+      // a plan name may hold spaces (the job member carries its length): the second one does
+      planOptions[i === 1 ? 'p 1' : `p${i}`] = { rules: planRules };
     });
     const resolvedPlans = plans.length > 0 ? resolvePlans(planOptions, resolved, 1000) : undefined;
     return {

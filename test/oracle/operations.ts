@@ -236,6 +236,8 @@ export const OPERATIONS = {
           maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.constant(1e9)),
           groupConcurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
           maxAttempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+          // a job of a plan: a claim decides it under that plan's rules
+          plan: planOf(spec),
         },
         { requiredKeys: ['group', 'weight', 'cost', 'type', 'payload', 'maxBacklog', 'delayMs', 'maxDeferMs'] },
       ),

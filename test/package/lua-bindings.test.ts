@@ -180,10 +180,11 @@ test('a decoder checks the reply shape: a wrong one is a StoreError ERR_BL_STORE
   expect(() => lua.completeScript.decode(2)).toThrow(expect.objectContaining({ code: 'ERR_BL_STORE_REPLY' }));
   expect(lua.getJobScript.decode(null)).toBeNull();
   const acks = [1, 2].map((n) => ({ id: `j${n}`, token: `t${n}`, hasResult: n === 1, result: 'r', keepMs: n, trimPage: 100, leaseMs: 50, max: 1 }));
-  expect(lua.completeClaimManyScript.argv(['k'], { nowMs: 9, config: 'c', acks })).toEqual([
+  expect(lua.completeClaimManyScript.argv(['k'], { nowMs: 9, config: 'c', plans: '', acks })).toEqual([
     'k',
     9,
     'c',
+    '',
     'j1',
     't1',
     1,
