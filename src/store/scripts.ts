@@ -1,86 +1,17 @@
 /**
- * Lua scripts: compiled in from lua/ by scripts/build-lua.js (`--!include includes/<file>.lua` lines expanded
- * there, so no file is read at run time and bundlers work), registered per ioredis
- * client with defineCommand under a versioned name (EVALSHA, EVAL again on NOSCRIPT). Never call them
- * inside MULTI (no NOSCRIPT fallback there). The queue's scripts run through their generated bindings (runBound).
+ * The admission scripts' wrappers (admit, admit-many, admit-defer, admit-defer-many, peek, reset, release): their
+ * arguments, and their replies read and checked (the queue's scripts have generated bindings instead).
  */
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { AdmitReply } from '../core/decision';
 import { plansSpanMs } from '../core/fair-share';
 import { rulesConfigText, type RuleSpec } from '../core/rules';
 import type { RunMany, RunOne } from './admit-batch';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
-import { LUA_SOURCES, type ScriptBinding } from './lua-sources.generated';
+import { loadScript, scriptCommand, type LoadedScript, type RedisClient, type ScriptArg } from './script-loader';
 
-/**
- * The ioredis calls the stores make on the client they are given, declared here so the package's declarations
- * need no ioredis types (a MemoryStore user may not have ioredis). An ioredis `Redis` or `Cluster` fits.
- */
-export interface RedisClient {
-  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
-  del(...keys: string[]): Promise<number>;
-}
-export type ScriptArg = string | number | Buffer;
-
-/** The scripts in the repository (for tests; the library reads LUA_SOURCES). Works from src/store and dist/store. */
-export const LUA_DIR = join(__dirname, '..', '..', 'lua');
-const SCRIPT_VERSION = 'v1';
-
-export interface LoadedScript {
-  /** The defineCommand name: bl_<file>_v1_<sha8>, so two package versions never share a name. */
-  readonly command: string;
-  readonly file: string;
-  readonly numberOfKeys: number;
-  readonly lua: string;
-  readonly sha1: string;
-}
-
-const cache = new Map<string, LoadedScript>();
-
-/** `lua/<file>` with its includes expanded. */
-export function loadScript(file: string, numberOfKeys: number): LoadedScript {
-  const cached = cache.get(file);
-  if (cached) return cached;
-  const lua = LUA_SOURCES[file];
-  if (lua === undefined) throw new Error(`No Lua script ${file}: scripts/build-lua.js compiles lua/*.lua into lua-sources.generated.ts`);
-  const sha1 = createHash('sha1').update(lua).digest('hex');
-  const base = file.replace(/\.lua$/, '').replace(/[^A-Za-z0-9]/g, '_');
-  const script = { command: `bl_${base}_${SCRIPT_VERSION}_${sha1.slice(0, 8)}`, file, numberOfKeys, lua, sha1 };
-  cache.set(file, script);
-  return script;
-}
-
-type ScriptCommand = (...args: ScriptArg[]) => Promise<unknown>;
-
-/** Registers scripts on a client (idempotent per client). */
-export function defineScripts(client: RedisClient, scripts: readonly LoadedScript[]): void {
-  const methods = client as unknown as Record<string, ScriptCommand | undefined>;
-  for (const s of scripts) {
-    if (typeof methods[s.command] !== 'function') client.defineCommand(s.command, { numberOfKeys: s.numberOfKeys, lua: s.lua });
-  }
-}
-
-/** The script's ioredis method (defined on the client on first use); call it with the client as `this`. */
-function commandOf(client: RedisClient, script: LoadedScript): ScriptCommand {
-  defineScripts(client, [script]);
-  return (client as unknown as Record<string, ScriptCommand>)[script.command]!;
-}
-
-/** The script's command bound to a client: call it with `(...keys, ...args)`. */
-export function scriptCommand(client: RedisClient, script: LoadedScript): ScriptCommand {
-  return commandOf(client, script).bind(client);
-}
-
-/**
- * Runs one script through its generated binding (lua-sources.generated.ts, from the script's header): EVALSHA,
- * with EVAL on NOSCRIPT (ioredis); `keys` as its keys() built them, typed arguments, the reply's shape checked.
- * One array per call, no spreads.
- */
-export function runBound<K, A, R>(client: RedisClient, binding: ScriptBinding<K, A, R>, keys: readonly string[], args: A): Promise<R> {
-  return commandOf(client, loadScript(binding.file, binding.numberOfKeys)).apply(client, binding.argv(keys, args)).then(binding.decode);
-}
+export { LUA_DIR, defineScripts, loadScript, runBound, scriptCommand } from './script-loader';
+export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
 
 /**
  * The config block every fair-share script takes (fs_config in lua/includes/fair-share.lua): one argument of
