@@ -4,33 +4,15 @@
  * plan's tighter rule holds for its jobs too, and a group's plan-only rule state survives its jobs starting.
  * Injected clock; the queue is driven by hand (dispatch, claim), as a worker would.
  */
-import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
-import type { Rule } from '../../src/rule-options';
-import { ManualClock, maxInAnyWindow, type StoreHarness } from './store-suite';
+import type { Limiter, LimiterOptions } from '../../src/limiter';
+import { ManualClock, maxInAnyWindow, slidingRule as sliding, useLimiters, type StoreHarness } from './store-suite';
 
-let seq = 0;
-const silent = { warn: () => undefined, error: () => undefined };
-const sliding = (name: string, limit: number, windowMs = 1000): Rule => ({ name, limit, windowMs, algorithm: 'sliding-window' });
 const MOVE = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 };
 
 export function describeJobPlanCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`jobs of a plan: ${name}`, () => {
-    let h: StoreHarness;
-    const made: Limiter[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      for (const l of made) await l.destroy();
-      await Promise.all(made.map((l) => l.close()));
-      await h.close();
-    });
-    const limiter = (clock: ManualClock, options: Omit<LimiterOptions, 'store'>): Limiter => {
-      const [store] = h.make(clock.now, 1);
-      const l = createLimiter({ logger: silent, ...options, store: store!, name: `job-plans-${process.pid}-${++seq}` });
-      made.push(l);
-      return l;
-    };
+    const limiters = useLimiters(setup, 'job-plans');
+    const limiter = (clock: ManualClock, options: Omit<LimiterOptions, 'store'>): Limiter => limiters(clock, options)[0]!;
     /** Dispatches and claims every few ms for `ms`: when each job started (store clock). */
     const drain = async (l: Limiter, clock: ManualClock, ms: number, stepMs = 20): Promise<Array<{ at: number; cost: number }>> => {
       const started: Array<{ at: number; cost: number }> = [];

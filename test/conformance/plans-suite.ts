@@ -4,34 +4,13 @@
  * state of the rules both plans share, caps hold with checks of several plans in one turn from several
  * handles, and a plan's rule state outlives a silence whatever plan the last check had. Injected clock.
  */
-import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
-import type { Rule } from '../../src/rule-options';
 import type { Decision } from '../../src/types';
-import { ManualClock, maxInAnyWindow, seededRandom, type StoreHarness } from './store-suite';
-
-let seq = 0;
-const silent = { warn: () => undefined, error: () => undefined };
-const sliding = (name: string, limit: number, windowMs = 1000): Rule => ({ name, limit, windowMs, algorithm: 'sliding-window' });
+import { ManualClock, maxInAnyWindow, seededRandom, slidingRule as sliding, useLimiters, type StoreHarness } from './store-suite';
 
 export function describePlanCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`plans: ${name}`, () => {
-    let h: StoreHarness;
-    const made: Limiter[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      for (const l of made) await l.destroy();
-      await Promise.all(made.map((l) => l.close()));
-      await h.close();
-    });
     /** `handles` limiters of one name on the clock (several processes on one Redis). */
-    const limiters = (clock: ManualClock, options: Omit<LimiterOptions, 'store'>, handles = 1): Limiter[] => {
-      const limiterName = `plans-${process.pid}-${++seq}`;
-      const out = h.make(clock.now, handles).map((store) => createLimiter({ logger: silent, ...options, store, name: limiterName }));
-      made.push(...out);
-      return out;
-    };
+    const limiters = useLimiters(setup, 'plans');
 
     test('two plans share the global limit in the ratio of their weights', async () => {
       const clock = new ManualClock();

@@ -3,6 +3,8 @@
  * clock, so results do not depend on machine speed. `make(clock, handles)` returns `handles` stores that
  * share state (several ioredis clients on Redis; one instance in memory).
  */
+import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
+import type { Rule } from '../../src/rule-options';
 import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
 
 export interface StoreHarness {
@@ -76,6 +78,38 @@ export function useHarness(setup: () => Promise<StoreHarness>): (clock: ManualCl
     return stores;
   };
 }
+
+/**
+ * useHarness for suites that go through the limiter (plans, jobs of a plan): the function returned makes `handles`
+ * limiters of one name on the test clock (several processes on one Redis), destroyed and closed at the end.
+ */
+export function useLimiters(
+  setup: () => Promise<StoreHarness>,
+  prefix: string,
+): (clock: ManualClock, options: Omit<LimiterOptions, 'store'>, handles?: number) => Limiter[] {
+  let h: StoreHarness;
+  let made = 0;
+  const limiters: Limiter[] = [];
+  beforeAll(async () => {
+    h = await setup();
+  });
+  afterAll(async () => {
+    for (const l of limiters) await l.destroy();
+    await Promise.all(limiters.map((l) => l.close()));
+    await h.close();
+  });
+  return (clock, options, handles = 1) => {
+    const name = `${prefix}-${process.pid}-${++made}`;
+    const out = h.make(clock.now, handles).map((store) => createLimiter({ logger: SILENT, ...options, store, name }));
+    limiters.push(...out);
+    return out;
+  };
+}
+
+const SILENT = { warn: () => undefined, error: () => undefined };
+
+/** A sliding-window rule (the rules the policy suites use most). */
+export const slidingRule = (name: string, limit: number, windowMs = 1000): Rule => ({ name, limit, windowMs, algorithm: 'sliding-window' });
 
 /** mulberry32: the same traffic on every run and store. */
 export function seededRandom(seed: number): () => number {
