@@ -6,7 +6,7 @@
  */
 import { resolveRules } from '../../src/rule-options';
 import type { AdmitInput, Decision, GroupStatus, LimiterSpec, LimiterStore, Store } from '../../src/types';
-import { ManualClock, seededRandom, spec, type StoreHarness } from './store-suite';
+import { ManualClock, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
 /** A store's whole state for one limiter (its Redis keys with their expiry, or the MemoryStore's maps). */
 export type Snapshot = (store: Store, limiterName: string) => Promise<unknown>;
@@ -36,20 +36,11 @@ function expectAgreement(p: GroupStatus, d: Decision): void {
 
 export function describePeekResetCases(name: string, setup: () => Promise<StoreHarness & { snapshot: Snapshot }>): void {
   describe(`peek and reset: ${name}`, () => {
-    let h: StoreHarness & { snapshot: Snapshot };
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
+    const use = useHarnessOf(setup);
+    const h = { snapshot: (store: Store, limiterName: string) => use.harness().snapshot(store, limiterName) };
     const bind = (clock: ManualClock, s: LimiterSpec): { store: Store; limiter: LimiterStore; name: string } => {
-      const store = h.make(clock.now)[0]!;
-      const limiter = store.bind(s);
-      bound.push(limiter);
-      return { store, limiter, name: s.name };
+      const { stores, store } = use.bind(clock, s);
+      return { store, limiter: stores[0]!, name: s.name };
     };
 
     test('a peek spends nothing: after any number of peeks, checks at that instant admit exactly `remaining`', async () => {

@@ -8,8 +8,8 @@
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules, type Rule } from '../../src/rule-options';
 import type { FairShareSpec } from '../../src/core/fair-share';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
-import { ManualClock, maxInAnyWindow, seededRandom, spec, type StoreHarness } from './store-suite';
+import type { AdmitInput, Decision, LimiterSpec, Store } from '../../src/types';
+import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
 /** How many entries (hash fields, zset members, map entries) the store keeps for one limiter. */
 export type Entries = (store: Store, limiterName: string) => Promise<number>;
@@ -30,21 +30,9 @@ const ruleOf = (d: Decision, name: string) => d.rules!.find((r) => r.name === na
 
 export function describeProbationRuleCases(name: string, setup: () => Promise<StoreHarness & { entries: Entries }>): void {
   describe(`probation with rules: ${name}`, () => {
-    let h: StoreHarness & { entries: Entries };
-    const bound: LimiterStore[] = [];
-    beforeAll(async () => {
-      h = await setup();
-    });
-    afterAll(async () => {
-      await Promise.all(bound.map((b) => b.destroy()));
-      await h.close();
-    });
-    const bind = (clock: ManualClock, s: LimiterSpec, handles = 1): { stores: LimiterStore[]; store: Store } => {
-      const made = h.make(clock.now, handles);
-      const stores = made.map((st) => st.bind(s));
-      bound.push(stores[0]!);
-      return { stores, store: made[0]! };
-    };
+    const use = useHarnessOf(setup);
+    const h = { entries: (store: Store, limiterName: string) => use.harness().entries(store, limiterName) };
+    const bind = use.bind;
 
     describe.each([
       ['the limiter rules', false],

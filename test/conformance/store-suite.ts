@@ -59,11 +59,13 @@ const input = (group: string, weight = 1, cost = 1): AdmitInput => ({ group, wei
 
 /**
  * The set-up every conformance suite shares, called inside its describe(): the store harness is made before the
- * tests and closed after them; the function returned binds a limiter on the test clock (`handles` stores that
- * share state), destroyed at the end.
+ * tests and closed after them; `bind` binds a limiter on the test clock (`handles` stores that share state, and
+ * the first store itself), destroyed at the end. `harness()` is the harness (for suites that need its extras).
  */
-export function useHarness(setup: () => Promise<StoreHarness>): (clock: ManualClock, s: LimiterSpec, handles?: number) => LimiterStore[] {
-  let h: StoreHarness;
+export function useHarnessOf<H extends StoreHarness>(
+  setup: () => Promise<H>,
+): { harness: () => H; bind: (clock: ManualClock, s: LimiterSpec, handles?: number) => { stores: LimiterStore[]; store: Store } } {
+  let h: H;
   const bound: LimiterStore[] = [];
   beforeAll(async () => {
     h = await setup();
@@ -72,11 +74,21 @@ export function useHarness(setup: () => Promise<StoreHarness>): (clock: ManualCl
     await Promise.all(bound.map((b) => b.destroy()));
     await h.close();
   });
-  return (clock, s, handles = 1) => {
-    const stores = h.make(clock.now, handles).map((st) => st.bind(s));
-    bound.push(stores[0]!);
-    return stores;
+  return {
+    harness: () => h,
+    bind: (clock, s, handles = 1) => {
+      const made = h.make(clock.now, handles);
+      const stores = made.map((st) => st.bind(s));
+      bound.push(stores[0]!);
+      return { stores, store: made[0]! };
+    },
   };
+}
+
+/** useHarnessOf, for suites that need only the bound stores. */
+export function useHarness(setup: () => Promise<StoreHarness>): (clock: ManualClock, s: LimiterSpec, handles?: number) => LimiterStore[] {
+  const { bind } = useHarnessOf(setup);
+  return (clock, s, handles) => bind(clock, s, handles).stores;
 }
 
 /**
