@@ -348,16 +348,18 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   if reset < 0 then reset = 0 end
   local limit = math.floor(kappa * cfg.limit + 0.5)
   if kappa == gamma then limit = math.floor(st.w * cfg.limit / meta.ws + 0.5) end
-  local r = {
+  -- with rules: policy 0 the global share, i the rules' i-th; the rules and their state (for the reply). Every
+  -- field in the constructor (one added later rehashes the table)
+  return {
     allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
     guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
     retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
     -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
     empty_us = fs_wait(meta.gt, T, 1, b),
+    policy = rules and policy, rules = rules, rs = rs,
+    -- concurrency.lua's (16 fields: the table's hash part holds them all)
+    lease = false, held = false,
   }
-  -- with rules: policy 0 the global share, i the rules' i-th; the rules and their state (for the reply)
-  if rules then r.policy, r.rules, r.rs = policy, rules, rs end
-  return r
 end
 
 local function fs_close(fs)

@@ -29,7 +29,7 @@
                                              (fresh records have key 0)
     check(rules, v, now, c) -> ok, wait_us, index   index: the violated rule with the longest wait (first on ties)
     spend(rules, v, c)
-    reply(out, r, now) -> n                   appends a decision's policy and remaining, resetMs per rule to a reply
+    reply(out, n, r, now) -> n                appends a decision's policy and remaining, resetMs per rule to a reply
     pack(rules, v, now) -> blob            the rule state alone (a call deciding one group under two plans' rules)
     values(rules, v, now) -> ...           what pack packs, for fs_close's one struct.pack (rules.whole)
 ]]
@@ -218,16 +218,34 @@ local function rl_library()
     return struct.pack(rules.fmt, rl_values(rules, v, now))
   end
 
-  -- Appends a decision's rule fields to a reply (admit.lua): policy, then remaining, resetMs (whole ms) per
-  -- rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Sets v[1] on
-  -- the way (rl_values' until, from the same resets: packing the state then works out nothing again).
-  local function rl_reply_decision(out, r, now)
+  -- Appends a decision's rule fields to a reply (admit.lua) after its field n: policy, then remaining, resetMs
+  -- (whole ms) per rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Sets
+  -- v[1] on the way (rl_values' until, from the same resets: packing the state then works out nothing again).
+  -- rl_remaining inlined: this runs on every decision.
+  local function rl_reply_decision(out, n, r, now)
     local rules, v = r.rules, r.rs
-    local n = #out + 1
+    n = n + 1
     out[n] = r.policy
     local latest = 0
     for i = 1, #rules do
-      local left, reset = rl_remaining(rules[i], v, now)
+      local ru = rules[i]
+      local o, alg = ru.off, ru.alg
+      local left, reset = ru.limit, 0
+      if alg == RL_TOKEN then
+        local tok = v[o]
+        left = math.floor(tok + 1e-9)
+        if left < 0 then left = 0 end
+        reset = (ru.burst - tok) * ru.T
+      elseif alg == RL_SLIDING then
+        local used = v[o + 1]
+        if used > 0 then
+          local j, k = v[o], RL_RING
+          while v[o + 2 + (j + k) % RL_RING] == 0 do k = k - 1 end
+          left, reset = left - used, (j + k) * ru.slot_us - now
+        end
+      elseif v[o + 1] > 0 then
+        left, reset = left - v[o + 1], (v[o] + 1) * ru.window_us - now
+      end
       if reset > latest then latest = reset end
       out[n + 1], out[n + 2] = left, math.ceil(reset / 1000)
       n = n + 2
