@@ -15,7 +15,7 @@
 import { ConfigError, InputError, describeValue } from '../errors';
 import type { HeaderFormat, HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
-import { isDegraded } from '../outage';
+import { isDegraded } from '../outage-policy';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
 import { deferredOutcome, offloadedOutcome, type DeferOptions, type DeferredOutcome } from './defer';
