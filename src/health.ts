@@ -3,7 +3,8 @@
  * `limiter.health()` with the Redis server's role, version and eviction policy (read with INFO). A RedisStore
  * is recognised by its `client`; any other store is probed with a queue read (`queue.counts()`), which changes nothing.
  */
-import { toStoreError, withTimeout, type OutageGuard } from './outage';
+import type { OutageGuard } from './outage';
+import { toStoreError, withTimeout } from './store-call';
 import type { Scheduler } from './scheduler';
 import { RedisStore } from './store/redis-store';
 import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './store/reopen';

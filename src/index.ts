@@ -18,7 +18,8 @@ export { RedisStore, type RedisStoreOptions } from './store/redis-store';
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store';
 export { OVERFLOW_GROUP } from './core/fair-share';
 export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';
-export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './middleware/shared';
+export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './middleware/shared';
+export type { LimitError, ProblemDetails } from './middleware/rejection';
 export { Dispatcher, type DispatcherOptions, type DispatcherEvents } from './queue/dispatcher';
 export {
   Worker,

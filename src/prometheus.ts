@@ -12,7 +12,7 @@ import { Collector, HistogramCounts, type Sample } from './metrics/collector';
 import { validateMetricsOptions, type MetricsOptions } from './metrics/metrics-options';
 import { countDispatcher, countWorker, type JobTotals } from './metrics/queue-totals';
 import { TopGroups, outcomeOf } from './metrics/top-groups';
-import { withTimeout } from './outage';
+import { withTimeout } from './store-call';
 import type { JobCounts } from './queue/types';
 
 export { OTHER_GROUP } from './metrics/top-groups';

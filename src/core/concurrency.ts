@@ -8,7 +8,8 @@
  * the sequence in `seq`). Both "expire" (start afresh) lease ms + 1 s after the latest take, as PEXPIRE does.
  */
 import { SortedSet } from '../queue/sorted-set';
-import { decide, type FairShare, type FairShareResult } from './fair-share';
+import type { FairShare, FairShareResult } from './fair-share';
+import { decide } from './fair-share-decide';
 
 /** A slot's lease when the limiter names none (`concurrencyLeaseMs`). */
 export const DEFAULT_LEASE_MS = 60_000;

@@ -1,6 +1,6 @@
 /**
- * The admission core's constants and state shapes, shared by src/core/fair-share.ts (the decisions) and
- * src/core/fair-share-groups.ts (registering, trimming and probation of groups).
+ * The admission core's constants and state shapes, shared by src/core/fair-share.ts and fair-share-decide.ts
+ * (the decisions) and src/core/fair-share-groups.ts (registering, trimming and probation of groups).
  */
 import type { LimiterSpec } from '../types';
 import type { RuleConfig, RuleStates } from './rules';

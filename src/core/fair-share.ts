@@ -1,24 +1,21 @@
 /**
  * The admission core (docs/algorithm.md §2; the steps in §2.3) over an in-memory state object: the same algorithm as
  * lua/includes/fair-share.lua, name for name, so the two are easy to compare (constants and state shapes in
- * ./fair-share-state.ts, group registration and trimming in ./fair-share-groups.ts). Used by MemoryStore and the
- * memory dispatcher. Shape: `openFairShare` (clock, refill, epoch step, trim), `decide` any number of
- * times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
+ * ./fair-share-state.ts, group registration and trimming in ./fair-share-groups.ts, `decide` in
+ * ./fair-share-decide.ts). Used by MemoryStore and the memory dispatcher. Shape: `openFairShare` (clock, refill,
+ * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
-import { fsGroup, fsSighted, fsTrim } from './fair-share-groups';
+import { fsTrim } from './fair-share-groups';
 import {
   createFairShareState,
   DEFAULT_MAX_GROUPS,
-  FS_EPS,
-  FS_GREEN_MIN,
   type FairShare,
   type FairShareConfig,
-  type FairShareResult,
   type FairShareSpec,
   type FairShareState,
   type MetaState,
 } from './fair-share-state';
-import { rlCheck, rlConfig, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
+import { rlConfig } from './rules';
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
@@ -56,19 +53,13 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
   };
 }
 
-function fsRefill(tokens: number, last: number, now: number, interval: number, size: number): number {
+export function fsRefill(tokens: number, last: number, now: number, interval: number, size: number): number {
   const t = tokens + (now - last) / interval;
   return t > size ? size : t;
 }
 
-/** Time until `need` tokens exist (µs); infinite when the bucket can never hold them. */
-function fsWait(tokens: number, interval: number, need: number, size: number): number {
-  if (tokens >= need - FS_EPS) return 0;
-  if (need > size + FS_EPS) return Infinity;
-  return (need - tokens) * interval;
-}
-
-function release(meta: MetaState): void {
+/** fs_release: the green reservation lapses or its holder was admitted. */
+export function fsRelease(meta: MetaState): void {
   meta.rv = 0;
   meta.rg = '';
   meta.re = 0;
@@ -132,7 +123,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
   };
   meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
-  if (meta.rv > 0 && now >= meta.re) release(meta);
+  if (meta.rv > 0 && now >= meta.re) fsRelease(meta);
 
   // (1) water level: one fixed-point step per epoch.
   if (now - meta.ep >= cfg.epochUs) {
@@ -150,174 +141,6 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
   // (2) forget idle groups, amortised.
   fsTrim(fs);
   return fs;
-}
-
-export function decide(
-  fs: FairShare,
-  groupIn: string,
-  weight: number,
-  cost: number,
-  promise: boolean,
-  rules: readonly RuleConfig[] | false = fs.cfg.rules,
-  busy = false,
-): FairShareResult {
-  const { cfg, meta } = fs;
-  const now = fs.nowUs;
-  const [group, st, newcomer] = fsGroup(fs, groupIn, weight);
-  const c = cost;
-  const b = cfg.burst;
-  const rho = cfg.reserve;
-  const T = cfg.T;
-
-  // (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
-  if (meta.ws < st.w) meta.ws = st.w;
-  if (meta.gn < 1) meta.gn = 1;
-  const gamma = st.w / meta.ws;
-  let kappa = meta.sh * st.w;
-  if (kappa < gamma) kappa = gamma;
-  if (kappa > 1) kappa = 1;
-  const Tg = T / gamma;
-  const Tc = T / kappa;
-  // bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
-  // so one request fits and the group's green keeps refilling while a request waits for c global tokens.
-  let bg = b * gamma;
-  if (bg < rho) bg = rho;
-  if (bg < FS_GREEN_MIN) bg = FS_GREEN_MIN;
-  if (c > 1 && bg < 2 * c) bg = 2 * c;
-  if (bg > b) bg = b;
-  let bc = b * kappa;
-  if (bc < bg) bc = bg;
-  // another group's green reservation: its units are not ours to take
-  const rv = meta.rv > 0 && meta.rg !== group ? meta.rv : 0;
-  const yellowFloor = rv > rho ? rv : rho;
-
-  // (5) refill the group's meters to now (the global bucket was refilled in openFairShare)
-  const dt = now - st.last;
-  st.tokMin = fsRefill(st.tokMin, 0, dt, Tg, bg);
-  st.tokCap = fsRefill(st.tokCap, 0, dt, Tc, bc);
-  st.tokDem = fsRefill(st.tokDem, 0, dt, Tc, bc);
-  st.last = now;
-
-  // (5b) rules: checked first, spent only if everything admits (rules.ts)
-  let rok = true;
-  let rwait = 0;
-  let rbad = 0;
-  let rs: RuleStates | undefined;
-  // an id on probation: the newcomers' share, its own rule record (fsSighted)
-  const rst = rules && newcomer !== undefined ? fsSighted(fs, newcomer) : st;
-  if (rules) {
-    rs = rst.rs ??= new Map();
-    [rok, rwait, rbad] = rlCheck(rules, rs, now, c);
-  }
-  // a request over its concurrency cap spends nothing, like one a rule denies (./concurrency.ts)
-  if (busy) rok = false;
-
-  // (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
-  if (rok && st.tokDem >= c - FS_EPS) {
-    st.tokDem -= c;
-    meta.fc += c;
-  }
-
-  // (7) colour, cap first (RFC 2698 order)
-  const capOk = c <= bc + FS_EPS && st.tokCap >= c - FS_EPS;
-  const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
-  let allowed = false;
-  let colour: 0 | 1 | 2 = 2;
-  let retry = 0;
-  let hint = 0;
-  let policy = 0;
-  const globalGreen = greenOk && meta.gt >= c + rv - FS_EPS;
-  const globalYellow = capOk && !greenOk && meta.gt >= c + yellowFloor - FS_EPS;
-  if (!rok && (globalGreen || globalYellow)) {
-    // only a rule says no: its wait, nothing promised or reserved
-    retry = rwait;
-    hint = rwait;
-    policy = rbad;
-  } else if (globalGreen) {
-    if (!fs.peek) {
-      meta.gt -= c;
-      st.tokMin -= c;
-      st.tokCap -= c;
-    }
-    allowed = true;
-    colour = 0;
-  } else if (globalYellow) {
-    if (!fs.peek) {
-      meta.gt -= c;
-      st.tokCap -= c;
-    }
-    allowed = true;
-    colour = 1;
-  } else {
-    const wc = fsWait(st.tokCap, Tc, c, bc);
-    // the global wait counts another group's reservation as spent (it is, once its holder is admitted)
-    const tg = Math.max(wc, fsWait(st.tokMin, Tg, c, bg), fsWait(meta.gt, T, c + rv, b + rv));
-    const ty = Math.max(wc, fsWait(meta.gt, T, c + yellowFloor, b + rv));
-    if (tg < Infinity) {
-      // stagger concurrent callers of the group: each denial takes the next guaranteed slot
-      // Slots run at most one window ahead: past that they start again from the front, so a flood is
-      // never told to wait more than tg + window, and callers past the horizon spread instead of meeting there.
-      let at = now + tg;
-      if (promise) {
-        const nxt = st.promise + c * Tg;
-        if (st.promise > now && nxt > at && nxt <= now + tg + cfg.windowUs) at = nxt;
-        st.promise = at;
-      }
-      retry = at - now;
-      // green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if (promise && rok && c > 1 && greenOk && rv === 0 && meta.gt < c - FS_EPS) {
-        meta.rv = c;
-        meta.rg = group;
-        meta.re = at + Math.min(c * Tg, cfg.windowUs);
-      }
-    } else if (ty < Infinity) {
-      retry = ty;
-    } else {
-      // the cost fits no bucket under the current shares: try again in a window
-      retry = cfg.windowUs;
-    }
-    hint = Math.min(tg, ty);
-    if (hint > retry) hint = retry;
-    // the latest of the waits; the policy named is the one that waits longest (the global one on a tie)
-    if (rwait > retry) {
-      retry = rwait;
-      policy = rbad;
-    }
-    if (rwait > hint) hint = rwait;
-  }
-  let ruleStatus: number[] | false = false;
-  if (rules && rs) {
-    if (allowed && !fs.peek) rlSpend(rules, rs, c);
-    ruleStatus = rlStatus(rules, rs, now);
-    rst.rulesUntil = rlKeep(rules, rs, now);
-  }
-
-  if (allowed && meta.rv > 0 && meta.rg === group) release(meta);
-
-  // (8) headers
-  let k1 = Math.floor(Math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS);
-  if (k1 < 0) k1 = 0;
-  let k2 = Math.floor(Math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS);
-  if (k2 < 0) k2 = 0;
-  let reset = (bc - st.tokCap) * Tc;
-  if (reset < 0) reset = 0;
-  let limit = Math.floor(kappa * cfg.limit + 0.5);
-  if (kappa === gamma) limit = Math.floor((st.w * cfg.limit) / meta.ws + 0.5);
-  return {
-    allowed,
-    colour,
-    remaining: k1 + k2,
-    limit,
-    guaranteed: Math.floor((st.w * cfg.limit) / meta.ws + FS_EPS),
-    retryUs: retry,
-    hintUs: hint,
-    resetUs: reset,
-    group,
-    active: meta.gn,
-    emptyUs: fsWait(meta.gt, T, 1, b),
-    policy,
-    rules: ruleStatus,
-  };
 }
 
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */

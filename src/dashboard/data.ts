@@ -4,7 +4,7 @@
  * each store read bounded by the limiter's `timeoutMs` so a failing store leaves a gap, not a hung page.
  */
 import type { Limiter } from '../limiter';
-import { withTimeout } from '../outage';
+import { withTimeout } from '../store-call';
 import type { GroupJobCounts, JobCounts } from '../queue/types';
 import type { Series } from './second-ring';
 import type { LimiterTraffic } from './traffic';

@@ -5,14 +5,16 @@
  * (`onLimit: 'next'`) the http-error passed to `next(err)` with the headers on `err.headers`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
+import { PROBLEM_CONTENT_TYPE } from './rejection';
+import { createRunner, type BulkLimiterOptions } from './shared';
 import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from '../headers';
 import type { Decision } from '../types';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 
-export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
+export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './shared';
+export type { LimitError, ProblemDetails } from './rejection';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
 export type { DashboardOptions } from '../dashboard/handler';
 export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';

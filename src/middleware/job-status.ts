@@ -10,7 +10,7 @@ import type { Limiter } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { JobInfo, JobState } from '../queue/types';
 import { createMisconfigured } from './misconfigured';
-import type { ProblemDetails } from './shared';
+import type { ProblemDetails } from './rejection';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -6,14 +6,16 @@
  * before rendering an error, so they also ride on `err.headers`.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { PROBLEM_CONTENT_TYPE, createRunner, type BulkLimiterOptions } from './shared';
+import { PROBLEM_CONTENT_TYPE } from './rejection';
+import { createRunner, type BulkLimiterOptions } from './shared';
 import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 import { ConfigError, describeValue } from '../errors';
 import type { Decision } from '../types';
 
-export type { BulkLimiterOptions, LimitError, ProblemDetails, DeferOptions, DeferredBody } from './shared';
+export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './shared';
+export type { LimitError, ProblemDetails } from './rejection';
 export type { JobStatusOptions, JobStatusBody } from './job-status';
 export type { DashboardOptions } from '../dashboard/handler';
 export type { ActionsState, DashboardData, DeadView, GroupView, LimiterView, Series } from '../dashboard/data';

@@ -8,9 +8,7 @@ import type { RuleSpec } from '../core/rules';
 import { createHeaderWriter, type HeaderFormat, type HeaderWriter } from '../headers';
 import type { CheckOptions, Limiter } from '../limiter';
 import type { Misconfigured } from './misconfigured';
-import type { Rejection } from './shared';
-
-export const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+import { quotaBodyWriter, type Rejection } from './rejection';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -65,11 +63,4 @@ function policyView(format: HeaderFormat, limiter: Limiter, rules: readonly Rule
       }),
     ),
   };
-}
-
-/** The 429 body, JSON.stringify(problem) to the byte, from a template: the only part that varies is the wait. */
-export function quotaBodyWriter(policies: readonly string[]): (seconds: number) => string {
-  const head = `{"type":${JSON.stringify(QUOTA_EXCEEDED)},"title":"Too Many Requests","status":429,"detail":"Too many requests; retry in `;
-  const tail = ` s.","violated-policies":${JSON.stringify(policies)}}`;
-  return (seconds) => head + seconds + tail;
 }

@@ -1,7 +1,7 @@
 /**
  * Everything the Express and Koa adapters share: middleware options (validated once), the group / cost /
  * weight / skip steps, and the outcome of one request — pass (with headers) or reject (an http-error with
- * `expose`, `headers`, the Decision and an RFC 9457 problem body). The adapters only translate an outcome
+ * `expose`, `headers`, the Decision and an RFC 9457 problem body; built in ./rejection.ts). The adapters only translate an outcome
  * to their framework. With `defer`, a denied request that was written as a job is a `'deferred'` outcome:
  * 202 Accepted, `Location` (the job's status URL), body `{ jobId, state, runAt }` and the RateLimit headers.
  *
@@ -12,18 +12,18 @@
  * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
  * warning WRN_BL_MISSING_GROUP (once per limiter).
  */
-import createError, { type HttpError } from 'http-errors';
 import { ConfigError, InputError, describeValue } from '../errors';
-import { retryAfterSeconds, type HeaderFormat, type HeaderMap } from '../headers';
+import type { HeaderFormat, HeaderMap } from '../headers';
 import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
-import { isDegraded } from '../outage';
+import { isDegraded } from '../outage-policy';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
 import { deferredOutcome, offloadedOutcome, type DeferOptions, type DeferredOutcome } from './defer';
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
-import { QUOTA_EXCEEDED, createPlanStep, quotaBodyWriter } from './plan-step';
+import { createPlanStep } from './plan-step';
+import { badRequest, limitRejection, queueFullRejection, quotaBodyWriter, type Rejection } from './rejection';
 
 export type { DeferOptions, DeferredBody } from './defer';
 
@@ -63,37 +63,6 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly defer?: DeferOptions<Ctx>;
 }
 
-/** The http-error of a rejected request. */
-export interface LimitError extends HttpError {
-  readonly headers: HeaderMap;
-  /** The RFC 9457 problem object the middleware sends in `'respond'` mode. */
-  readonly problem: ProblemDetails;
-  /** Present on 429 and 503. */
-  readonly decision?: Decision;
-}
-
-export interface ProblemDetails {
-  readonly type: string;
-  readonly title: string;
-  readonly status: number;
-  readonly detail: string;
-  readonly 'violated-policies'?: readonly string[];
-}
-
-/**
- * A rejected request: what `'respond'` sends (status, headers, problem+json body), and the http-error that
- * `'next'` hands on, built only when asked for (an http-error is a sizeable part of a denial's CPU; see the deny rows of
- * bench/results/http.md).
- */
-export interface Rejection {
-  readonly kind: 'reject';
-  readonly status: number;
-  readonly headers: HeaderMap;
-  /** The problem+json body. */
-  readonly body: string;
-  readonly error: LimitError;
-}
-
 export type Outcome = { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined } | Rejection | DeferredOutcome;
 
 export interface Runner<Ctx> {
@@ -102,9 +71,6 @@ export interface Runner<Ctx> {
   readonly limiter: Limiter;
 }
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-export { QUOTA_EXCEEDED };
-export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
 /** The group of requests without one when `missingGroup: 'shared'`. */
 export const SHARED_GROUP = '(missing)';
 
@@ -242,78 +208,4 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   }
 
   return { evaluate, onLimit: o.onLimit ?? 'respond', limiter };
-}
-
-/** The 429's problem details (RFC 9457): the policies that said no, and when to retry. */
-function quotaProblem(seconds: number, policies: readonly string[]): ProblemDetails {
-  return {
-    type: QUOTA_EXCEEDED,
-    title: 'Too Many Requests',
-    status: 429,
-    detail: `Too many requests; retry in ${seconds} s.`,
-    'violated-policies': policies,
-  };
-}
-
-/** A job the queue refused (full backlog, horizon): a 429 with the queue's Retry-After and no admission decision. */
-function queueFullRejection(error: EnqueueError, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
-  const seconds = retryAfterSeconds(error.retryAfterMs);
-  const headers: HeaderMap = { 'Retry-After': String(seconds) };
-  const problem = quotaProblem(seconds, policies);
-  const httpError = withoutStack(() => createError(429, problem.detail, { expose: true, headers, problem, code: error.code }) as LimitError);
-  return { kind: 'reject', status: 429, headers, body: quotaBody(seconds), error: httpError };
-}
-
-class LazyRejection implements Rejection {
-  readonly kind = 'reject';
-  private made: LimitError | undefined;
-
-  constructor(
-    readonly headers: HeaderMap,
-    readonly problem: ProblemDetails,
-    readonly body: string,
-    private readonly decision: Decision,
-  ) {}
-
-  get status(): number {
-    return this.problem.status;
-  }
-
-  get error(): LimitError {
-    const { problem, headers, decision } = this;
-    this.made ??= withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
-    return this.made;
-  }
-}
-
-function limitRejection(decision: Decision, headers: HeaderMap, policies: readonly string[], quotaBody: (seconds: number) => string): Rejection {
-  const seconds = retryAfterSeconds(decision.retryAfterMs);
-  if (decision.reason === 'store-error') {
-    const problem: ProblemDetails = {
-      type: REDUCED_CAPACITY,
-      title: 'Service Unavailable',
-      status: 503,
-      detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.`,
-    };
-    return new LazyRejection(headers, problem, JSON.stringify(problem), decision);
-  }
-  const problem = quotaProblem(seconds, policies);
-  return new LazyRejection(headers, problem, quotaBody(seconds), decision);
-}
-
-/** A 429 is an answer, not a bug: its stack trace says nothing and capturing it is a sizeable part of a denial's cost. */
-function withoutStack<T>(make: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
-function badRequest(error: InputError): Rejection {
-  const problem: ProblemDetails = { type: 'about:blank', title: 'Bad Request', status: 400, detail: error.message };
-  const httpError = createError(400, error.message, { expose: true, headers: {}, problem, code: error.code, cause: error }) as LimitError;
-  return { kind: 'reject', status: 400, headers: httpError.headers, body: JSON.stringify(problem), error: httpError };
 }

@@ -4,7 +4,8 @@
  * start + cost/weight) and go to ready in tag order while it has room; a claim takes jobs from the head of
  * ready through the same admission core and budget as live requests (decide, no promise).
  */
-import { closeFairShare, decide, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
+import { closeFairShare, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
+import { decide } from '../core/fair-share-decide';
 import type { RuleConfig } from '../core/rules';
 import { heldMember, parseMember, type JobRecord } from './job-record';
 import type { SortedSet } from './sorted-set';

@@ -8,13 +8,13 @@ import {
   NEWCOMERS_GROUP,
   closeFairShare,
   createFairShareState,
-  decide,
   fairShareConfig,
   fsReset,
   openFairShare,
   type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
+import { decide } from '../core/fair-share-decide';
 import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';

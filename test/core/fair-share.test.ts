@@ -1,5 +1,6 @@
 /** The TypeScript core directly: repeated decisions inside one open/close, the vt field, bounded state. */
-import { closeFairShare, createFairShareState, decide, fairShareConfig, FS_TRIM_PAGE, openFairShare } from '../../src/core/fair-share';
+import { closeFairShare, createFairShareState, fairShareConfig, FS_TRIM_PAGE, openFairShare } from '../../src/core/fair-share';
+import { decide } from '../../src/core/fair-share-decide';
 import type { LimiterSpec } from '../../src/types';
 
 const spec: LimiterSpec = { name: 'c', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000, epochMs: 250, sustained: false };

@@ -1,6 +1,9 @@
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { StoreError } from '../../src/errors';
-import { createOutageGuard, isDegraded, localSpec, PROBE_MIN_MS, withTimeout } from '../../src/outage';
+import { PROBE_MIN_MS } from '../../src/breaker';
+import { createOutageGuard } from '../../src/outage';
+import { isDegraded, localSpec } from '../../src/outage-policy';
+import { withTimeout } from '../../src/store-call';
 import type { StoreErrorPolicy } from '../../src/options';
 import { realScheduler, withScheduler } from '../../src/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';

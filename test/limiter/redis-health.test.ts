@@ -4,7 +4,7 @@
  */
 import Redis from 'ioredis';
 import { createLimiter, type Limiter } from '../../src/limiter';
-import { isDegraded } from '../../src/outage';
+import { isDegraded } from '../../src/outage-policy';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
