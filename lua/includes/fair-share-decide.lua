@@ -1,0 +1,156 @@
+--[[
+  fair-share-decide.lua — fs_decide, one admission decision (docs/algorithm.md §2.3, steps 4–8: shares, refill,
+  rules, colour, waits, headers), included by includes/fair-share.lua after fs_open (it uses fs_group,
+  fs_sighted, fs_release, fs_refill, fs_wait and the rules library RL). Its TypeScript twin is
+  src/core/fair-share-decide.ts: keep the two in step, name for name. The contract is in fair-share.lua's header.
+]]
+
+local function fs_decide(fs, group, weight, cost, promise, rules, busy)
+  local cfg, meta = fs.cfg, fs.meta
+  if rules == nil then rules = cfg.rules end
+  local now = fs.now_us
+  local st, newcomer
+  group, st, newcomer = fs_group(fs, group, weight)
+  local c = cost
+  local b, rho, T = cfg.burst, cfg.reserve, cfg.T
+
+  -- (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
+  if meta.ws < st.w then meta.ws = st.w end
+  if meta.gn < 1 then meta.gn = 1 end
+  local gamma = st.w / meta.ws
+  local kappa = meta.sh * st.w
+  if kappa < gamma then kappa = gamma end
+  if kappa > 1 then kappa = 1 end
+  local Tg = T / gamma
+  local Tc = T / kappa
+  -- bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
+  -- so one request fits and the group's green keeps refilling while a request waits for c global tokens.
+  local bg = b * gamma
+  if bg < rho then bg = rho end
+  if bg < FS_GREEN_MIN then bg = FS_GREEN_MIN end
+  if c > 1 and bg < 2 * c then bg = 2 * c end
+  if bg > b then bg = b end
+  local bc = b * kappa
+  if bc < bg then bc = bg end
+  -- another group's green reservation: its units are not ours to take
+  local rv = 0
+  if meta.rv > 0 and meta.rg ~= group then rv = meta.rv end
+  local yellow_floor = rho
+  if rv > yellow_floor then yellow_floor = rv end
+
+  -- (5) refill the group's meters to now (the global bucket was refilled in fs_open)
+  local dt = now - st.last
+  st.tokMin = fs_refill(st.tokMin, 0, dt, Tg, bg)
+  st.tokCap = fs_refill(st.tokCap, 0, dt, Tc, bc)
+  st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
+  st.last = now
+
+  -- (5b) rules: checked first, spent only if everything admits (rules.lua)
+  local rok, rwait, rbad, rs = true, 0, 0, false
+  if rules then
+    -- an id on probation: the newcomers' share, its own rule record (fs_sighted)
+    local rst = st
+    if newcomer then rst = fs_sighted(fs, newcomer) end
+    rs = rst.rs
+    if not rs then
+      -- a group's record holds its own values first; an id's record on probation (and a graduate's) only rules
+      rs = RL.load(rules, rst.rb, rst.rat or FS_PACK_LEN + 1)
+    elseif rst.rr ~= rules then
+      -- decided under other rules earlier in this call: re-lay the state out for these
+      rs = RL.load(rules, RL.pack(rst.rr, rs, now), 1)
+    end
+    rst.rs, rst.rr = rs, rules
+    rok, rwait, rbad = RL.check(rules, rs, now, c)
+  end
+  -- a request over its concurrency cap spends nothing, like one a rule denies
+  if busy then rok = false end
+
+  -- (6) demand meter at the cap rate: min(arrivals, cap), whatever the share decides (not what a rule denies)
+  if rok and st.tokDem >= c - FS_EPS then
+    st.tokDem = st.tokDem - c
+    meta.fc = meta.fc + c
+  end
+
+  -- (7) colour, cap first (RFC 2698 order)
+  local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
+  local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
+  local allowed, colour = 0, 2
+  local retry, hint, policy = 0, 0, 0
+  local globalGreen = greenOk and meta.gt >= c + rv - FS_EPS
+  local globalYellow = capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS
+  if not rok and (globalGreen or globalYellow) then
+    -- only a rule says no: its wait, nothing promised or reserved
+    retry, hint, policy = rwait, rwait, rbad
+  elseif globalGreen then
+    if not fs.peek then
+      meta.gt = meta.gt - c
+      st.tokMin = st.tokMin - c
+      st.tokCap = st.tokCap - c
+    end
+    allowed, colour = 1, 0
+  elseif globalYellow then
+    if not fs.peek then
+      meta.gt = meta.gt - c
+      st.tokCap = st.tokCap - c
+    end
+    allowed, colour = 1, 1
+  else
+    local wc = fs_wait(st.tokCap, Tc, c, bc)
+    -- the global wait counts another group's reservation as spent (it is, once its holder is admitted)
+    local tg = math.max(wc, fs_wait(st.tokMin, Tg, c, bg), fs_wait(meta.gt, T, c + rv, b + rv))
+    local ty = math.max(wc, fs_wait(meta.gt, T, c + yellow_floor, b + rv))
+    if tg < FS_INF then
+      -- stagger concurrent callers of the group: each denial takes the next guaranteed slot
+      -- Slots run at most one window ahead: past that they start again from the front, so a flood is
+      -- never told to wait more than tg + window, and callers past the horizon spread instead of meeting there.
+      local at = now + tg
+      if promise then
+        local nxt = st.promise + c * Tg
+        if st.promise > now and nxt > at and nxt <= now + tg + cfg.window_us then at = nxt end
+        st.promise = at
+      end
+      retry = at - now
+      -- green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
+      if promise and rok and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
+        local grace = c * Tg
+        if grace > cfg.window_us then grace = cfg.window_us end
+        meta.rv, meta.rg, meta.re = c, group, at + grace
+      end
+    elseif ty < FS_INF then
+      retry = ty
+    else
+      -- the cost fits no bucket under the current shares: try again in a window
+      retry = cfg.window_us
+    end
+    hint = math.min(tg, ty)
+    if hint > retry then hint = retry end
+    -- the latest of the waits; the policy named is the one that waits longest (the global one on a tie)
+    if rwait > retry then retry, policy = rwait, rbad end
+    if rwait > hint then hint = rwait end
+  end
+  if allowed == 1 and rules and not fs.peek then RL.spend(rules, rs, c) end
+
+  if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
+
+  -- (8) headers
+  local k1 = math.floor(math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS)
+  if k1 < 0 then k1 = 0 end
+  local k2 = math.floor(math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS)
+  if k2 < 0 then k2 = 0 end
+  local reset = (bc - st.tokCap) * Tc
+  if reset < 0 then reset = 0 end
+  local limit = math.floor(kappa * cfg.limit + 0.5)
+  if kappa == gamma then limit = math.floor(st.w * cfg.limit / meta.ws + 0.5) end
+  -- with rules: policy 0 the global share, i the rules' i-th; the rules and their state (for the reply). Every
+  -- field in the constructor (one added later rehashes the table)
+  return {
+    allowed = allowed, colour = colour, remaining = k1 + k2, limit = limit,
+    guaranteed = math.floor(st.w * cfg.limit / meta.ws + FS_EPS),
+    retry_us = retry, hint_us = hint, reset_us = reset, group = group, active = meta.gn,
+    -- until the global bucket holds one unit again, for anyone (a lower bound: reservations ignored)
+    empty_us = fs_wait(meta.gt, T, 1, b),
+    policy = rules and policy, rules = rules, rs = rs,
+    -- concurrency.lua's (16 fields: the table's hash part holds them all)
+    lease = false, held = false,
+  }
+end
