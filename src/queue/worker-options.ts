@@ -7,7 +7,8 @@ import { schedulerOf, type Scheduler } from '../scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
 import type { QueueStore } from './types';
-import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
+import { requireQueue, type QueueHolder } from './validate';
+import { integer, loggerOption } from '../validate';
 
 /** What a handler sees of its job. */
 export interface WorkerJob<Payload = unknown> {
@@ -103,14 +104,14 @@ export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptio
   return Object.freeze({
     queue,
     handlers: map,
-    concurrency: intOption('concurrency', options.concurrency, 1),
-    leaseMs: intOption('leaseMs', options.leaseMs, 30_000, 30),
-    maxAttempts: intOption('maxAttempts', options.maxAttempts, 5),
-    maxSnoozes: intOption('maxSnoozes', options.maxSnoozes, 25, 0),
-    maxStalls: intOption('maxStalls', options.maxStalls, 1, 0),
+    concurrency: integer('concurrency', options.concurrency, { fallback: 1 }),
+    leaseMs: integer('leaseMs', options.leaseMs, { fallback: 30_000, min: 30 }),
+    maxAttempts: integer('maxAttempts', options.maxAttempts, { fallback: 5 }),
+    maxSnoozes: integer('maxSnoozes', options.maxSnoozes, { fallback: 25, min: 0 }),
+    maxStalls: integer('maxStalls', options.maxStalls, { fallback: 1, min: 0 }),
     backoff: typeof backoff === 'function' ? backoff : exponentialBackoff(backoff),
-    keepCompletedMs: intOption('keepCompletedMs', options.keepCompletedMs, 3_600_000, 0),
-    idleWaitMs: intOption('idleWaitMs', options.idleWaitMs, 5000),
+    keepCompletedMs: integer('keepCompletedMs', options.keepCompletedMs, { fallback: 3_600_000, min: 0 }),
+    idleWaitMs: integer('idleWaitMs', options.idleWaitMs, { fallback: 5000 }),
     logger: loggerOption(options.logger),
     scheduler: schedulerOf(options),
   });
