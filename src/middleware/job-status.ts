@@ -11,6 +11,7 @@ import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { JobInfo, JobState } from '../queue/types';
 import { createMisconfigured } from './misconfigured';
 import type { ProblemDetails } from './shared';
+import { boolean, func, refuse } from '../validate';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -69,13 +70,8 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
   if (typeof o !== 'object' || o === null || typeof o.limiter?.getJob !== 'function') {
     throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o?.limiter)}`);
   }
-  for (const name of ['id', 'group'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') {
-      throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function of the request, got ${describeValue(o[name])}`);
-    }
-  }
-  const isPublic = o.public ?? false;
-  if (typeof isPublic !== 'boolean') throw new ConfigError('ERR_BL_PUBLIC', `Expected \`public\` to be a boolean, got ${describeValue(o.public)}`);
+  for (const name of ['id', 'group'] as const) func(name, o[name], { fallback: undefined, expected: 'a function of the request' });
+  const isPublic = boolean('public', o.public, { fallback: false });
   if (isPublic === (o.group !== undefined)) {
     throw new ConfigError(
       'ERR_BL_GROUP',
@@ -85,8 +81,7 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
     );
   }
   const param = o.param ?? 'id';
-  if (typeof param !== 'string' || param.length === 0)
-    throw new ConfigError('ERR_BL_PARAM', `Expected \`param\` to be a route parameter name, got ${describeValue(o.param)}`);
+  if (typeof param !== 'string' || param.length === 0) refuse('param', 'a route parameter name', o.param);
   if (o.param !== undefined && o.id !== undefined) throw new ConfigError('ERR_BL_PARAM', 'Pass either `param` or `id`, not both');
   const { limiter, group, id } = options;
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);
