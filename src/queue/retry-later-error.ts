@@ -4,7 +4,7 @@
  * cap (`maxSnoozes` on the Worker), so a job that is always told to wait cannot loop forever.
  */
 import { BulkLimiterError } from '../errors';
-import { integer } from '../validate';
+import { integer, isIntegerIn } from '../validate';
 
 export class RetryLaterError extends BulkLimiterError {
   /** How long to wait before the job is due again (ms, integer ≥ 0). */
@@ -22,5 +22,5 @@ export function isRetryLater(error: unknown): error is RetryLaterError {
   if (error instanceof RetryLaterError) return true;
   if (typeof error !== 'object' || error === null) return false;
   const candidate = error as { code?: unknown; delayMs?: unknown };
-  return candidate.code === 'ERR_BL_RETRY_LATER' && Number.isInteger(candidate.delayMs) && (candidate.delayMs as number) >= 0;
+  return candidate.code === 'ERR_BL_RETRY_LATER' && isIntegerIn(candidate.delayMs, 0);
 }
