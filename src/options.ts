@@ -7,7 +7,6 @@ import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
-import { ConfigError, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { NAME_PATTERN } from './store/keys';
@@ -180,12 +179,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     burst = integer('burst', o.burst);
     reserve = o.reserve === undefined ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5))) : integer('reserve', o.reserve, { min: 0 });
   }
-  if (burst > limit) {
-    throw new ConfigError('ERR_BL_BURST', `Expected \`burst\` to be at most \`limit\` (${limit}), got ${describeValue(burst)}`);
-  }
-  if (reserve >= burst) {
-    throw new ConfigError('ERR_BL_RESERVE', `Expected \`reserve\` to be below \`burst\` (${burst}), got ${describeValue(reserve)}`);
-  }
+  if (burst > limit) refuse('burst', `at most \`limit\` (${limit})`, burst);
+  if (reserve >= burst) refuse('reserve', `below \`burst\` (${burst})`, reserve);
   const idleMs = integer('idleMs', o.idleMs, { fallback: Math.max(windowMs, 10_000) });
   const epochMs = integer('epochMs', o.epochMs, { fallback: Math.max(100, Math.floor(windowMs / 4)) });
   const sustained = boolean('sustained', o.sustained, { fallback: false });
@@ -203,17 +198,9 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
   const ruleMax = Math.min(...ruleSets.flatMap((set) => set.map(ruleCapacity)));
   const maxCost = integer('maxCost', o.maxCost, { fallback: Math.min(burst - reserve, ruleMax) });
-  if (maxCost > burst) {
-    throw new ConfigError(
-      'ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`,
-    );
-  }
+  if (maxCost > burst) refuse('maxCost', `at most \`burst\` (${burst}): a larger cost could never be admitted`, maxCost);
   if (maxCost > ruleMax) {
-    throw new ConfigError(
-      'ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`,
-    );
+    refuse('maxCost', `at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted`, maxCost);
   }
   const onStoreError = oneOf<StoreErrorPolicy, StoreErrorPolicy>('onStoreError', o.onStoreError, ['allow', 'deny', 'local'], { fallback: 'local' });
   const timeoutMs = integer('timeoutMs', o.timeoutMs, { fallback: 500 });
@@ -262,12 +249,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05, hold: 'hint' });
-  if (typeof value !== 'object' || value === null) {
-    throw new ConfigError(
-      'ERR_BL_DENY_CACHE',
-      `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`,
-    );
-  }
+  if (typeof value !== 'object' || value === null) refuse('denyCache', 'a boolean or { maxGroups?, sampleRate?, hold? }', value);
   const o = value as DenyCacheOptions;
   refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'denyCache.');
   // its parts share the parent's code

@@ -95,7 +95,7 @@ export function checkPlan(plans: ReadonlyMap<string, PlanSpec> | undefined, name
   const plan = typeof name === 'string' ? plans?.get(name) : undefined;
   if (plan === undefined) {
     const known = plans === undefined ? 'the limiter has no `plans`' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
-    throw new ConfigError('ERR_BL_UNKNOWN_PLAN', `Expected \`plan\` to name a plan of the limiter (${known}), got ${describeValue(name)}`);
+    return refuse('plan', `the name of a plan of the limiter (${known})`, name, 'ERR_BL_UNKNOWN_PLAN');
   }
   return plan;
 }

@@ -5,7 +5,7 @@
  * the route is declared `public: true`. The id comes from the route parameter `param` (default `id`); a
  * route without that parameter is only visible per request: a 500 and one warning WRN_BL_ROUTE_PARAM.
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError } from '../errors';
 import type { Limiter } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { JobInfo, JobState } from '../queue/types';
@@ -68,7 +68,7 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
   const o = options as Partial<JobStatusOptions<Ctx>> | null;
   refuseUnknownOptions(o, JOB_STATUS_OPTION_NAMES, 'jobStatus()');
   if (typeof o !== 'object' || o === null || typeof o.limiter?.getJob !== 'function') {
-    throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o?.limiter)}`);
+    refuse('limiter', 'a limiter from createLimiter()', o?.limiter);
   }
   for (const name of ['id', 'group'] as const) func(name, o[name], { fallback: undefined, expected: 'a function of the request' });
   const isPublic = boolean('public', o.public, { fallback: false });

@@ -1,7 +1,8 @@
 /**
  * What the Dispatcher and Worker need from a limiter, and the job API's argument checks.
  */
-import { ConfigError, describeValue, InputError } from '../errors';
+import { describeValue, InputError } from '../errors';
+import { refuse } from '../validate';
 import { CLAIM_MAX, type QueueStore } from './types';
 
 /** A limiter (from `createLimiter`) or anything else that exposes the limiter's queue operations. */
@@ -12,7 +13,7 @@ export interface QueueHolder {
 export function requireQueue(holder: unknown): QueueStore {
   const queue = typeof holder === 'object' && holder !== null ? (holder as { queue?: unknown }).queue : undefined;
   if (typeof queue !== 'object' || queue === null || typeof (queue as QueueStore).claim !== 'function') {
-    throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter with a queue (createLimiter(...)), got ${describeValue(holder)}`);
+    refuse('limiter', 'a limiter with a queue (createLimiter(...))', holder);
   }
   return queue as QueueStore;
 }
