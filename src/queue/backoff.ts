@@ -28,7 +28,8 @@ export type Backoff = (attempt: number) => number;
 
 export function exponentialBackoff(options: BackoffOptions = {}): Backoff {
   const baseMs = integer('backoff.baseMs', options.baseMs, { fallback: 1000 });
-  const capMs = integer('backoff.capMs', options.capMs, { min: baseMs, fallback: 3_600_000, expected: `an integer ≥ baseMs (${baseMs})` });
+  // the default cap is checked against baseMs too
+  const capMs = integer('backoff.capMs', options.capMs ?? 3_600_000, { min: baseMs, expected: `an integer ≥ baseMs (${baseMs})` });
   const random = func<() => number, () => number>('backoff.random', options.random, { fallback: Math.random });
   return (attempt) => {
     // 2^(attempt-1) overflows to Infinity for huge attempts; min() with capMs keeps it finite.
