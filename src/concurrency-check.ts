@@ -4,6 +4,7 @@
  */
 import { InputError, describeValue } from './errors';
 import type { Decision, LimiterStore, Logger } from './types';
+import { isIntegerIn } from './validate';
 
 /** Largest cap a check may give: far beyond any fleet's requests in flight, small for the store's counters. */
 const MAX_CONCURRENCY = 1_000_000;
@@ -16,7 +17,7 @@ export const CONCURRENCY_SNOOZE_MS = 1000;
 
 /** A check's `concurrency`: an integer 0 (no cap) … MAX_CONCURRENCY. */
 export function checkCap(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_CONCURRENCY) {
+  if (!isIntegerIn(value, 0, MAX_CONCURRENCY)) {
     throw new InputError(
       'ERR_BL_BAD_CONCURRENCY',
       `Expected \`concurrency\` to be an integer from 0 to ${MAX_CONCURRENCY}, got ${describeValue(value)}`,

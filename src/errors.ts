@@ -21,11 +21,6 @@ export class InputError extends BulkLimiterError {}
 /** The store failed or did not answer within `timeoutMs`. `cause` holds the underlying error. */
 export class StoreError extends BulkLimiterError {}
 
-/** The error code of an option or argument: `maxBacklog` → `ERR_BL_MAX_BACKLOG` (`prefix` goes after `ERR_BL_`). */
-export function codeOf(name: string, prefix = ''): string {
-  return `ERR_BL_${prefix}${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
-}
-
 /** Shows a value and its type in an error message. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)} (string)`;

@@ -8,7 +8,7 @@
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck } from './deferring-check';
 import { DenyCache } from './deny-cache';
-import { ConfigError, InputError, codeOf, describeValue } from './errors';
+import { InputError, describeValue } from './errors';
 import { checkGroup } from './group-id';
 import { createHealthCheck, firstConnection, storeProbe } from './health';
 import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
@@ -21,6 +21,7 @@ import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from './qu
 import { createDurability } from './queue/durability';
 import { toEnqueuedJob, toEnqueueInput } from './queue/offload';
 import type { AdmitInput, Decision, LimiterStore } from './types';
+import { codeOf, isIntegerIn, optionsObject } from './validate';
 
 export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
 export type { Health, HealthStatus, RedisHealth } from './health';
@@ -47,10 +48,7 @@ const ALL_OPTION_NAMES: readonly string[] = [...LIMITER_OPTION_NAMES, ...DEFER_O
 const MAX_JOB_ID_LENGTH = 64;
 
 export function createLimiter(options: LimiterOptions): Limiter {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'createLimiter()');
+  refuseUnknownOptions(optionsObject(options), ALL_OPTION_NAMES, 'createLimiter()');
   const admission = Object.fromEntries(Object.entries(options).filter(([name]) => !DEFER_OPTION_NAMES.includes(name)));
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
   const deferOptions = resolveDeferOptions(options);
@@ -244,7 +242,7 @@ function scopedKey(group: string, key: string): string {
 }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+  if (!isIntegerIn(value, 1, max)) {
     throw new InputError(codeOf(name, 'BAD_'), `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
   }
   return value;

@@ -7,11 +7,11 @@ import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
-import { ConfigError, codeOf, describeValue } from './errors';
 import { MemoryStore } from './store/memory-store';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
 import { NAME_PATTERN } from './store/keys';
 import type { LimiterSpec, Logger, PlanSpec, Store } from './types';
+import { boolean, integer, loggerOption, oneOf, optionsObject, refuse } from './validate';
 
 export type StoreErrorPolicy = 'allow' | 'deny' | 'local';
 
@@ -148,17 +148,6 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
-/** A nested option (`denyCache.maxGroups`) has its parent's code: `ERR_BL_DENY_CACHE`. */
-const code = (name: string): string => codeOf(name.split('.')[0] ?? name);
-
-function int(name: string, value: unknown, fallback: number | undefined, min: number): number {
-  const v = value === undefined ? fallback : value;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) {
-    throw new ConfigError(code(name), `Expected \`${name}\` to be an integer ≥ ${min}, got ${describeValue(value)}`);
-  }
-  return v;
-}
-
 /**
  * The default burst before the reserve is counted: ceil(L/20) (docs/algorithm.md §2.10),
  * but at least min(8, ceil(L/10)) tokens. A 5-token bucket at L = 100 left a 4-token yellow band in which
@@ -170,17 +159,12 @@ export function defaultBurstBase(limit: number): number {
 }
 
 export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  refuseUnknownOptions(options, LIMITER_OPTION_NAMES, 'createLimiter()');
-  const o = options;
+  const o = optionsObject(options);
+  refuseUnknownOptions(o, LIMITER_OPTION_NAMES, 'createLimiter()');
   const name = o.name ?? 'default';
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new ConfigError('ERR_BL_NAME', `Expected \`name\` to be 1–64 letters, digits or ._-:/, got ${describeValue(o.name)}`);
-  }
-  const limit = int('limit', o.limit, undefined, 1);
-  const windowMs = int('windowMs', o.windowMs, 60_000, 1);
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) refuse('name', '1–64 letters, digits or ._-:/', o.name);
+  const limit = integer('limit', o.limit);
+  const windowMs = integer('windowMs', o.windowMs, { fallback: 60_000 });
 
   // Defaults (docs/algorithm.md §2.10): b = max(ρ + 1, ceil(L/20)), ρ = max(1, ceil(b/5)), b ≤ L, ρ < b;
   // with b ≥ min(8, ceil(L/10)) for small limits (see defaultBurstBase).
@@ -188,71 +172,47 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   let reserve: number;
   if (o.burst === undefined) {
     const base = defaultBurstBase(limit);
-    reserve = o.reserve === undefined ? Math.max(1, Math.ceil(base / 5)) : int('reserve', o.reserve, 0, 0);
+    reserve = o.reserve === undefined ? Math.max(1, Math.ceil(base / 5)) : integer('reserve', o.reserve, { min: 0 });
     burst = Math.min(limit, Math.max(reserve + 1, base));
     if (o.reserve === undefined && reserve >= burst) reserve = burst - 1;
   } else {
-    burst = int('burst', o.burst, undefined, 1);
-    reserve = o.reserve === undefined ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5))) : int('reserve', o.reserve, 0, 0);
+    burst = integer('burst', o.burst);
+    reserve = o.reserve === undefined ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5))) : integer('reserve', o.reserve, { min: 0 });
   }
-  if (burst > limit) {
-    throw new ConfigError('ERR_BL_BURST', `Expected \`burst\` to be at most \`limit\` (${limit}), got ${describeValue(burst)}`);
-  }
-  if (reserve >= burst) {
-    throw new ConfigError('ERR_BL_RESERVE', `Expected \`reserve\` to be below \`burst\` (${burst}), got ${describeValue(reserve)}`);
-  }
-  const idleMs = int('idleMs', o.idleMs, Math.max(windowMs, 10_000), 1);
-  const epochMs = int('epochMs', o.epochMs, Math.max(100, Math.floor(windowMs / 4)), 1);
-  const sustained = o.sustained ?? false;
-  if (typeof sustained !== 'boolean') {
-    throw new ConfigError('ERR_BL_SUSTAINED', `Expected \`sustained\` to be a boolean, got ${describeValue(o.sustained)}`);
-  }
-  const maxGroups = int('maxGroups', o.maxGroups, DEFAULT_MAX_GROUPS, 1);
-  const maxGroupLength = int('maxGroupLength', o.maxGroupLength, 128, 1);
+  if (burst > limit) refuse('burst', `at most \`limit\` (${limit})`, burst);
+  if (reserve >= burst) refuse('reserve', `below \`burst\` (${burst})`, reserve);
+  const idleMs = integer('idleMs', o.idleMs, { fallback: Math.max(windowMs, 10_000) });
+  const epochMs = integer('epochMs', o.epochMs, { fallback: Math.max(100, Math.floor(windowMs / 4)) });
+  const sustained = boolean('sustained', o.sustained, { fallback: false });
+  const maxGroups = integer('maxGroups', o.maxGroups, { fallback: DEFAULT_MAX_GROUPS });
+  const maxGroupLength = integer('maxGroupLength', o.maxGroupLength, { fallback: 128 });
   const rules = resolveRules(o.rules);
-  const maxWeight = int('maxWeight', o.maxWeight, 1000, 1);
+  const maxWeight = integer('maxWeight', o.maxWeight, { fallback: 1000 });
   const plans = resolvePlans(o.plans, rules, maxWeight);
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
   // every rule set a check may be decided under: the limiter's and each plan's
   const ruleSets = [rules, ...(plans === undefined ? [] : [...plans.values()].map((p) => p.rules))];
   // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
   // combines with rules (the limiter's or a plan's).
-  const probationMs = int('probationMs', o.probationMs, Math.min(epochMs, 1000), 0);
+  const probationMs = integer('probationMs', o.probationMs, { min: 0, fallback: Math.min(epochMs, 1000) });
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
   const ruleMax = Math.min(...ruleSets.flatMap((set) => set.map(ruleCapacity)));
-  const maxCost = int('maxCost', o.maxCost, Math.min(burst - reserve, ruleMax), 1);
-  if (maxCost > burst) {
-    throw new ConfigError(
-      'ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most \`burst\` (${burst}): a larger cost could never be admitted, got ${describeValue(maxCost)}`,
-    );
-  }
+  const maxCost = integer('maxCost', o.maxCost, { fallback: Math.min(burst - reserve, ruleMax) });
+  if (maxCost > burst) refuse('maxCost', `at most \`burst\` (${burst}): a larger cost could never be admitted`, maxCost);
   if (maxCost > ruleMax) {
-    throw new ConfigError(
-      'ERR_BL_MAX_COST',
-      `Expected \`maxCost\` to be at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted, got ${describeValue(maxCost)}`,
-    );
+    refuse('maxCost', `at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted`, maxCost);
   }
-  const onStoreError = o.onStoreError ?? 'local';
-  if (onStoreError !== 'allow' && onStoreError !== 'deny' && onStoreError !== 'local') {
-    throw new ConfigError(
-      'ERR_BL_ON_STORE_ERROR',
-      `Expected \`onStoreError\` to be 'allow', 'deny' or 'local', got ${describeValue(o.onStoreError)}`,
-    );
-  }
-  const timeoutMs = int('timeoutMs', o.timeoutMs, 500, 1);
-  const instances = int('instances', o.instances, 1, 1);
-  const logger = o.logger ?? console;
-  if (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function') {
-    throw new ConfigError('ERR_BL_LOGGER', `Expected \`logger\` to have a warn() method, got ${describeValue(o.logger)}`);
-  }
+  const onStoreError = oneOf<StoreErrorPolicy, StoreErrorPolicy>('onStoreError', o.onStoreError, ['allow', 'deny', 'local'], { fallback: 'local' });
+  const timeoutMs = integer('timeoutMs', o.timeoutMs, { fallback: 500 });
+  const instances = integer('instances', o.instances, { fallback: 1 });
+  const logger = loggerOption(o.logger);
   const store = o.store ?? new MemoryStore();
   if (typeof store !== 'object' || store === null || typeof store.bind !== 'function') {
-    throw new ConfigError('ERR_BL_STORE', `Expected \`store\` to be a RedisStore, MemoryStore or another Store, got ${describeValue(o.store)}`);
+    refuse('store', 'a RedisStore, MemoryStore or another Store', o.store);
   }
   const denyCache = resolveDenyCache(o.denyCache);
-  const concurrency = o.concurrency === undefined ? 0 : int('concurrency', o.concurrency, undefined, 1);
-  const concurrencyLeaseMs = int('concurrencyLeaseMs', o.concurrencyLeaseMs, DEFAULT_LEASE_MS, 1);
+  const concurrency = integer('concurrency', o.concurrency, { fallback: 0 });
+  const concurrencyLeaseMs = integer('concurrencyLeaseMs', o.concurrencyLeaseMs, { fallback: DEFAULT_LEASE_MS });
   const spec: FairShareSpec = Object.freeze({
     name,
     limit,
@@ -289,22 +249,15 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05, hold: 'hint' });
-  if (typeof value !== 'object' || value === null) {
-    throw new ConfigError(
-      'ERR_BL_DENY_CACHE',
-      `Expected \`denyCache\` to be a boolean or { maxGroups?, sampleRate?, hold? }, got ${describeValue(value)}`,
-    );
-  }
+  if (typeof value !== 'object' || value === null) refuse('denyCache', 'a boolean or { maxGroups?, sampleRate?, hold? }', value);
   const o = value as DenyCacheOptions;
   refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'denyCache.');
-  const hold = o.hold ?? 'hint';
-  if (hold !== 'hint' && hold !== 'retry') {
-    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.hold\` to be 'hint' or 'retry', got ${describeValue(o.hold)}`);
-  }
-  const maxGroups = int('denyCache.maxGroups', o.maxGroups, 10_000, 1);
+  // its parts share the parent's code
+  const code = 'ERR_BL_DENY_CACHE';
+  const hold = oneOf<'hint' | 'retry', 'hint'>('denyCache.hold', o.hold, ['hint', 'retry'], { code, fallback: 'hint' });
+  const maxGroups = integer('denyCache.maxGroups', o.maxGroups, { code, fallback: 10_000 });
   const sampleRate = o.sampleRate ?? 0.05;
-  if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1)) {
-    throw new ConfigError('ERR_BL_DENY_CACHE', `Expected \`denyCache.sampleRate\` to be a number from 0 to 1, got ${describeValue(o.sampleRate)}`);
-  }
+  if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1))
+    refuse('denyCache.sampleRate', 'a number from 0 to 1', o.sampleRate, code);
   return Object.freeze({ maxGroups, sampleRate, hold });
 }

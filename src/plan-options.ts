@@ -8,6 +8,7 @@ import { ConfigError, describeValue } from './errors';
 import { refuseUnknownOptions } from './option-names';
 import { MAX_RULES, resolveRules, type Rule } from './rule-options';
 import type { PlanSpec } from './types';
+import { integer, plainObject, refuse } from './validate';
 
 /** A tier of groups: e.g. `{ free: { weight: 1, rules: [...] }, pro: { weight: 5 } }`. */
 export interface Plan {
@@ -29,8 +30,10 @@ export const MAX_PLANS = 32;
 /** The most in-flight requests a plan may allow a group: far beyond any server's, small enough for counters. */
 const MAX_CONCURRENCY = 1_000_000;
 
+/** Every mistake in `plans` has its code. */
+const code = 'ERR_BL_PLANS';
 const fail = (message: string): never => {
-  throw new ConfigError('ERR_BL_PLANS', message);
+  throw new ConfigError(code, message);
 };
 
 /**
@@ -49,10 +52,8 @@ export function mergeRules(limiterRules: readonly RuleSpec[], planRules: readonl
 /** `plans` resolved: name → PlanSpec (a Map: plan names are user data and never reach a prototype). */
 export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], maxWeight: number): ReadonlyMap<string, PlanSpec> | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    fail(`Expected \`plans\` to be an object of { [name]: { weight?, rules?, concurrency? } }, got ${describeValue(value)}`);
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
+  const given = plainObject('plans', value, { code, expected: 'an object of { [name]: { weight?, rules?, concurrency? } }' });
+  const entries = Object.entries(given);
   if (entries.length === 0) fail('Expected `plans` to name at least one plan, got {}');
   if (entries.length > MAX_PLANS) fail(`Expected \`plans\` to hold at most ${MAX_PLANS} plans, got ${entries.length}`);
   const plans = new Map<string, PlanSpec>();
@@ -60,22 +61,20 @@ export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], 
     if (!PLAN_NAME.test(name))
       fail(`Expected each plan name to be 1–64 printable ASCII characters (no space at either end), got ${describeValue(name)}`);
     const at = `plans.${name}`;
-    if (typeof plan !== 'object' || plan === null || Array.isArray(plan)) {
-      fail(`Expected \`${at}\` to be { weight?, rules?, concurrency? }, got ${describeValue(plan)}`);
-    }
-    refuseUnknownOptions(plan as object, ['weight', 'rules', 'concurrency'], 'createLimiter()', `${at}.`);
-    const p = plan as Plan;
-    if (p.weight !== undefined && !isIntIn(p.weight, maxWeight)) {
-      fail(`Expected \`${at}.weight\` to be an integer from 1 to ${maxWeight} (\`maxWeight\`), got ${describeValue(p.weight)}`);
-    }
-    if (p.concurrency !== undefined && !isIntIn(p.concurrency, MAX_CONCURRENCY)) {
-      fail(`Expected \`${at}.concurrency\` to be an integer from 1 to ${MAX_CONCURRENCY}, got ${describeValue(p.concurrency)}`);
-    }
-    const rules = mergeRules(limiterRules, resolveRules(p.rules, `${at}.rules`, 'ERR_BL_PLANS'));
+    const p = plainObject<Plan>(at, plan, { code, expected: '{ weight?, rules?, concurrency? }' });
+    refuseUnknownOptions(p, ['weight', 'rules', 'concurrency'], 'createLimiter()', `${at}.`);
+    const weight = integer(`${at}.weight`, p.weight, {
+      code,
+      max: maxWeight,
+      fallback: undefined,
+      expected: `an integer from 1 to ${maxWeight} (\`maxWeight\`)`,
+    });
+    const concurrency = integer(`${at}.concurrency`, p.concurrency, { code, max: MAX_CONCURRENCY, fallback: undefined });
+    const rules = mergeRules(limiterRules, resolveRules(p.rules, `${at}.rules`, code));
     if (rules.length > MAX_RULES) {
       fail(`Expected \`${at}.rules\` merged with the limiter's \`rules\` to be at most ${MAX_RULES} rules, got ${rules.length}`);
     }
-    plans.set(name, Object.freeze({ name, weight: p.weight, rules, concurrency: p.concurrency }));
+    plans.set(name, Object.freeze({ name, weight, rules, concurrency }));
   }
   return plans;
 }
@@ -86,7 +85,7 @@ export function resolveDefaultPlan(value: unknown, plans: ReadonlyMap<string, Pl
   const plan = typeof value === 'string' ? plans?.get(value) : undefined;
   if (plan === undefined) {
     const known = plans === undefined ? 'no `plans` are given' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
-    throw new ConfigError('ERR_BL_DEFAULT_PLAN', `Expected \`defaultPlan\` to name a plan (${known}), got ${describeValue(value)}`);
+    return refuse('defaultPlan', `the name of a plan (${known})`, value);
   }
   return plan;
 }
@@ -96,9 +95,7 @@ export function checkPlan(plans: ReadonlyMap<string, PlanSpec> | undefined, name
   const plan = typeof name === 'string' ? plans?.get(name) : undefined;
   if (plan === undefined) {
     const known = plans === undefined ? 'the limiter has no `plans`' : `one of ${[...plans.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
-    throw new ConfigError('ERR_BL_UNKNOWN_PLAN', `Expected \`plan\` to name a plan of the limiter (${known}), got ${describeValue(name)}`);
+    return refuse('plan', `the name of a plan of the limiter (${known})`, name, 'ERR_BL_UNKNOWN_PLAN');
   }
   return plan;
 }
-
-const isIntIn = (v: unknown, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= max;

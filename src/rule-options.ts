@@ -4,6 +4,7 @@
 import { ruleTag, type RuleAlgorithm, type RuleSpec } from './core/rules';
 import { ConfigError, describeValue } from './errors';
 import { refuseUnknownOptions } from './option-names';
+import { integer, oneOf, plainObject, refuse } from './validate';
 
 /** A per-group cap: at most `limit` units per `windowMs` for each group, on top of its fair share. */
 export interface Rule {
@@ -35,29 +36,21 @@ export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULE
     throw new ConfigError(code, message);
   };
   if (value === undefined) return Object.freeze([]);
-  if (!Array.isArray(value)) fail(`Expected \`${path}\` to be an array of { name, limit, windowMs, algorithm? }, got ${describeValue(value)}`);
+  if (!Array.isArray(value)) refuse(path, 'an array of { name, limit, windowMs, algorithm? }', value, code);
   const list = value as unknown[];
   if (list.length > MAX_RULES) fail(`Expected \`${path}\` to hold at most ${MAX_RULES} rules, got ${list.length}`);
   const names = new Set<string>();
   const out = list.map((item, i): RuleSpec => {
     const at = `${path}[${i}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item))
-      fail(`Expected \`${at}\` to be { name, limit, windowMs, algorithm? }, got ${describeValue(item)}`);
-    refuseUnknownOptions(item, ['name', 'limit', 'windowMs', 'algorithm'], 'createLimiter()', `${at}.`);
-    const r = item as Rule;
-    if (typeof r.name !== 'string' || !RULE_NAME.test(r.name))
-      fail(`Expected \`${at}.name\` to be 1–32 letters, digits or ._-, got ${describeValue(r.name)}`);
+    const r = plainObject<Rule>(at, item, { code, expected: '{ name, limit, windowMs, algorithm? }' });
+    refuseUnknownOptions(r, ['name', 'limit', 'windowMs', 'algorithm'], 'createLimiter()', `${at}.`);
+    if (typeof r.name !== 'string' || !RULE_NAME.test(r.name)) refuse(`${at}.name`, '1–32 letters, digits or ._-', r.name, code);
     if (r.name === 'global') fail(`Expected \`${at}.name\` not to be "global": that names the global limit's fair share`);
     if (r.name === 'concurrency') fail(`Expected \`${at}.name\` not to be "concurrency": that names the request-concurrency cap`);
     if (names.has(r.name)) fail(`Expected \`${at}.name\` to be unique, got ${describeValue(r.name)} twice`);
     names.add(r.name);
-    for (const key of ['limit', 'windowMs'] as const) {
-      const v = r[key];
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(`Expected \`${at}.${key}\` to be an integer ≥ 1, got ${describeValue(v)}`);
-    }
-    const algorithm = r.algorithm ?? 'token-bucket';
-    if (!ALGORITHMS.includes(algorithm))
-      fail(`Expected \`${at}.algorithm\` to be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}, got ${describeValue(r.algorithm)}`);
+    for (const key of ['limit', 'windowMs'] as const) integer(`${at}.${key}`, r[key], { code });
+    const algorithm = oneOf<RuleAlgorithm, RuleAlgorithm>(`${at}.algorithm`, r.algorithm, ALGORITHMS, { code, fallback: 'token-bucket' });
     const burst = Math.max(1, Math.ceil(r.limit / 20));
     return Object.freeze({ name: r.name, limit: r.limit, windowMs: r.windowMs, algorithm, burst, tag: ruleTag(r.name, algorithm, r.windowMs) });
   });

@@ -7,12 +7,13 @@
  * The actions are checked here, on every call, against `authorize` (403 without it or when it says no) and
  * need an `X-Requested-With` header, which a cross-site form cannot send. Anything else is the app's (next()).
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError } from '../errors';
 import type { Limiter } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { readLimiter, type ActionsState, type DashboardData } from './data';
 import { PAGE_HEADERS, PAGE_HTML } from './page';
 import { LimiterTraffic } from './traffic';
+import { func, integer, optional, optionsObject, refuse } from '../validate';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -98,31 +99,17 @@ function json(status: number, body: unknown): DashboardAnswer {
 }
 
 function validate<Ctx>(options: DashboardOptions<Ctx>, extraNames: readonly string[]) {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  refuseUnknownOptions(options, [...DASHBOARD_OPTION_NAMES, ...extraNames], 'dashboard()');
-  const { limiters, authorize, plan, topGroups = 10 } = options;
+  refuseUnknownOptions(optionsObject(options), [...DASHBOARD_OPTION_NAMES, ...extraNames], 'dashboard()');
+  const { limiters, authorize, plan } = options;
   const isLimiter = (l: unknown): l is Limiter => typeof (l as Limiter | undefined)?.observe === 'function';
   if (!Array.isArray(limiters) || limiters.length === 0 || !limiters.every(isLimiter)) {
-    throw new ConfigError(
-      'ERR_BL_LIMITERS',
-      `Expected \`limiters\` to be a non-empty array of limiters from createLimiter, got ${describeValue(limiters)}`,
-    );
+    refuse('limiters', 'a non-empty array of limiters from createLimiter', limiters);
   }
   const names = limiters.map((l) => l.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
   if (repeated !== undefined) throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names, got "${repeated}" twice`);
-  for (const [name, value] of [
-    ['authorize', authorize],
-    ['plan', plan],
-  ] as const) {
-    if (value !== undefined && typeof value !== 'function') {
-      throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
-    }
-  }
-  if (!Number.isInteger(topGroups) || topGroups < 1 || topGroups > 100) {
-    throw new ConfigError('ERR_BL_TOP_GROUPS', `Expected \`topGroups\` to be an integer from 1 to 100, got ${describeValue(topGroups)}`);
-  }
+  func('authorize', authorize, optional);
+  func('plan', plan, optional);
+  const topGroups = integer('topGroups', options.topGroups, { max: 100, fallback: 10 });
   return { limiters, authorize, plan, topGroups };
 }

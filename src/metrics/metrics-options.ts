@@ -1,9 +1,11 @@
 /** The options of `registerMetrics` (bulk-limiter/prometheus) and their validation. */
 import type { Registry } from 'prom-client';
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError } from '../errors';
 import type { Limiter } from '../limiter';
+import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { Dispatcher } from '../queue/dispatcher';
 import type { Worker } from '../queue/worker';
+import { integer, optionsObject, refuse } from '../validate';
 
 export interface MetricsOptions {
   /** A prom-client `Registry` (e.g. `require('prom-client').register`). */
@@ -18,40 +20,28 @@ export interface MetricsOptions {
   readonly topGroups?: number;
 }
 
-const OPTION_NAMES = new Set(['registry', 'limiters', 'workers', 'dispatchers', 'topGroups']);
+const OPTION_NAMES: OptionNames<MetricsOptions> = { registry: true, limiters: true, workers: true, dispatchers: true, topGroups: true };
+export const METRICS_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
 /** The options checked once, with defaults; a bad one throws a ConfigError naming it. */
 export function validateMetricsOptions(options: MetricsOptions): Required<MetricsOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.has(key))
-      throw new ConfigError('ERR_BL_UNKNOWN_OPTION', `Unknown option \`${key}\`; known options: ${[...OPTION_NAMES].join(', ')}`);
-  }
-  const { registry, limiters, workers = [], dispatchers = [], topGroups = 10 } = options;
+  refuseUnknownOptions(optionsObject(options), METRICS_OPTION_NAMES, 'registerMetrics()');
+  const { registry, limiters, workers = [], dispatchers = [] } = options;
   if (typeof registry?.registerMetric !== 'function' || typeof registry.removeSingleMetric !== 'function') {
-    throw new ConfigError('ERR_BL_REGISTRY', `Expected \`registry\` to be a prom-client Registry, got ${describeValue(registry)}`);
+    refuse('registry', 'a prom-client Registry', registry);
   }
   const isLimiter = (l: unknown): l is Limiter => typeof (l as Limiter | undefined)?.observe === 'function';
-  if (!Array.isArray(limiters) || !limiters.every(isLimiter)) {
-    throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to be an array of limiters from createLimiter, got ${describeValue(limiters)}`);
-  }
+  if (!Array.isArray(limiters) || !limiters.every(isLimiter)) refuse('limiters', 'an array of limiters from createLimiter', limiters);
   const names = limiters.map((l) => l.name);
   const repeated = names.find((n, i) => names.indexOf(n) !== i);
   if (repeated !== undefined)
     throw new ConfigError('ERR_BL_LIMITERS', `Expected \`limiters\` to have different names (the \`limiter\` label), got "${repeated}" twice`);
   if (!Array.isArray(workers) || !workers.every((w) => isLimiter(w?.limiter) && typeof w.worker?.on === 'function')) {
-    throw new ConfigError('ERR_BL_WORKERS', `Expected \`workers\` to be an array of { limiter, worker }, got ${describeValue(workers)}`);
+    refuse('workers', 'an array of { limiter, worker }', workers);
   }
   if (!Array.isArray(dispatchers) || !dispatchers.every((d) => isLimiter(d?.limiter) && typeof d.dispatcher?.on === 'function')) {
-    throw new ConfigError(
-      'ERR_BL_DISPATCHERS',
-      `Expected \`dispatchers\` to be an array of { limiter, dispatcher }, got ${describeValue(dispatchers)}`,
-    );
+    refuse('dispatchers', 'an array of { limiter, dispatcher }', dispatchers);
   }
-  if (!Number.isInteger(topGroups) || topGroups < 0 || topGroups > 1000) {
-    throw new ConfigError('ERR_BL_TOP_GROUPS', `Expected \`topGroups\` to be an integer from 0 to 1000, got ${describeValue(topGroups)}`);
-  }
+  const topGroups = integer('topGroups', options.topGroups, { min: 0, max: 1000, fallback: 10 });
   return { registry, limiters, workers, dispatchers, topGroups };
 }

@@ -5,7 +5,7 @@
  * IPv6 addresses (`::ffff:192.0.2.1`) are left as they are.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { ConfigError, describeValue } from '../errors';
+import { integer } from '../validate';
 
 export const DEFAULT_IPV6_SUBNET = 56;
 
@@ -13,10 +13,7 @@ export const DEFAULT_IPV6_SUBNET = 56;
 export function resolveIpv6Subnet(value: unknown): number | false {
   if (value === undefined) return DEFAULT_IPV6_SUBNET;
   if (value === false) return false;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 128) {
-    throw new ConfigError('ERR_BL_IPV6_SUBNET', `Expected \`ipv6Subnet\` to be a prefix length from 1 to 128, or false, got ${describeValue(value)}`);
-  }
-  return value;
+  return integer('ipv6Subnet', value, { max: 128, expected: 'a prefix length from 1 to 128, or false' });
 }
 
 /** The group of a client address: an IPv6 address becomes its `/bits` prefix (`2001:db8:0:100::/56`). */

@@ -3,13 +3,13 @@
  * request that the limiter wrote as a job (202 Accepted + Location + `{ jobId, state, runAt }`).
  * Delivery of deferred jobs is at-least-once (see Worker): handlers should be idempotent.
  */
-import { ConfigError, codeOf, describeValue } from '../errors';
 import type { HeaderMap } from '../headers';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { Limiter } from '../limiter';
 import type { EnqueuedJob } from '../queue/offload';
 import type { JobState } from '../queue/types';
 import type { Decision } from '../types';
+import { func, isIntegerIn, oneOf, refuse } from '../validate';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -62,33 +62,16 @@ const DEFER_OPTION_NAMES = Object.keys(DEFER_OPTIONS);
 
 export function validateDefer(defer: unknown): void {
   const d = defer as Partial<DeferOptions<unknown>> | null;
-  if (typeof d !== 'object' || d === null) {
-    throw new ConfigError('ERR_BL_DEFER', `Expected \`defer\` to be { type, payload?, idempotencyKey?, statusUrl }, got ${describeValue(defer)}`);
-  }
+  if (typeof d !== 'object' || d === null) refuse('defer', '{ type, payload?, idempotencyKey?, statusUrl }', defer);
   refuseUnknownOptions(d, DEFER_OPTION_NAMES, 'bulkLimiter()', 'defer.');
-  if (typeof d.type !== 'string' || d.type.length === 0 || d.type.length > 128) {
-    throw new ConfigError('ERR_BL_DEFER_TYPE', `Expected \`defer.type\` to be a job type of 1–128 characters, got ${describeValue(d.type)}`);
-  }
-  for (const name of ['payload', 'idempotencyKey'] as const) {
-    if (d[name] !== undefined && typeof d[name] !== 'function') {
-      throw new ConfigError(codeOf(name, 'DEFER_'), `Expected \`defer.${name}\` to be a function of the request, got ${describeValue(d[name])}`);
-    }
-  }
-  if (typeof d.statusUrl !== 'function') {
-    throw new ConfigError(
-      'ERR_BL_DEFER_STATUS_URL',
-      `Expected \`defer.statusUrl\` to be a function (jobId) => URL, got ${describeValue(d.statusUrl)}`,
-    );
-  }
-  if (d.when !== undefined && d.when !== 'denied' && d.when !== 'always') {
-    throw new ConfigError('ERR_BL_DEFER_WHEN', `Expected \`defer.when\` to be 'denied' or 'always', got ${describeValue(d.when)}`);
-  }
+  if (typeof d.type !== 'string' || d.type.length === 0 || d.type.length > 128) refuse('defer.type', 'a job type of 1–128 characters', d.type);
+  func('defer.payload', d.payload, { fallback: undefined, expected: 'a function of the request' });
+  func('defer.idempotencyKey', d.idempotencyKey, { fallback: undefined, expected: 'a function of the request' });
+  func('defer.statusUrl', d.statusUrl, { expected: 'a function (jobId) => URL' });
+  oneOf('defer.when', d.when, ['denied', 'always'], { fallback: undefined });
   const cap = d.groupConcurrency;
-  if (cap !== undefined && typeof cap !== 'function' && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
-    throw new ConfigError(
-      'ERR_BL_DEFER_GROUP_CONCURRENCY',
-      `Expected \`defer.groupConcurrency\` to be an integer ≥ 1 or a function (group, request), got ${describeValue(cap)}`,
-    );
+  if (cap !== undefined && typeof cap !== 'function' && !isIntegerIn(cap)) {
+    refuse('defer.groupConcurrency', 'an integer ≥ 1 or a function (group, request)', cap);
   }
 }
 

@@ -5,12 +5,13 @@
  * the route is declared `public: true`. The id comes from the route parameter `param` (default `id`); a
  * route without that parameter is only visible per request: a 500 and one warning WRN_BL_ROUTE_PARAM.
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError } from '../errors';
 import type { Limiter } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import type { JobInfo, JobState } from '../queue/types';
 import { createMisconfigured } from './misconfigured';
 import type { ProblemDetails } from './rejection';
+import { boolean, func, refuse } from '../validate';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -67,15 +68,10 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
   const o = options as Partial<JobStatusOptions<Ctx>> | null;
   refuseUnknownOptions(o, JOB_STATUS_OPTION_NAMES, 'jobStatus()');
   if (typeof o !== 'object' || o === null || typeof o.limiter?.getJob !== 'function') {
-    throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o?.limiter)}`);
+    refuse('limiter', 'a limiter from createLimiter()', o?.limiter);
   }
-  for (const name of ['id', 'group'] as const) {
-    if (o[name] !== undefined && typeof o[name] !== 'function') {
-      throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function of the request, got ${describeValue(o[name])}`);
-    }
-  }
-  const isPublic = o.public ?? false;
-  if (typeof isPublic !== 'boolean') throw new ConfigError('ERR_BL_PUBLIC', `Expected \`public\` to be a boolean, got ${describeValue(o.public)}`);
+  for (const name of ['id', 'group'] as const) func(name, o[name], { fallback: undefined, expected: 'a function of the request' });
+  const isPublic = boolean('public', o.public, { fallback: false });
   if (isPublic === (o.group !== undefined)) {
     throw new ConfigError(
       'ERR_BL_GROUP',
@@ -85,8 +81,7 @@ export function createJobStatusReader<Ctx>(options: JobStatusOptions<Ctx>, route
     );
   }
   const param = o.param ?? 'id';
-  if (typeof param !== 'string' || param.length === 0)
-    throw new ConfigError('ERR_BL_PARAM', `Expected \`param\` to be a route parameter name, got ${describeValue(o.param)}`);
+  if (typeof param !== 'string' || param.length === 0) refuse('param', 'a route parameter name', o.param);
   if (o.param !== undefined && o.id !== undefined) throw new ConfigError('ERR_BL_PARAM', 'Pass either `param` or `id`, not both');
   const { limiter, group, id } = options;
   const misconfigured = createMisconfigured(limiter.options.logger, limiter.name);

@@ -11,8 +11,8 @@ import { createRunner, type BulkLimiterOptions } from './shared';
 import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
-import { ConfigError, describeValue } from '../errors';
 import type { Decision } from '../types';
+import { refuse } from '../validate';
 
 export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './shared';
 export type { LimitError, ProblemDetails } from './rejection';
@@ -88,9 +88,7 @@ export function jobStatus(options: JobStatusOptions<Context>): Middleware {
  */
 export function dashboard(options: KoaDashboardOptions): Middleware {
   const { path: mount = '/dashboard', ...rest } = options ?? ({} as KoaDashboardOptions);
-  if (typeof mount !== 'string' || !mount.startsWith('/')) {
-    throw new ConfigError('ERR_BL_PATH', `Expected \`path\` to be a path starting with '/', got ${describeValue(mount)}`);
-  }
+  if (typeof mount !== 'string' || !mount.startsWith('/')) refuse('path', "a path starting with '/'", mount);
   const prefix = mount.replace(/\/+$/, '');
   const handle = createDashboard<Context>(options === null || typeof options !== 'object' ? options : rest, ['path']);
   return async function dashboardMiddleware(ctx: Context, next: Next): Promise<void> {

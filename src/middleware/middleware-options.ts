@@ -2,13 +2,14 @@
  * The middleware's own options: names (unknown ones refused), types and values, checked once at
  * construction, and the limiter options given inline, picked out for createLimiter.
  */
-import { ConfigError, codeOf, describeValue } from '../errors';
+import { ConfigError } from '../errors';
 import type { LimiterOptions } from '../limiter';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
 import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
 import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import { validateDefer } from './defer';
 import type { BulkLimiterOptions } from './shared';
+import { func, isIntegerIn, oneOf, optional, optionsObject, refuse } from '../validate';
 
 const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {
@@ -36,56 +37,33 @@ export function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOption
 }
 
 export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError('ERR_BL_OPTIONS', `Expected options to be an object, got ${describeValue(options)}`);
-  }
-  refuseUnknownOptions(options, ALL_OPTION_NAMES, 'bulkLimiter()');
-  const inline = Object.keys(options).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
-  const o = options;
+  const o = optionsObject(options);
+  refuseUnknownOptions(o, ALL_OPTION_NAMES, 'bulkLimiter()');
+  const inline = Object.keys(o).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
   if (o.limiter !== undefined) {
     if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
-      throw new ConfigError('ERR_BL_LIMITER', `Expected \`limiter\` to be a limiter from createLimiter(), got ${describeValue(o.limiter)}`);
+      refuse('limiter', 'a limiter from createLimiter()', o.limiter);
     }
     if (inline.length > 0) {
       throw new ConfigError('ERR_BL_LIMITER', `Pass either \`limiter\` or limiter options (${inline.join(', ')}), not both`);
     }
   }
-  fn('group', o.group);
+  func('group', o.group, optional);
   if (o.group !== undefined && o.ipv6Subnet !== undefined) {
     throw new ConfigError(
       'ERR_BL_IPV6_SUBNET',
       '`ipv6Subnet` shapes the default group (the client IP); with a `group` function, group addresses there',
     );
   }
-  fn('skip', o.skip);
-  fn('plan', o.plan);
-  oneOf('missingGroup', o.missingGroup, ['shared', 'reject']);
-  oneOf('headers', o.headers, ['draft', 'legacy', false]);
-  oneOf('onLimit', o.onLimit, ['respond', 'next']);
-  intOrFn('weight', o.weight);
-  intOrFn('cost', o.cost);
+  func('skip', o.skip, optional);
+  func('plan', o.plan, optional);
+  oneOf('missingGroup', o.missingGroup, ['shared', 'reject'], optional);
+  oneOf('headers', o.headers, ['draft', 'legacy', false], optional);
+  oneOf('onLimit', o.onLimit, ['respond', 'next'], optional);
+  for (const name of ['weight', 'cost'] as const) {
+    const value = o[name];
+    if (value !== undefined && typeof value !== 'function' && !isIntegerIn(value)) refuse(name, 'an integer ≥ 1 or a function', value);
+  }
   if (o.defer !== undefined) validateDefer(o.defer);
   return o;
-}
-
-function fn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be a function, got ${describeValue(value)}`);
-  }
-}
-
-function intOrFn(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function' && !(typeof value === 'number' && Number.isInteger(value) && value >= 1)) {
-    throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be an integer ≥ 1 or a function, got ${describeValue(value)}`);
-  }
-}
-
-function oneOf(name: string, value: unknown, allowed: readonly unknown[]): void {
-  if (value !== undefined && !allowed.includes(value)) {
-    const code = codeOf(name);
-    throw new ConfigError(
-      code,
-      `Expected \`${name}\` to be ${allowed.map((v) => (typeof v === 'string' ? `'${v}'` : String(v))).join(', ')}, got ${describeValue(value)}`,
-    );
-  }
 }

@@ -11,6 +11,7 @@
 import createError from 'http-errors';
 import { ConfigError, describeValue } from '../errors';
 import type { Logger } from '../types';
+import { isIntegerIn } from '../validate';
 import type { LimitError, ProblemDetails, Rejection } from './rejection';
 
 export const OPTION_RESULT = 'ERR_BL_OPTION_RESULT';
@@ -52,5 +53,4 @@ export function createMisconfigured(logger: Logger, limiterName: string): Miscon
 }
 
 /** An integer from 1 to `max`. */
-export const isIntUpTo = (value: unknown, max: number): value is number =>
-  typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max;
+export const isIntUpTo = (value: unknown, max: number): value is number => isIntegerIn(value, 1, max);

@@ -3,7 +3,7 @@
  * delay = random() × min(capMs, baseMs × 2^(attempt − 1)). Full jitter spreads retries of jobs that
  * failed together, so they do not come back as one herd.
  */
-import { ConfigError, describeValue } from '../errors';
+import { func, integer } from '../validate';
 
 export interface BackoffOptions {
   /**
@@ -27,18 +27,10 @@ export interface BackoffOptions {
 export type Backoff = (attempt: number) => number;
 
 export function exponentialBackoff(options: BackoffOptions = {}): Backoff {
-  const baseMs = options.baseMs ?? 1000;
-  const capMs = options.capMs ?? 3_600_000;
-  const random = options.random ?? Math.random;
-  if (!Number.isInteger(baseMs) || baseMs < 1) {
-    throw new ConfigError('ERR_BL_BACKOFF_BASE_MS', `Expected \`backoff.baseMs\` to be a positive integer, got ${describeValue(baseMs)}`);
-  }
-  if (!Number.isInteger(capMs) || capMs < baseMs) {
-    throw new ConfigError('ERR_BL_BACKOFF_CAP_MS', `Expected \`backoff.capMs\` to be an integer ≥ baseMs (${baseMs}), got ${describeValue(capMs)}`);
-  }
-  if (typeof random !== 'function') {
-    throw new ConfigError('ERR_BL_BACKOFF_RANDOM', `Expected \`backoff.random\` to be a function, got ${describeValue(random)}`);
-  }
+  const baseMs = integer('backoff.baseMs', options.baseMs, { fallback: 1000 });
+  // the default cap is checked against baseMs too
+  const capMs = integer('backoff.capMs', options.capMs ?? 3_600_000, { min: baseMs, expected: `an integer ≥ baseMs (${baseMs})` });
+  const random = func<() => number, () => number>('backoff.random', options.random, { fallback: Math.random });
   return (attempt) => {
     // 2^(attempt-1) overflows to Infinity for huge attempts; min() with capMs keeps it finite.
     const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));

@@ -2,8 +2,9 @@
  * Deferral on the limiter: its options (backlog cap, horizon, payload size) and the check of one
  * request's `defer` input (untrusted: InputError, answered 400) into the store's DeferInput.
  */
-import { ConfigError, InputError, codeOf, describeValue } from '../errors';
+import { InputError, describeValue } from '../errors';
 import type { DeferInput } from '../types';
+import { integer } from '../validate';
 import { resolveDurability, type DurabilityOptions, type ResolvedDurability } from './durability';
 
 /** Limiter options for deferred work (accepted by `createLimiter` next to the admission options). */
@@ -53,21 +54,13 @@ const MAX_IDEMPOTENCY_KEY_BYTES = 256;
 
 export function resolveDeferOptions(options: DeferLimiterOptions): ResolvedDeferOptions {
   return Object.freeze({
-    maxBacklog: positiveInt('maxBacklog', options.maxBacklog, 1000),
-    maxDeferMs: positiveInt('maxDeferMs', options.maxDeferMs, 3_600_000),
-    maxPayloadBytes: positiveInt('maxPayloadBytes', options.maxPayloadBytes, 65_536),
-    groupConcurrency: options.groupConcurrency === undefined ? 0 : positiveInt('groupConcurrency', options.groupConcurrency, 0),
+    maxBacklog: integer('maxBacklog', options.maxBacklog, { fallback: 1000 }),
+    maxDeferMs: integer('maxDeferMs', options.maxDeferMs, { fallback: 3_600_000 }),
+    maxPayloadBytes: integer('maxPayloadBytes', options.maxPayloadBytes, { fallback: 65_536 }),
+    // 0: no cap
+    groupConcurrency: integer('groupConcurrency', options.groupConcurrency, { fallback: 0 }),
     durability: resolveDurability(options.durability),
   });
-}
-
-function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    const code = codeOf(name);
-    throw new ConfigError(code, `Expected \`${name}\` to be a positive integer, got ${describeValue(value)}`);
-  }
-  return value;
 }
 
 /** Checks one request's deferral but its payload (encoded only when a job is written). Throws InputError. */

@@ -22,7 +22,8 @@ import { onClaimed } from './claim-signal';
 import { schedulerOf, type Scheduler } from '../scheduler';
 import { settlesWithin, Sleeper } from './sleeper';
 import type { DispatchOptions, DispatchResult, QueueStore } from './types';
-import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
+import { requireQueue, type QueueHolder } from './validate';
+import { integer, loggerOption } from '../validate';
 
 export interface DispatcherOptions {
   /** The limiter whose deferred jobs this dispatcher moves. */
@@ -100,15 +101,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     refuseUnknownOptions(options, QUEUE_OPTION_NAMES.dispatcher, 'new Dispatcher()');
     this.queue = requireQueue(options?.limiter);
     this.batch = {
-      readyMax: intOption('readyMax', options.readyMax, 1000),
-      moveMax: intOption('moveMax', options.moveMax, 500),
-      promoteMax: intOption('promoteMax', options.promoteMax, 1000),
-      scanMax: intOption('scanMax', options.scanMax, 1000),
+      readyMax: integer('readyMax', options.readyMax, { fallback: 1000 }),
+      moveMax: integer('moveMax', options.moveMax, { fallback: 500 }),
+      promoteMax: integer('promoteMax', options.promoteMax, { fallback: 1000 }),
+      scanMax: integer('scanMax', options.scanMax, { fallback: 1000 }),
     };
-    this.leaseMs = intOption('leaseMs', options.leaseMs, 3000, 6);
-    this.pollMs = intOption('pollMs', options.pollMs, 1000);
-    this.reclaimIntervalMs = intOption('reclaimIntervalMs', options.reclaimIntervalMs, 1000);
-    this.maxStalls = intOption('maxStalls', options.maxStalls, 1, 0);
+    this.leaseMs = integer('leaseMs', options.leaseMs, { fallback: 3000, min: 6 });
+    this.pollMs = integer('pollMs', options.pollMs, { fallback: 1000 });
+    this.reclaimIntervalMs = integer('reclaimIntervalMs', options.reclaimIntervalMs, { fallback: 1000 });
+    this.maxStalls = integer('maxStalls', options.maxStalls, { fallback: 1, min: 0 });
     this.logger = loggerOption(options.logger);
     this.scheduler = schedulerOf(options);
     this.sleeper = new Sleeper(this.scheduler);

@@ -5,9 +5,10 @@
  * Unconfirmed: `check()` answers a denial with reason 'store-error' and no job (the middleware's 503 +
  * Retry-After; a retry with the same Idempotency-Key finds the same job), `enqueue()` rejects.
  */
-import { ConfigError, StoreError, describeValue } from '../errors';
+import { ConfigError, StoreError } from '../errors';
 import type { Decision, DurableWrites, LimiterStore } from '../types';
 import type { EnqueueInput, EnqueueResult } from './job-record';
+import { isIntegerIn, refuse } from '../validate';
 
 export interface DurabilityOptions {
   /** Replicas that must acknowledge a job's write before it is answered (Redis WAIT). */
@@ -26,20 +27,10 @@ export function resolveDurability(value: unknown): ResolvedDurability | undefine
   const d = value as Partial<DurabilityOptions> | null;
   const replicas = d?.replicas;
   const timeoutMs = d?.timeoutMs ?? 1000;
-  if (
-    typeof d !== 'object' ||
-    d === null ||
-    !Number.isInteger(replicas) ||
-    (replicas as number) < 1 ||
-    !Number.isInteger(timeoutMs) ||
-    timeoutMs < 1
-  ) {
-    throw new ConfigError(
-      'ERR_BL_DURABILITY',
-      `Expected \`durability\` to be { replicas: integer ≥ 1, timeoutMs?: integer ≥ 1 }, got ${describeValue(value)}`,
-    );
+  if (typeof d !== 'object' || d === null || !isIntegerIn(replicas) || !isIntegerIn(timeoutMs)) {
+    return refuse('durability', '{ replicas: integer ≥ 1, timeoutMs?: integer ≥ 1 }', value);
   }
-  return Object.freeze({ replicas: replicas as number, timeoutMs });
+  return Object.freeze({ replicas, timeoutMs });
 }
 
 /** How long a client told "not confirmed" should wait before retrying (it finds the same job by its key). */

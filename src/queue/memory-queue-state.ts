@@ -3,7 +3,6 @@
  * steps of includes/job.lua on them, and the wake-up of blocked waitForReady calls.
  */
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareSpec, type FairShareState } from '../core/fair-share';
-import { ConfigError, describeValue } from '../errors';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../store/plan-lanes';
 import type { Clock } from '../types';
@@ -12,6 +11,7 @@ import type { JobRecord } from './job-record';
 import { GroupFlight } from './memory-flight';
 import { WaitingSince } from './memory-since';
 import { SortedSet } from './sorted-set';
+import { integer } from '../validate';
 
 export interface MemoryQueueOptions {
   /** The limiter whose budget the dispatcher spends. */
@@ -51,10 +51,7 @@ export abstract class MemoryQueueState {
   private readonly waiters = new Set<() => void>();
 
   constructor(options: MemoryQueueOptions) {
-    const maxDead = options.maxDead ?? 10_000;
-    if (!Number.isInteger(maxDead) || maxDead < 1) {
-      throw new ConfigError('ERR_BL_MAX_DEAD', `Expected \`maxDead\` to be a positive integer, got ${describeValue(maxDead)}`);
-    }
+    const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.clock = options.clock ?? Date.now;
     this.maxDead = maxDead;
     this.fairShareConfig = fairShareConfig(options.spec);

@@ -3,8 +3,9 @@
  * path as a deferred request's job (fair order, the budget spent when it starts, backlog cap, horizon); the
  * options are checked here (InputError), a refusal is an `EnqueueError` carrying when to try again.
  */
-import { BulkLimiterError, InputError, codeOf, describeValue } from '../errors';
+import { BulkLimiterError, InputError, describeValue } from '../errors';
 import { refuseUnknownOptions, type OptionNames } from '../option-names';
+import { codeOf, isIntegerIn } from '../validate';
 import { toDeferInput, type DeferRequest, type ResolvedDeferOptions } from './defer-input';
 import type { EnqueueInput, EnqueueResult } from './job-record';
 
@@ -60,9 +61,8 @@ const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
 function optionalInt(name: string, value: unknown, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const code = codeOf(name, 'BAD_');
-    throw new InputError(code, `Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describeValue(value)}`);
+  if (!isIntegerIn(value, min, max)) {
+    throw new InputError(codeOf(name, 'BAD_'), `Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describeValue(value)}`);
   }
   return value;
 }

@@ -4,7 +4,7 @@
  * unless a test clock is given. Workers block on a duplicated connection, never on the shared one.
  */
 import type { Redis } from 'ioredis';
-import { ConfigError, StoreError, describeValue } from '../errors';
+import { StoreError } from '../errors';
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
 import { ScriptBatcher } from '../store/admit-batch';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
@@ -30,6 +30,7 @@ import type {
   QueueStore,
 } from './types';
 import { claimCount, deadPage } from './validate';
+import { integer, refuse } from '../validate';
 
 export interface RedisQueueOptions {
   readonly client: RedisClient;
@@ -69,17 +70,9 @@ export class RedisQueue implements QueueStore {
       ['prefix', prefix],
       ['name', options.spec.name],
     ] as const) {
-      if (typeof value !== 'string' || !NAME_PATTERN.test(value)) {
-        throw new ConfigError(
-          `ERR_BL_${field.toUpperCase()}`,
-          `Expected \`${field}\` to be 1–64 of A-Z a-z 0-9 . _ - : /, got ${describeValue(value)}`,
-        );
-      }
+      if (typeof value !== 'string' || !NAME_PATTERN.test(value)) refuse(field, '1–64 letters, digits or ._-:/', value);
     }
-    const maxDead = options.maxDead ?? 10_000;
-    if (!Number.isInteger(maxDead) || maxDead < 1) {
-      throw new ConfigError('ERR_BL_MAX_DEAD', `Expected \`maxDead\` to be a positive integer, got ${describeValue(maxDead)}`);
-    }
+    const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.client = options.client;
     this.keys = limiterKeys(prefix, options.spec.name);
     this.config = fairShareConfig(options.spec, DEFAULT_MAX_GROUPS);

@@ -3,16 +3,15 @@
  * (River's JobSnooze): e.g. the upstream answered 429 with its own Retry-After. Snoozes have their own
  * cap (`maxSnoozes` on the Worker), so a job that is always told to wait cannot loop forever.
  */
-import { BulkLimiterError, ConfigError, describeValue } from '../errors';
+import { BulkLimiterError } from '../errors';
+import { integer, isIntegerIn } from '../validate';
 
 export class RetryLaterError extends BulkLimiterError {
   /** How long to wait before the job is due again (ms, integer ≥ 0). */
   readonly delayMs: number;
 
   constructor(delayMs: number, message = `Retry later, in ${delayMs} ms`) {
-    if (!Number.isInteger(delayMs) || delayMs < 0) {
-      throw new ConfigError('ERR_BL_RETRY_DELAY_MS', `Expected \`delayMs\` to be an integer ≥ 0, got ${describeValue(delayMs)}`);
-    }
+    integer('delayMs', delayMs, { min: 0, code: 'ERR_BL_RETRY_DELAY_MS' });
     super('ERR_BL_RETRY_LATER', message);
     this.delayMs = delayMs;
   }
@@ -23,5 +22,5 @@ export function isRetryLater(error: unknown): error is RetryLaterError {
   if (error instanceof RetryLaterError) return true;
   if (typeof error !== 'object' || error === null) return false;
   const candidate = error as { code?: unknown; delayMs?: unknown };
-  return candidate.code === 'ERR_BL_RETRY_LATER' && Number.isInteger(candidate.delayMs) && (candidate.delayMs as number) >= 0;
+  return candidate.code === 'ERR_BL_RETRY_LATER' && isIntegerIn(candidate.delayMs, 0);
 }

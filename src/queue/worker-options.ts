@@ -1,13 +1,13 @@
 /**
  * Worker options: TSDoc with defaults, validated once at construction into a frozen config.
  */
-import { ConfigError, describeValue } from '../errors';
 import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
 import { schedulerOf, type Scheduler } from '../scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
 import type { QueueStore } from './types';
-import { intOption, loggerOption, requireQueue, type QueueHolder } from './validate';
+import { requireQueue, type QueueHolder } from './validate';
+import { func, integer, loggerOption, plainObject, refuse } from '../validate';
 
 /** What a handler sees of its job. */
 export interface WorkerJob<Payload = unknown> {
@@ -85,32 +85,28 @@ export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptio
   refuseUnknownOptions(options, QUEUE_OPTION_NAMES.worker, 'new Worker()');
   const queue = requireQueue(options?.limiter);
   const handlers = options.handlers;
-  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
-    throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers\` to be an object of job type → handler, got ${describeValue(handlers)}`);
-  }
+  plainObject('handlers', handlers, { expected: 'an object of job type → handler' });
   const map = new Map<string, JobHandler>();
   // Each handler gets only jobs of its own type, so it sees that type's payload; the map is untyped inside.
   for (const [type, handler] of Object.entries(handlers) as Array<[string, JobHandler]>) {
-    if (typeof handler !== 'function') {
-      throw new ConfigError('ERR_BL_HANDLERS', `Expected \`handlers[${JSON.stringify(type)}]\` to be a function, got ${describeValue(handler)}`);
-    }
+    func(`handlers[${JSON.stringify(type)}]`, handler, { code: 'ERR_BL_HANDLERS' });
     map.set(type, handler);
   }
   const backoff = options.backoff;
   if (backoff !== undefined && typeof backoff !== 'function' && (typeof backoff !== 'object' || backoff === null)) {
-    throw new ConfigError('ERR_BL_BACKOFF', `Expected \`backoff\` to be { baseMs, capMs } or a function, got ${describeValue(backoff)}`);
+    refuse('backoff', '{ baseMs, capMs } or a function', backoff);
   }
   return Object.freeze({
     queue,
     handlers: map,
-    concurrency: intOption('concurrency', options.concurrency, 1),
-    leaseMs: intOption('leaseMs', options.leaseMs, 30_000, 30),
-    maxAttempts: intOption('maxAttempts', options.maxAttempts, 5),
-    maxSnoozes: intOption('maxSnoozes', options.maxSnoozes, 25, 0),
-    maxStalls: intOption('maxStalls', options.maxStalls, 1, 0),
+    concurrency: integer('concurrency', options.concurrency, { fallback: 1 }),
+    leaseMs: integer('leaseMs', options.leaseMs, { fallback: 30_000, min: 30 }),
+    maxAttempts: integer('maxAttempts', options.maxAttempts, { fallback: 5 }),
+    maxSnoozes: integer('maxSnoozes', options.maxSnoozes, { fallback: 25, min: 0 }),
+    maxStalls: integer('maxStalls', options.maxStalls, { fallback: 1, min: 0 }),
     backoff: typeof backoff === 'function' ? backoff : exponentialBackoff(backoff),
-    keepCompletedMs: intOption('keepCompletedMs', options.keepCompletedMs, 3_600_000, 0),
-    idleWaitMs: intOption('idleWaitMs', options.idleWaitMs, 5000),
+    keepCompletedMs: integer('keepCompletedMs', options.keepCompletedMs, { fallback: 3_600_000, min: 0 }),
+    idleWaitMs: integer('idleWaitMs', options.idleWaitMs, { fallback: 5000 }),
     logger: loggerOption(options.logger),
     scheduler: schedulerOf(options),
   });

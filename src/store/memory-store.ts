@@ -19,10 +19,10 @@ import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurren
 import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from './plan-lanes';
-import { ConfigError, describeValue } from '../errors';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from '../queue/memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
+import { func } from '../validate';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
@@ -36,11 +36,7 @@ export class MemoryStore implements Store {
   private readonly slots = new Map<string, ConcurrencyState>();
 
   constructor(options: MemoryStoreOptions = {}) {
-    const clock = options.clock ?? Date.now;
-    if (typeof clock !== 'function') {
-      throw new ConfigError('ERR_BL_CLOCK', `Expected \`clock\` to be a function, got ${describeValue(clock)}`);
-    }
-    this.clock = clock;
+    this.clock = func<Clock, Clock>('clock', options.clock, { fallback: Date.now });
   }
 
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */

@@ -7,7 +7,7 @@
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
-import { ConfigError, StoreError, describeValue } from '../errors';
+import { StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral } from '../queue/defer-decision';
@@ -34,6 +34,7 @@ import {
   type DeferReply,
   type RedisClient,
 } from './scripts';
+import { func, integer, optional, refuse } from '../validate';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -84,22 +85,12 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     const client: unknown = options?.client;
     if (typeof client !== 'object' || client === null || typeof (client as RedisClient).defineCommand !== 'function') {
-      throw new ConfigError('ERR_BL_CLIENT', `Expected \`client\` to be an ioredis Redis or Cluster, got ${describeValue(client)}`);
+      refuse('client', 'an ioredis Redis or Cluster', client);
     }
     const prefix = options.prefix ?? 'bl';
-    if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix)) {
-      throw new ConfigError('ERR_BL_PREFIX', `Expected \`prefix\` to be 1–64 letters, digits or ._-:/, got ${describeValue(options.prefix)}`);
-    }
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw new ConfigError('ERR_BL_CLOCK', `Expected \`clock\` to be a function, got ${describeValue(options.clock)}`);
-    }
-    const maxBatch = options.maxBatch ?? DEFAULT_MAX_BATCH;
-    if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > MAX_BATCH_LIMIT) {
-      throw new ConfigError(
-        'ERR_BL_MAX_BATCH',
-        `Expected \`maxBatch\` to be an integer from 1 to ${MAX_BATCH_LIMIT}, got ${describeValue(options.maxBatch)}`,
-      );
-    }
+    if (typeof prefix !== 'string' || !NAME_PATTERN.test(prefix)) refuse('prefix', '1–64 letters, digits or ._-:/', options.prefix);
+    func('clock', options.clock, optional);
+    const maxBatch = integer('maxBatch', options.maxBatch, { max: MAX_BATCH_LIMIT, fallback: DEFAULT_MAX_BATCH });
     this.client = options.client;
     this.prefix = prefix;
     this.clock = options.clock;

@@ -19,6 +19,9 @@ describe('exponentialBackoff (full jitter)', () => {
   it('rejects bad options with a coded ConfigError', () => {
     expect(() => exponentialBackoff({ baseMs: 0 })).toThrow(ConfigError);
     expect(() => exponentialBackoff({ baseMs: 100, capMs: 50 })).toThrow(/capMs/);
+    // the default cap (1 hour) is checked against baseMs too
+    expect(() => exponentialBackoff({ baseMs: 7_200_000 })).toThrow(expect.objectContaining({ code: 'ERR_BL_BACKOFF_CAP_MS' }));
+    expect(() => exponentialBackoff({ random: 0.5 as never })).toThrow(expect.objectContaining({ code: 'ERR_BL_BACKOFF_RANDOM' }));
   });
 });
 
