@@ -70,6 +70,69 @@ async function measure(redis, check, groups, cfg) {
   return { script: cost.usec / result.ops, process: (cpu * 1e6) / result.ops };
 }
 
+// What a job's plan costs where the budget is spent: when it starts (the claim scripts). The same jobs, drained
+// by a Dispatcher and a Worker through a budget no run reaches, under three limiters: no rules, the limiter's two
+// rules, and jobs of plan `pro` whose rules are the two (the claim decodes a plan's rules only when a claimed job has one).
+const CLAIM_KINDS = [
+  { id: 'none', label: 'jobs, no rules', options: {}, plan: undefined },
+  { id: 'rules', label: "jobs under the limiter's two rules", options: { rules: TWO_RULES }, plan: undefined },
+  { id: 'plan', label: 'jobs of a plan with two rules', options: { plans: { free: {}, pro: { rules: TWO_RULES } } }, plan: 'pro' },
+];
+
+async function measureClaims(core, redis, kind, cfg) {
+  const client = redis.client();
+  const limiter = core.createLimiter({
+    store: new core.RedisStore({ client, prefix: 'blc' }),
+    name: `claims-${kind.id}-${uniq++}`,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    maxBacklog: cfg.claimJobs,
+    probationMs: 0,
+    ...kind.options,
+  });
+  for (let i = 0; i < cfg.claimJobs; i += 256) {
+    const n = Math.min(256, cfg.claimJobs - i);
+    await Promise.all(
+      Array.from({ length: n }, (_, k) => limiter.enqueue(`g${(i + k) % cfg.claimGroups}`, { type: 'bench', payload: {}, plan: kind.plan })),
+    );
+  }
+  const admin = redis.client();
+  await resetStats(admin);
+  let done = 0;
+  const dispatcher = new core.Dispatcher({ limiter, readyMax: 1000 });
+  const worker = new core.Worker({ limiter, concurrency: 50, handlers: { bench: () => void done++ } });
+  dispatcher.start();
+  worker.start();
+  const deadline = Date.now() + 120_000;
+  while (done < cfg.claimJobs) {
+    if (Date.now() > deadline) throw new Error(`rules: ${done} of ${cfg.claimJobs} jobs drained in 120 s (${kind.id})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all([worker.close(5000), dispatcher.stop()]);
+  const cost = await commandCost(admin);
+  await limiter.close();
+  admin.disconnect();
+  client.disconnect();
+  return cost.usec / cfg.claimJobs;
+}
+
+async function runClaims(core, cfg) {
+  const best = new Map(CLAIM_KINDS.map((k) => [k.id, Infinity]));
+  const redis = await startRedis();
+  try {
+    for (let round = 1; round <= cfg.rounds; round++) {
+      for (const kind of CLAIM_KINDS) {
+        progress(`rules: claims, ${kind.id}, round ${round}/${cfg.rounds}`);
+        best.set(kind.id, Math.min(best.get(kind.id), await measureClaims(core, redis, kind, cfg)));
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+  const none = best.get('none');
+  return CLAIM_KINDS.map((kind) => ({ kind, usPerJob: best.get(kind.id), vsNone: best.get(kind.id) / none }));
+}
+
 async function runRules(cfg) {
   const { core, error } = loadCore();
   if (!core) return { title: 'Rules and plans: Redis CPU per check', intro: `skipped: ${error}`, markdown: '' };
@@ -113,10 +176,11 @@ async function runRules(cfg) {
       await redis.stop();
     }
   }
-  return report(rows, cfg);
+  const claims = await runClaims(core, cfg);
+  return report(rows, claims, cfg);
 }
 
-function report(rows, cfg) {
+function report(rows, claims, cfg) {
   const table = markdownTable(
     ['active groups', 'checks per call', 'limiter', 'Redis CPU µs/check (scripts)', 'vs no rules', 'Redis process CPU µs/check', 'vs no rules'],
     rows.map((r) => [
@@ -138,12 +202,17 @@ function report(rows, cfg) {
       pass: worst === undefined ? undefined : worst <= TARGET,
     };
   });
+  const claimTable = markdownTable(
+    ['jobs', 'Redis CPU µs/job (every command of the drain)', 'vs no rules'],
+    claims.map((c) => [c.kind.label, fmt(c.usPerJob, 2), `${fmt(c.vsNone, 2)}×`]),
+  );
   return {
     title: 'Rules and plans: Redis CPU per check',
     intro: `Allow-heavy (no limit reached: every check spends in every rule), ${cfg.inFlight} in flight, groups drawn uniformly (all touched once first), ${cfg.durationMs / 1000} s per round, best of ${cfg.rounds} interleaved rounds. Two rules: \`tenant-second\` (sliding window, 1 s) and \`tenant-hour\` (token bucket, 1 h); "and a plan": the same rules as plan \`pro\`'s, each check naming it; "a concurrency cap": a cap no run reaches, each check's slot released when it is decided (Redis CPU of the check and its release, per check). Redis CPU (scripts) = INFO commandstats µs over the checks made (the target's measure: the scripts' own time, but a round in which Redis was descheduled counts that too); process CPU = the Redis process's user + system CPU time over the checks (network and parsing included, preemption not).`,
-    markdown: table,
+    markdown: `${table}\n\nWhere a job spends: ${fmt(cfg.claimJobs)} jobs over ${fmt(cfg.claimGroups)} groups, enqueued, then drained by a Dispatcher (readyMax 1,000) and a Worker (concurrency 50) through a budget no run reaches; Redis CPU = INFO commandstats µs of every command during the drain (dispatch, claims, completions), per job; best of ${cfg.rounds} interleaved rounds.\n\n${claimTable}`,
     checks,
     rows,
+    claims,
   };
 }
 
