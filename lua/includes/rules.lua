@@ -136,7 +136,9 @@ local function rl_library()
         v[o], v[o + 1] = tok, now
         if tok < c - 1e-9 then t = (c - tok) * r.T end
       elseif alg == RL_SLIDING then
-        local j, q = math.floor(now / r.slot_us), v[o]
+        -- floor(x) as x − x % 1 (Lua's % is floored, so exact for any x): no C call on the hot path
+        local j, q = now / r.slot_us, v[o]
+        j = j - j % 1
         if fresh or j - q >= RL_RING then
           -- new, or the whole window has passed
           for k = o + 2, o + RL_RING + 1 do v[k] = 0 end
@@ -153,7 +155,8 @@ local function rl_library()
         end
         if v[o + 1] + c > r.limit then t = rl_slide_wait(r, v, now, c) end
       else
-        local w = math.floor(now / r.window_us)
+        local w = now / r.window_us
+        w = w - w % 1
         if fresh or v[o] ~= w then v[o], v[o + 1] = w, 0 end
         if v[o + 1] + c > r.limit then t = (w + 1) * r.window_us - now end
       end
@@ -221,7 +224,7 @@ local function rl_library()
   -- Appends a decision's rule fields to a reply (admit.lua) after its field n: policy, then remaining, resetMs
   -- (whole ms) per rule, as they stand now (call it right after fs_decide). Returns the reply's new length. Sets
   -- v[1] on the way (rl_values' until, from the same resets: packing the state then works out nothing again).
-  -- rl_remaining inlined: this runs on every decision.
+  -- rl_remaining inlined, floor and ceil in arithmetic: this runs on every decision.
   local function rl_reply_decision(out, n, r, now)
     local rules, v = r.rules, r.rs
     n = n + 1
@@ -233,7 +236,8 @@ local function rl_library()
       local left, reset = ru.limit, 0
       if alg == RL_TOKEN then
         local tok = v[o]
-        left = math.floor(tok + 1e-9)
+        left = tok + 1e-9
+        left = left - left % 1
         if left < 0 then left = 0 end
         reset = (ru.burst - tok) * ru.T
       elseif alg == RL_SLIDING then
@@ -247,10 +251,16 @@ local function rl_library()
         left, reset = left - v[o + 1], (v[o] + 1) * ru.window_us - now
       end
       if reset > latest then latest = reset end
-      out[n + 1], out[n + 2] = left, math.ceil(reset / 1000)
+      -- ceil(reset / 1000) without a C call (reset ≥ 0)
+      local ms = reset / 1000
+      local frac = ms % 1
+      ms = ms - frac
+      if frac > 0 then ms = ms + 1 end
+      out[n + 1], out[n + 2] = left, ms
       n = n + 2
     end
-    v[1] = math.floor((now + latest) / 1000) + 1
+    latest = (now + latest) / 1000
+    v[1] = latest - latest % 1 + 1
     return n
   end
 
