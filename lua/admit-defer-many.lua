@@ -5,7 +5,7 @@
 -- @keys queue
 -- @key leases ZSET request concurrency (includes/concurrency.lua; untouched when leaseMs is 0)
 -- @key slots HASH
--- @arg nowMs int store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg leaseMs int 0 = no check of this call has a concurrency cap
 -- @each checks DeferCheck in arrival order

@@ -3,7 +3,7 @@
 -- @keys queue
 -- @key leases ZSET request concurrency (includes/concurrency.lua; untouched without a cap)
 -- @key slots HASH
--- @arg nowMs int store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg group string
 -- @arg weight int

@@ -6,7 +6,7 @@
 -- @key seen ZSET group -> last-seen ms
 -- @key leases ZSET lease '<ms>-<seq>:<group>' -> expiry ms (untouched when leaseMs is 0)
 -- @key slots HASH group -> leases held, '' -> the lease sequence
--- @arg nowMs int store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg leaseMs int 0 = no check of this call has a concurrency cap
 -- @each checks AdmitCheck in arrival order

@@ -4,7 +4,7 @@
 -- @key seen ZSET group -> last-seen ms
 -- @key leases ZSET lease '<ms>-<seq>:<group>' -> expiry ms
 -- @key slots HASH group -> leases held, '' -> the lease sequence
--- @arg nowMs int store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg group string any bytes; only ever a hash field / zset member
 -- @arg weight int >= 1

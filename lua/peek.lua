@@ -6,7 +6,7 @@
 -- wait without the staggering a denied check takes (it promises the next slot).
 -- @key groups HASH '' -> packed meta, group -> packed per-group state (see admit.lua)
 -- @key seen ZSET group -> last-seen ms
--- @arg nowMs int store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg group string any bytes; only ever a hash field / zset member
 -- @arg weight int >= 1

@@ -88,6 +88,7 @@ function renderBindings(headers, decl, sources) {
   const tsType = (t, ro) => {
     switch (t.k) {
       case 'int':
+      case 'number':
         return 'number';
       case 'string':
         return 'string';
@@ -152,7 +153,7 @@ function renderBindings(headers, decl, sources) {
 
   /** The name of a function (v, f, p) => T decoding type t. */
   const decoderOf = (t, hint) => {
-    if (t.k === 'int' || t.k === 'string' || t.k === 'bool' || t.k === 'nil') return { int: 'int', string: 'str', bool: 'bool', nil: 'nil' }[t.k];
+    if (['int', 'number', 'string', 'bool', 'nil'].includes(t.k)) return { int: 'int', number: 'int', string: 'str', bool: 'bool', nil: 'nil' }[t.k];
     const id = JSON.stringify(t);
     if (named.has(id)) return named.get(id);
     const name = t.k === 'ref' ? `decode${t.name}` : `decode${hint}${counter++ || ''}`;

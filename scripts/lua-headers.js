@@ -11,7 +11,8 @@
  *   -- @reply <type> <description>        what the script returns
  * and an include may declare `-- @keyblock <block> <names…>` and `-- @struct <Name> <tuple type>` (lines of the
  * same tag and name append). A type whose brackets are open at the end of a line continues on the next one.
- * Types: int, string, bool (0 | 1 decoded as false | true), nil, a literal (1, -2, 'dead'), a status name of
+ * Types: int, number (an argument that may hold a fraction: the admission scripts' nowMs; Redis replies hold
+ * none), string, bool (0 | 1 decoded as false | true), nil, a literal (1, -2, 'dead'), a status name of
  * lua/includes/status.lua (WRITTEN), a struct name, T[] (a list), [name: T, …] (a tuple), and unions of literals
  * or of nil and one type.
  * A reply may be variable-length, one flat array read left to right: `T*n` is n values of T in a row (n an int
@@ -66,7 +67,7 @@ function parseType(text, where) {
     if (!word) fail('a type expected');
     i += word[0].length;
     const w = word[0];
-    if (w === 'int' || w === 'string' || w === 'bool' || w === 'nil') return { k: w };
+    if (w === 'int' || w === 'number' || w === 'string' || w === 'bool' || w === 'nil') return { k: w };
     if (/^[A-Z][A-Z0-9_]*$/.test(w)) return { k: 'status', name: w };
     if (/^[A-Z]/.test(w)) return { k: 'ref', name: w };
     return fail(`unknown type ${w}`);

@@ -349,7 +349,7 @@ export { argv, one, many };
   expect(admissionTypeErrors({}, caller)).toEqual([]);
   const errors = admissionTypeErrors(
     {
-      'admit.lua': (t) => t.replace('-- @arg nowMs int', '-- @arg nowUs int'),
+      'admit.lua': (t) => t.replace('-- @arg nowMs number', '-- @arg nowUs number'),
       'includes/admission.lua': (t) => t.replace(/held: int\?capped\]/g, 'held: string?capped]'),
     },
     caller,

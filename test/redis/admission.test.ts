@@ -4,6 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/store/keys';
+import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { admitScript, peekScript, resetScript } from '../../src/store/lua-sources.generated';
 import { loadScript } from '../../src/store/scripts';
@@ -64,6 +65,22 @@ test('peek.lua and reset.lua take the groups and seen keys; peek the time, the c
   expect(resetScript.keyNames).toEqual(['groups', 'seen']);
   expect(peekScript.argv(['g', 's'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 7, 'cfg', 'a', 2]);
   expect(resetScript.argv(['g', 's'], { group: 'a' })).toEqual(['g', 's', 'a']);
+});
+
+test('a test clock keeps its µs: the scripts get nowMs with its fraction and decide as the MemoryStore does to the µs', async () => {
+  // one token per ms (burst 1): waits and refills turn on fractions of a ms; 0.1 has no exact binary form
+  const shape = spec({ limit: 1000, windowMs: 1000, burst: 1, reserve: 0 });
+  const clock = new ManualClock();
+  clock.ms += 0.7;
+  const redis = new RedisStore({ client, prefix: 'us', clock: clock.now, maxBatch: 1 }).bind(shape);
+  const memory = new MemoryStore({ clock: clock.now }).bind(shape);
+  const steps = [0.1, 0.3, 0.6, 0.001, 0.999, 0.1, 0.9, 0.5, 0.5, 0.2, 0.3, 0.5, 0.001, 1.999];
+  for (let i = 0; i < 60; i++) {
+    clock.advance(steps[i % steps.length]!);
+    const check = { group: `g${i % 2}`, weight: 1, cost: 1 };
+    expect(await redis.admit(check)).toEqual(await memory.admit(check));
+  }
+  await redis.destroy();
 });
 
 test("peek and reset with hostile group ids: no key but the limiter's two, ids come back unchanged, peek writes nothing", async () => {
