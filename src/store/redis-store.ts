@@ -57,6 +57,8 @@ function ownGroup(reply: AdmitReply, input: AdmitInput | PeekInput): AdmitReply 
   return reply.group === OVERFLOW_GROUP || reply.group === input.group ? reply : { ...reply, group: input.group };
 }
 
+const deferring = (input: AdmitInput): input is DeferringInput => input.defer !== undefined;
+
 /** What admit-defer.lua's deferral step did; undefined when the check was admitted (no job). */
 function deferOutcome(d: Deferral): EnqueueResult | undefined {
   switch (d.deferStatus) {
@@ -160,7 +162,7 @@ export class RedisStore implements Store {
         .then((reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)), failed);
     return {
       queue,
-      admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
+      admit: (input: AdmitInput): Promise<Decision> => (deferring(input) ? admitOrDefer(input) : admitNow(input)),
       peek: (input: PeekInput): Promise<GroupStatus> =>
         peeks[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then(
           (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),
