@@ -1,37 +1,37 @@
---[[
-  admit-defer-many.lua — admit-defer.lua for several requests of one limiter in one call (the RedisStore sends
-  the deferring checks made in one event-loop turn together): decided one after the other at the same `now`,
-  exactly as that many admit-defer.lua calls at that instant would be, with the limiter state read and
-  written once.
-
-  KEYS: the queue key block (includes/job.lua), then leases, slots (admit-defer.lua)
-  ARGV[1]      config block (fs_config)
-  ARGV[2]      now override in µs (tests); 0 = redis TIME
-  ARGV[3]      lease ms: 0 = no request of this call has a concurrency cap
-  ARGV[4 ..]   per request, in arrival order, 10 values: group, weight, cost, job type, payload, idempotency
-               key ('' = none), maxBacklog, maxDeferMs, groupConcurrency (0 = none), plan ('' = none); when
-               ARGV[3] > 0 an 11th, the request's concurrency cap (0 = none)
-
-  Reply: admit-defer.lua's fields (15, and 1 + 2 per rule with rules, and 2 more when ARGV[3] > 0) for each
-  request, one after the other.
-]]
+-- admit-defer-many.lua: admit-defer.lua for several checks of one limiter in one call (the RedisStore sends the
+-- deferring checks made in one event-loop turn together): decided one after the other at the same `now`, exactly
+-- as that many admit-defer.lua calls at that instant would be, with the limiter state read and written once.
+-- The reply: admit-defer.lua's for each check, one after the other in one flat array.
+-- @keys queue
+-- @key leases ZSET request concurrency (includes/concurrency.lua; untouched when leaseMs is 0)
+-- @key slots HASH
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg config string the fair-share config block (fs_config)
+-- @arg leaseMs int 0 = no check of this call has a concurrency cap
+-- @each checks DeferCheck in arrival order
+-- @param checks int how many checks the call sent
+-- @param rules int how many rules the config block has
+-- @param capped bool leaseMs > 0
+-- @reply Deferral*checks
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/concurrency.lua
 --!include includes/admit-defer.lua
 
 local K = job_keys()
-local fs = fs_open(K.groups, K.seen, fs_config(ARGV[1]), tonumber(ARGV[2]), ARGV[4])
+-- the first check's group: its state comes with meta in fs_open's one HMGET
+local FIRST = 4
+local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), fs_arg_us(ARGV[1]), ARGV[FIRST])
 local lease_ms = tonumber(ARGV[3])
-local CC, cc, step = false, false, 10
+local CC, cc = false, false
 if lease_ms > 0 then
   CC = cc_library()
-  cc, step = CC.open(KEYS[18], KEYS[19]), 11
+  cc = CC.open(KEYS[18], KEYS[19])
 end
 local out = {}
 local n = 0
 local written = false
-for i = 4, #ARGV - step + 1, step do
+for i = 4, #ARGV - 10, 11 do
   -- as a call of its own would: a full trim page leaves more idle groups for the next check to trim
   if i > 4 then fs_trim(fs) end
   local reply = ad_admit(fs, K, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], ARGV[i + 4],

@@ -1,36 +1,35 @@
---[[
-  admit-many.lua — admit.lua for several requests of one limiter in one call: the RedisStore sends the checks
-  made in one event-loop turn together. They are decided one after the other at the same `now`, exactly as
-  that many admit.lua calls at that instant would be; the limiter state is read and written once, so each
-  check costs a fraction of a call of its own.
-
-  KEYS[1] groups   HASH  '' -> packed meta, group -> packed per-group state (see admit.lua)
-  KEYS[2] seen     ZSET  group -> last-seen ms
-  KEYS[3] leases   ZSET  request concurrency (includes/concurrency.lua; neither key is touched without a cap):
-                         lease '<ms>-<seq>:<group>' -> expiry ms
-  KEYS[4] slots    HASH  group -> leases held, '' -> the lease sequence
-  ARGV[1]          config block (fs_config)
-  ARGV[2]          now override in µs (tests); 0 = redis TIME
-  ARGV[3]          lease ms: 0 = no request of this call has a concurrency cap
-  ARGV[4 ..]       per request, in arrival order: group, weight, cost, and when ARGV[3] > 0 its cap (0 = none)
-
-  Reply: admit.lua's fields (12, and 1 + 2 per rule with rules, and 2 more when ARGV[3] > 0) for each request,
-  one after the other in one flat array.
-]]
+-- admit-many.lua: admit.lua for several checks of one limiter in one call: the RedisStore sends the checks made
+-- in one event-loop turn together. They are decided one after the other at the same `now`, exactly as that many
+-- admit.lua calls at that instant would be; the limiter state is read and written once, so each check costs a
+-- fraction of a call of its own. The reply: admit.lua's for each check, one after the other in one flat array.
+-- @key groups HASH '' -> packed meta, group -> packed per-group state (see admit.lua)
+-- @key seen ZSET group -> last-seen ms
+-- @key leases ZSET lease '<ms>-<seq>:<group>' -> expiry ms (untouched when leaseMs is 0)
+-- @key slots HASH group -> leases held, '' -> the lease sequence
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg config string the fair-share config block (fs_config)
+-- @arg leaseMs int 0 = no check of this call has a concurrency cap
+-- @each checks AdmitCheck in arrival order
+-- @param checks int how many checks the call sent
+-- @param rules int how many rules the config block has
+-- @param capped bool leaseMs > 0
+-- @reply Admission*checks
 --!include includes/fair-share.lua
 --!include includes/concurrency.lua
 
-local cfg = fs_config(ARGV[1])
-local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[4])
+-- the first check's group: its state comes with meta in fs_open's one HMGET
+local FIRST = 4
+local cfg = fs_config(ARGV[2])
+local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[FIRST])
 local lease_ms = tonumber(ARGV[3])
-local CC, cc, step = false, false, 3
+local CC, cc = false, false
 if lease_ms > 0 then
   CC = cc_library()
-  cc, step = CC.open(KEYS[3], KEYS[4]), 4
+  cc = CC.open(KEYS[3], KEYS[4])
 end
 local out = {}
 local n = 0
-for i = 4, #ARGV - step + 1, step do
+for i = 4, #ARGV - 3, 4 do
   -- as a call of its own would: a full trim page leaves more idle groups for the next check to trim
   if i > 4 then fs_trim(fs) end
   local r

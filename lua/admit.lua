@@ -1,30 +1,24 @@
---[[
-  admit.lua — one admission decision: strict global limit + weighted fair share (includes/fair-share.lua).
-
-  KEYS[1] groups   HASH  '' -> packed meta (global bucket, Σweights, water level, epoch, trim; see fair-share.lua),
-                         group -> packed per-group state
-  KEYS[2] seen     ZSET  group -> last-seen ms
-  KEYS[3] leases   ZSET  request concurrency (includes/concurrency.lua; neither key is touched without a cap):
-                         lease '<ms>-<seq>:<group>' -> expiry ms
-  KEYS[4] slots    HASH  group -> leases held, '' -> the lease sequence
-  ARGV[1]          config block (fs_config): 'limit,windowMs,burst,reserve,idleMs,epochMs,sustained,maxGroups'
-  ARGV[2]          now override in µs (tests); 0 = redis TIME
-  ARGV[3]          group id (any bytes; only ever a hash field / zset member)
-  ARGV[4]          weight (integer >= 1)
-  ARGV[5]          cost (integer >= 1)
-  ARGV[6]          concurrency cap (optional; 0 = none)   ARGV[7] lease ms (with ARGV[6])
-
-  Reply: { allowed (0|1), colour (0 green, 1 yellow, 2 red), remaining, limit, guaranteed, retryMs, hintMs,
-           resetMs, activeGroups, atMs, group (effective: '*overflow*' when maxGroups are active), emptyMs }
-  With rules in the config block, then: policy (0 the global share, i the i-th rule: the one that denied,
-  waiting longest), and per rule remaining, resetMs. With ARGV[6], then: lease ('' = no slot taken), held (the
-  group's leases after the decision; held >= cap on a denial: the cap said no). Every number is an integer; durations are ceil'd to whole ms.
-]]
+-- admit.lua: one admission decision: strict global limit + weighted fair share (includes/fair-share.lua),
+-- and with a concurrency cap a lease (includes/concurrency.lua; neither concurrency key is touched without one).
+-- @key groups HASH '' -> packed meta (global bucket, Σweights, water level, epoch, trim; see fair-share.lua), group -> packed per-group state
+-- @key seen ZSET group -> last-seen ms
+-- @key leases ZSET lease '<ms>-<seq>:<group>' -> expiry ms
+-- @key slots HASH group -> leases held, '' -> the lease sequence
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg config string the fair-share config block (fs_config)
+-- @arg group string any bytes; only ever a hash field / zset member
+-- @arg weight int >= 1
+-- @arg cost int >= 1
+-- @arg cap? int the concurrency cap (absent = none)
+-- @arg leaseMs? int with cap
+-- @param rules int how many rules the config block has
+-- @param capped bool the call passed a cap
+-- @reply Admission (includes/admission.lua)
 --!include includes/fair-share.lua
 --!include includes/concurrency.lua
 
-local cfg = fs_config(ARGV[1])
-local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3])
+local cfg = fs_config(ARGV[2])
+local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[3])
 local r
 local capped = ARGV[6] ~= nil
 local CC = capped and cc_library()

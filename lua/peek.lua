@@ -1,24 +1,22 @@
---[[
-  peek.lua — one group's state as a check of cost 1 would see it now, without spending and without writing
-  anything: no meta or group state written back, no group registered, no probation sighting, no trim, no
-  TTL renewed (fs_open's peek mode; see includes/fair-share.lua). Only reads run, so a peek of an unknown
-  group leaves it unknown.
-
-  KEYS[1] groups   HASH  '' -> packed meta, group -> packed per-group state (see admit.lua)
-  KEYS[2] seen     ZSET  group -> last-seen ms
-  ARGV[1]          config block (fs_config)
-  ARGV[2]          now override in µs (tests); 0 = redis TIME
-  ARGV[3]          group id (any bytes; only ever a hash field / zset member)
-  ARGV[4]          weight (integer >= 1)
-
-  Reply: admit.lua's fields, for a check of cost 1 decided now but not spent: remaining and each rule's
-  remaining are what the group may use now (an allowed check would answer one less), retryMs is the wait
-  without the staggering a denied check takes (it promises the next slot).
-]]
+-- peek.lua: one group's state as a check of cost 1 would see it now, without spending and without writing
+-- anything: no meta or group state written back, no group registered, no probation sighting, no trim, no TTL
+-- renewed (fs_open's peek mode; see includes/fair-share.lua). Only reads run, so a peek of an unknown group
+-- leaves it unknown. The reply is admit.lua's for a check of cost 1 decided now but not spent: remaining and
+-- each rule's remaining are what the group may use now (an allowed check would answer one less), retryMs is the
+-- wait without the staggering a denied check takes (it promises the next slot).
+-- @key groups HASH '' -> packed meta, group -> packed per-group state (see admit.lua)
+-- @key seen ZSET group -> last-seen ms
+-- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
+-- @arg config string the fair-share config block (fs_config)
+-- @arg group string any bytes; only ever a hash field / zset member
+-- @arg weight int >= 1
+-- @param rules int how many rules the config block has
+-- @param capped bool always false (a peek takes no lease)
+-- @reply Admission
 --!include includes/fair-share.lua
 
-local cfg = fs_config(ARGV[1])
-local fs = fs_open(KEYS[1], KEYS[2], cfg, tonumber(ARGV[2]), ARGV[3], true)
+local cfg = fs_config(ARGV[2])
+local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[3], true)
 local r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), 1, false)
 -- no fs_close: a peek writes nothing
 

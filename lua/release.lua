@@ -1,14 +1,11 @@
---[[
-  release.lua — ends request-concurrency leases (includes/concurrency.lua): their slots free at once. The
-  RedisStore sends the releases made in one event-loop turn together. Idempotent: a lease released before, or
-  expired and swept, changes nothing.
-
-  KEYS[1] leases   ZSET  lease member -> expiry ms
-  KEYS[2] slots    HASH  group -> leases held
-  ARGV[1 ..]       the leases (members admit.lua replied)
-
-  Reply: per lease, 1 released, 0 not held.
-]]
+-- release.lua: ends request-concurrency leases (includes/concurrency.lua): their slots free at once. The
+-- RedisStore sends the releases made in one event-loop turn together. Idempotent: a lease released before, or
+-- expired and swept, changes nothing.
+-- @key leases ZSET lease member -> expiry ms
+-- @key slots HASH group -> leases held
+-- @each leases string the leases (members admit.lua replied)
+-- @param count int how many leases the call sent
+-- @reply bool*count per lease: released; false when not held
 --!include includes/concurrency.lua
 
 local CC = cc_library()

@@ -16,8 +16,6 @@ const { renderBindings, renderStatus, camel } = require('./lua-bindings');
 const ROOT = join(__dirname, '..');
 const OUT = join(ROOT, 'src', 'store', 'lua-sources.generated.ts');
 const INCLUDE = /^--!include\s+(\S+)\s*$/gm;
-/** Scripts called through hand-written code in src/store/scripts.ts (no header yet: the admission family, peek, reset, release). Any other needs one. */
-const UNBOUND = new Set(['admit.lua', 'admit-many.lua', 'admit-defer.lua', 'admit-defer-many.lua', 'peek.lua', 'reset.lua', 'release.lua']);
 
 /** Each include once per script: a repeated one becomes a comment (Lua would redefine its locals). */
 function expandIncludes(luaDir, text, seen) {
@@ -28,11 +26,8 @@ function expandIncludes(luaDir, text, seen) {
   });
 }
 
-/**
- * The generated module's text for the scripts in `luaDir`. `unbound`: scripts allowed without a header;
- * `errorsImport`: where the module finds src/errors.ts.
- */
-function render(luaDir = join(ROOT, 'lua'), { unbound = UNBOUND, errorsImport = '../errors' } = {}) {
+/** The generated module's text for the scripts in `luaDir` (each must have a header); `errorsImport`: where the module finds src/errors.ts. */
+function render(luaDir = join(ROOT, 'lua'), { errorsImport = '../errors' } = {}) {
   const files = readdirSync(luaDir)
     .filter((f) => f.endsWith('.lua'))
     .sort();
@@ -51,10 +46,7 @@ function render(luaDir = join(ROOT, 'lua'), { unbound = UNBOUND, errorsImport = 
     const lua = expandIncludes(luaDir, text, new Set());
     sources.set(f, { ident: `${camel(f.replace(/\.lua$/, ''))}Lua`, lua, sha1: createHash('sha1').update(lua).digest('hex') });
     const header = headerOf(f, text, decl);
-    if (!header) {
-      if (!unbound.has(f)) throw new HeaderError(`${f}: no header (-- @key / @arg / @reply lines; see scripts/lua-headers.js)`);
-      continue;
-    }
+    if (!header) throw new HeaderError(`${f}: no header (-- @key / @arg / @reply lines; see scripts/lua-headers.js)`);
     checkScript(header, lua, decl);
     headers.push(header);
   }

@@ -4,13 +4,21 @@
  * A script declares, in `-- @` comment lines:
  *   -- @key <name> <description>          one KEYS entry, in order       -- @keys <block>   a declared key block
  *   -- @arg <name> <type> <description>   one ARGV entry (a struct type stands for its fields, flattened)
- *   -- @each <name> <Struct> <description> the rest of ARGV: that struct repeated (a `for i = n, #ARGV - k, k` loop)
+ *   -- @arg <name>? <type> <description>  an optional ARGV entry, sent only when given (trailing entries only)
+ *   -- @each <name> <type> <description>  the rest of ARGV: that struct (or one value) repeated (a
+ *                                         `for i = n, #ARGV - k, k` loop; one value: `for i = n, #ARGV`)
+ *   -- @param <name> int|bool <description> what the reply decoder is told by its caller (counts, flags)
  *   -- @reply <type> <description>        what the script returns
  * and an include may declare `-- @keyblock <block> <names…>` and `-- @struct <Name> <tuple type>` (lines of the
  * same tag and name append). A type whose brackets are open at the end of a line continues on the next one.
- * Types: int, string, bool (0 | 1 decoded as false | true), nil, a literal (1, -2, 'dead'), a status name of
+ * Types: int, number (an argument that may hold a fraction: the admission scripts' nowMs; Redis replies hold
+ * none), string, bool (0 | 1 decoded as false | true), nil, a literal (1, -2, 'dead'), a status name of
  * lua/includes/status.lua (WRITTEN), a struct name, T[] (a list), [name: T, …] (a tuple), and unions of literals
  * or of nil and one type.
+ * A reply may be variable-length, one flat array read left to right: `T*n` is n values of T in a row (n an int
+ * @param; a struct's fields inline, decoded to a list of n), `T?p` is T inline when @param p is true (or > 0),
+ * else nothing (decoded as undefined). They stand in a tuple or struct (which is then read inline too), or as
+ * the whole reply.
  */
 'use strict';
 
@@ -59,7 +67,7 @@ function parseType(text, where) {
     if (!word) fail('a type expected');
     i += word[0].length;
     const w = word[0];
-    if (w === 'int' || w === 'string' || w === 'bool' || w === 'nil') return { k: w };
+    if (w === 'int' || w === 'number' || w === 'string' || w === 'bool' || w === 'nil') return { k: w };
     if (/^[A-Z][A-Z0-9_]*$/.test(w)) return { k: 'status', name: w };
     if (/^[A-Z]/.test(w)) return { k: 'ref', name: w };
     return fail(`unknown type ${w}`);
@@ -69,6 +77,11 @@ function parseType(text, where) {
     while (text.startsWith('[]', i)) {
       i += 2;
       t = { k: 'list', of: t };
+    }
+    const inline = /^([*?])([a-z]\w*)/.exec(text.slice(i));
+    if (inline) {
+      i += inline[0].length;
+      t = inline[1] === '*' ? { k: 'run', of: t, n: inline[2] } : { k: 'opt', of: t, when: inline[2] };
     }
     return t;
   };
@@ -140,41 +153,86 @@ function statusTable(text) {
 
 /** A script's header: keys, fixed arguments, the repeated struct (if any), the reply. */
 function headerOf(file, text, decl) {
-  const header = { file, keys: [], keyBlock: undefined, args: [], each: undefined, reply: undefined };
+  const header = { file, keys: [], keyBlock: undefined, args: [], each: undefined, params: new Map(), reply: undefined };
   for (const { tag, body, where } of tagsOf(text, file)) {
     const [name] = body.split(/\s+/);
     if (tag === 'key') header.keys.push(name);
     else if (tag === 'keys') {
       const block = decl.blocks.get(name);
       if (!block) throw new HeaderError(`${where}: no @keyblock ${name} in lua/includes`);
+      if (header.keys.length > 0) throw new HeaderError(`${where}: @keys ${name} comes before any @key line`);
       header.keys.push(...block);
       header.keyBlock = name;
     } else if (tag === 'arg' || tag === 'each') {
       if (header.each) throw new HeaderError(`${where}: @each takes the rest of ARGV: it comes last`);
       const { type } = parseType(body.slice(name.length), where);
-      if (tag === 'each' && type.k !== 'ref') throw new HeaderError(`${where}: @each repeats a struct`);
-      if (tag === 'each') header.each = { name, type };
-      else header.args.push({ name, type });
+      const optional = name.endsWith('?');
+      const arg = { name: name.replace(/\?$/, ''), type, optional };
+      if (tag === 'each' && !['ref', 'int', 'string'].includes(type.k)) throw new HeaderError(`${where}: @each repeats a struct or a value`);
+      if (tag === 'each') header.each = arg;
+      else if (!optional && header.args.some((a) => a.optional)) throw new HeaderError(`${where}: optional arguments come last`);
+      else header.args.push(arg);
+    } else if (tag === 'param') {
+      const [, type] = body.split(/\s+/);
+      if (type !== 'int' && type !== 'bool') throw new HeaderError(`${where}: a @param is int or bool`);
+      header.params.set(name, type);
     } else if (tag === 'reply') header.reply = parseType(body, where).type;
-    else throw new HeaderError(`${where}: unknown tag @${tag} (a script has @key, @keys, @arg, @each, @reply)`);
+    else throw new HeaderError(`${where}: unknown tag @${tag} (a script has @key, @keys, @arg, @each, @param, @reply)`);
   }
   if (header.keys.length + header.args.length === 0 && !header.reply) return undefined;
   if (!header.reply) throw new HeaderError(`${file}: no @reply in its header`);
-  if (header.keyBlock && header.keys.length !== decl.blocks.get(header.keyBlock).length) {
-    throw new HeaderError(`${file}: @keys ${header.keyBlock} and @key lines mixed`);
+  if (header.each?.optional || header.args.some((a) => a.optional && header.each)) {
+    throw new HeaderError(`${file}: @each and optional arguments do not mix (neither would know where it starts)`);
   }
-  for (const t of [...header.args.map((a) => a.type), header.reply, ...(header.each ? [header.each.type] : [])]) resolve(t, decl, file);
+  for (const a of [...header.args, ...(header.each ? [header.each] : [])]) resolve(a.type, decl, file, undefined);
+  resolve(header.reply, decl, file, header.params, true);
+  const used = paramsOf(header.reply, decl);
+  for (const p of header.params.keys()) if (!used.has(p)) throw new HeaderError(`${file}: @param ${p} is used by no * or ? in its @reply`);
   return header;
 }
 
-/** Throws on a struct or status name nobody declared, and on unions the decoder cannot check. */
-function resolve(t, decl, file) {
+/** The @params a type's `*n` and `?p` name (through structs): name → 'int' when a count, else 'bool'. */
+function paramsOf(t, decl, out = new Map()) {
+  if (t.k === 'run') out.set(t.n, 'int');
+  if (t.k === 'opt' && !out.has(t.when)) out.set(t.when, 'bool');
+  if (t.k === 'run' || t.k === 'opt' || t.k === 'list') paramsOf(t.of, decl, out);
+  if (t.k === 'union') t.of.forEach((u) => paramsOf(u, decl, out));
+  if (t.k === 'ref' || t.k === 'tuple') (t.k === 'ref' ? decl.structs.get(t.name) : t).fields.forEach((f) => paramsOf(f.type, decl, out));
+  return out;
+}
+
+/** Whether a tuple or struct is read inline from a flat reply (a `*` or `?` in it, through structs). */
+function isInline(t, decl) {
+  if (t.k === 'run' || t.k === 'opt') return true;
+  if (t.k !== 'ref' && t.k !== 'tuple') return false;
+  return (t.k === 'ref' ? decl.structs.get(t.name) : t).fields.some((f) => isInline(f.type, decl));
+}
+
+/**
+ * Throws on a struct or status name nobody declared, on unions the decoder cannot check, and on `*` / `?`
+ * outside a reply (`params`: the script's @params, undefined in arguments) or naming no fitting @param.
+ * `flat`: t is read inline (the reply, or a field of an inline tuple), where `*` and `?` may stand.
+ */
+function resolve(t, decl, file, params, flat = false) {
   if (t.k === 'ref' && !decl.structs.has(t.name)) throw new HeaderError(`${file}: no @struct ${t.name} in lua/includes`);
   if (t.k === 'status' && !decl.status.has(t.name)) throw new HeaderError(`${file}: no status ${t.name} in lua/includes/status.lua`);
-  if (t.k === 'list') resolve(t.of, decl, file);
-  if (t.k === 'tuple') t.fields.forEach((f) => resolve(f.type, decl, file));
+  if (t.k === 'run' || t.k === 'opt') {
+    const name = t.k === 'run' ? t.n : t.when;
+    if (!params || !flat)
+      throw new HeaderError(`${file}: ${t.k === 'run' ? '*' : '?'}${name} stands only in a reply, in a tuple or as the whole reply`);
+    if (!params.has(name)) throw new HeaderError(`${file}: no @param ${name} (the reply's ${t.k === 'run' ? '*' : '?'}${name})`);
+    if (t.k === 'run' && params.get(name) !== 'int') throw new HeaderError(`${file}: *${name} counts: @param ${name} int`);
+    resolve(t.of, decl, file, params, true);
+  }
+  if (t.k === 'list') resolve(t.of, decl, file, params);
+  if (t.k === 'ref' || t.k === 'tuple') {
+    const fields = t.k === 'ref' ? decl.structs.get(t.name).fields : t.fields;
+    const inline = isInline(t, decl);
+    if (inline && !flat) throw new HeaderError(`${file}: ${t.name ?? 'a tuple'} has * or ? fields: it stands only inline (the reply, a * or a ?)`);
+    fields.forEach((f) => resolve(f.type, decl, file, params, inline));
+  }
   if (t.k === 'union') {
-    t.of.forEach((u) => resolve(u, decl, file));
+    t.of.forEach((u) => resolve(u, decl, file, params));
     const simple = t.of.every((u) => u.k === 'lit' || u.k === 'status');
     const nullable = t.of.length === 2 && t.of.some((u) => u.k === 'nil');
     if (!simple && !nullable) throw new HeaderError(`${file}: a union is of literals, or of nil and one type`);
@@ -241,12 +299,15 @@ function checkScript(header, expanded, decl) {
   names.forEach((name, i) => usedArgs.has(i + 1) || problems.push(`declares ARGV[${i + 1}] (${name}) but never uses it`));
   for (const n of usedArgs)
     if (n > fixed) problems.push(`uses ARGV[${n}], not declared (${fixed} fixed arguments${header.each ? ', then @each' : ''})`);
-  const loops = [...code.matchAll(/for\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*,\s*#ARGV\s*-\s*(\d+)\s*,\s*(\d+)\s+do/g)];
+  // `for i = n, #ARGV - (k - 1), k do`, or for one value at a time `for i = n, #ARGV do`
+  const loops = [...code.matchAll(/for\s+([A-Za-z_]\w*)\s*=\s*(\d+)\s*,\s*#ARGV(?:\s*-\s*(\d+)\s*,\s*(\d+))?\s+do/g)];
   if (header.each) {
     const k = width(header.each.type, decl);
     const loop = loops[0];
-    if (loops.length !== 1 || Number(loop[2]) !== fixed + 1 || Number(loop[3]) !== k - 1 || Number(loop[4]) !== k) {
-      problems.push(`@each ${header.each.name} needs one loop \`for i = ${fixed + 1}, #ARGV - ${k - 1}, ${k} do\``);
+    const shape = (m) => [Number(m[2]), Number(m[3] ?? 0), Number(m[4] ?? 1)];
+    if (loops.length !== 1 || shape(loop).join() !== [fixed + 1, k - 1, k].join()) {
+      const expected = k === 1 ? `for i = ${fixed + 1}, #ARGV do` : `for i = ${fixed + 1}, #ARGV - ${k - 1}, ${k} do`;
+      problems.push(`@each ${header.each.name} needs one loop \`${expected}\``);
     } else {
       const used = offsets.get(loop[1]) ?? new Set();
       for (let j = 0; j < k; j++) if (!used.has(j)) problems.push(`@each ${header.each.name}: field ${j + 1} (ARGV[${loop[1]} + ${j}]) never used`);
@@ -259,4 +320,4 @@ function checkScript(header, expanded, decl) {
   if (problems.length > 0) throw new HeaderError(`${header.file}: its header and its body disagree:\n  ${problems.join('\n  ')}`);
 }
 
-module.exports = { HeaderError, parseType, declarationsOf, headerOf, checkScript, width, codeOf };
+module.exports = { HeaderError, parseType, declarationsOf, headerOf, checkScript, width, codeOf, isInline, paramsOf };

@@ -136,6 +136,12 @@ local function fs_wait(tokens, interval, need, size)
   return (need - tokens) * interval
 end
 
+-- A script's nowMs argument (ms, a fraction for µs: tests' injected clocks; 0 = redis TIME) as fs_open's
+-- now_override (µs, rounded: the decimal text of µs / 1000 is not exact in binary).
+local function fs_arg_us(now_ms)
+  return math.floor(tonumber(now_ms) * 1000 + 0.5)
+end
+
 local function fs_now_us(now_override)
   if now_override > 0 then return now_override end
   -- Writing after TIME needs effects replication: the default since Redis 5, the only mode since 7 (the README

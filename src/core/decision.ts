@@ -6,32 +6,44 @@ import type { ConcurrencyStatus, Decision, GroupStatus, RuleStatus } from '../ty
 
 const COLOURS = ['green', 'yellow', 'red'] as const;
 
-/** The reply both stores give, in whole ms (durations ceil'd, like admit.lua's reply). */
+/** One rule's state in a reply: what the group may still use under it, and in how long (ms) it is whole again. */
+export interface RuleState {
+  readonly remaining: number;
+  readonly resetMs: number;
+}
+
+/**
+ * The reply both stores give, in whole ms (durations ceil'd, like admit.lua's reply). The RedisStore's is the
+ * admission scripts' decoded reply (Admission in lua-sources.generated.ts, from lua/includes/admission.lua).
+ */
 export interface AdmitReply {
-  allowed: boolean;
-  colour: 0 | 1 | 2;
-  remaining: number;
-  limit: number;
-  guaranteed: number;
-  retryMs: number;
-  hintMs: number;
-  resetMs: number;
-  active: number;
-  atMs: number;
-  group: string;
+  readonly allowed: boolean;
+  readonly colour: 0 | 1 | 2;
+  readonly remaining: number;
+  readonly limit: number;
+  readonly guaranteed: number;
+  readonly retryMs: number;
+  readonly hintMs: number;
+  readonly resetMs: number;
+  readonly active: number;
+  readonly atMs: number;
+  readonly group: string;
   /** Floor'd (a lower bound), unlike the other durations. */
-  emptyMs: number;
-  /** 0 the global share, i the i-th rule (the one that denied). */
-  policy: number;
-  /** With rules: remaining, resetMs per rule. */
-  rules: number[] | false;
+  readonly emptyMs: number;
+  /** With rules: 0 the global share, i the i-th rule (the one that denied). */
+  readonly policy: number | undefined;
+  /** Per rule, in order; none without rules. */
+  readonly rules: readonly RuleState[];
   /** With a concurrency cap: the lease taken ('' = none) and the group's leases held after the decision. */
-  lease?: string;
-  held?: number;
+  readonly lease: string | undefined;
+  readonly held: number | undefined;
 }
 
 export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowMs: number): AdmitReply {
-  const reply: AdmitReply = {
+  const rules: RuleState[] = [];
+  if (r.rules) for (let i = 0; i < r.rules.length; i += 2) rules.push({ remaining: r.rules[i]!, resetMs: Math.ceil(r.rules[i + 1]! / 1000) });
+  const capped = 'lease' in r;
+  return {
     allowed: r.allowed,
     colour: r.colour,
     remaining: r.remaining,
@@ -44,14 +56,11 @@ export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowMs: numb
     atMs: nowMs,
     group: r.group,
     emptyMs: Math.floor(r.emptyUs / 1000),
-    policy: r.policy,
-    rules: r.rules && r.rules.map((v, i) => (i % 2 === 0 ? v : Math.ceil(v / 1000))),
+    policy: r.rules ? r.policy : undefined,
+    rules,
+    lease: capped ? r.lease : undefined,
+    held: capped ? r.held : undefined,
   };
-  if ('lease' in r) {
-    reply.lease = r.lease;
-    reply.held = r.held;
-  }
-  return reply;
 }
 
 /** The group's slots after a decision with a cap; undefined without one. */
@@ -62,13 +71,12 @@ function concurrencyStatus(r: AdmitReply, cap: number): ConcurrencyStatus | unde
 }
 
 function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
-  const nums = r.rules || [];
   return rules.map((rule, i) => ({
     name: rule.name,
     limit: rule.limit,
     windowMs: rule.windowMs,
-    remaining: nums[2 * i] ?? rule.limit,
-    resetMs: nums[2 * i + 1] ?? 0,
+    remaining: r.rules[i]?.remaining ?? rule.limit,
+    resetMs: r.rules[i]?.resetMs ?? 0,
   }));
 }
 
@@ -118,8 +126,11 @@ function rateDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
     policy: 'global',
   };
   if (!withRules) return d;
-  return { ...d, policy: r.policy > 0 ? (rules[r.policy - 1]?.name ?? 'global') : 'global', rules: ruleStatuses(r, rules) };
+  return { ...d, policy: policyName(r, rules), rules: ruleStatuses(r, rules) };
 }
+
+/** The policy that denied: the global share, or a rule by name. */
+const policyName = (r: AdmitReply, rules: readonly RuleSpec[]): string => (r.policy ? (rules[r.policy - 1]?.name ?? 'global') : 'global');
 
 /** The public GroupStatus for one peek reply (peek.lua's fields are admit.lua's; nothing was spent). */
 export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): GroupStatus {
@@ -137,6 +148,6 @@ export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): Group
     at: r.atMs,
   };
   if (!withRules) return r.allowed ? status : { ...status, policy: 'global' };
-  const policy = r.allowed ? {} : { policy: r.policy > 0 ? (rules[r.policy - 1]?.name ?? 'global') : 'global' };
+  const policy = r.allowed ? {} : { policy: policyName(r, rules) };
   return { ...status, ...policy, rules: ruleStatuses(r, rules) };
 }

@@ -16,7 +16,7 @@ import {
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
 import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
-import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
+import { toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from './plan-lanes';
 import { withDeferral } from '../queue/defer-decision';
@@ -78,7 +78,7 @@ export class MemoryStore implements Store {
         if (existing) {
           closeFairShare(fs);
           const wait = Math.max(0, existing.runAt - fs.nowMs);
-          const reply = {
+          const reply: AdmitReply = {
             allowed: false,
             colour: 2,
             remaining: 0,
@@ -91,10 +91,11 @@ export class MemoryStore implements Store {
             active: fs.meta.gn,
             atMs: fs.nowMs,
             group: input.group,
-            policy: 0,
-            rules: rules && rules.flatMap(() => [0, 0]),
-            ...(cap > 0 ? { lease: '', held: 0 } : {}),
-          } as const;
+            policy: rules ? 0 : undefined,
+            rules: rules ? rules.map(() => ({ remaining: 0, resetMs: 0 })) : [],
+            lease: cap > 0 ? '' : undefined,
+            held: cap > 0 ? 0 : undefined,
+          };
           return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
         }
         let r;

@@ -35,12 +35,12 @@ export function ruleLanes(spec: LimiterSpec): RuleLanes {
   return { rules, laneOf: (input) => (input.plan === undefined ? 0 : (laneByPlan.get(input.plan) ?? 0)) };
 }
 
-/** A script batcher over every lane: `one` and `many` made per lane's config block. */
-export function laneBatcher<Req extends AdmitInput, Reply>(
+/** A script batcher over every lane: `one` and `many` made per lane's config (`configs`, one per lane). */
+export function laneBatcher<Req extends AdmitInput, Reply, Config>(
   lanes: RuleLanes,
-  configs: readonly string[],
-  one: (config: string) => RunOne<Req, Reply>,
-  many: (config: string) => RunMany<Req, Reply>,
+  configs: readonly Config[],
+  one: (config: Config) => RunOne<Req, Reply>,
+  many: (config: Config) => RunMany<Req, Reply>,
   maxBatch: number,
 ): ScriptBatcher<Req, Reply> {
   const laneOf = lanes.laneOf;

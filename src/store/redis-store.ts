@@ -12,26 +12,24 @@ import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStor
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
-import { queueKeyBlock } from '../queue/queue-keys';
 import { RedisQueue } from '../queue/redis-queue';
 import { laneBatcher, ruleLanes, rulesOfCheck } from './plan-lanes';
 import { ScriptBatcher } from './admit-batch';
 import { openDurableWrites } from './durable-writes';
+import { STATUS, admitManyScript, admitScript, type Admission, type Deferral } from './lua-sources.generated';
 import {
   admitCommand,
   admitDeferCommand,
   admitDeferManyCommand,
   admitManyCommand,
-  admitManyScript,
-  admitScript,
   defineScripts,
   fairShareConfig,
+  loadScript,
   peekCommand,
   releaseCommand,
   resetCommand,
-  type AdmitDeferReply,
   type DeferringInput,
-  type DeferReply,
+  type Lane,
   type RedisClient,
 } from './scripts';
 import { func, integer, optional, refuse } from '../validate';
@@ -57,21 +55,23 @@ const MAX_BATCH_LIMIT = 1000;
 
 /** Keep the caller's string (bytes round-trip through UTF-8); only the overflow group is renamed. */
 function ownGroup(reply: AdmitReply, input: AdmitInput | PeekInput): AdmitReply {
-  if (reply.group !== OVERFLOW_GROUP) reply.group = input.group;
-  return reply;
+  return reply.group === OVERFLOW_GROUP || reply.group === input.group ? reply : { ...reply, group: input.group };
 }
 
-function deferOutcome(d: DeferReply): EnqueueResult | undefined {
-  switch (d.status) {
-    case 0:
+const deferring = (input: AdmitInput): input is DeferringInput => input.defer !== undefined;
+
+/** What admit-defer.lua's deferral step did; undefined when the check was admitted (no job). */
+function deferOutcome(d: Deferral): EnqueueResult | undefined {
+  switch (d.deferStatus) {
+    case STATUS.ADMITTED:
       return undefined;
-    case 1:
-      return { status: 'written', id: d.id, runAt: d.runAt };
-    case 2:
-      return { status: 'duplicate', id: d.id, runAt: d.runAt };
-    case -2:
+    case STATUS.WRITTEN:
+      return { status: 'written', id: d.jobId, runAt: d.runAtMs };
+    case STATUS.DUPLICATE:
+      return { status: 'duplicate', id: d.jobId, runAt: d.runAtMs };
+    case STATUS.BACKLOG_FULL:
       return { status: 'backlog-full' };
-    case -3:
+    case STATUS.DEFER_HORIZON:
       return { status: 'defer-horizon' };
   }
 }
@@ -95,7 +95,7 @@ export class RedisStore implements Store {
     this.prefix = prefix;
     this.clock = options.clock;
     this.maxBatch = maxBatch;
-    defineScripts(this.client, [admitScript(), admitManyScript()]);
+    defineScripts(this.client, [loadScript(admitScript), loadScript(admitManyScript)]);
   }
 
   /** The keys of one limiter (the queue store builds on the same names). */
@@ -103,9 +103,9 @@ export class RedisStore implements Store {
     return limiterKeys(this.prefix, name);
   }
 
-  /** Time passed to scripts in µs; 0 = the script reads redis TIME. */
-  nowUs(): number {
-    return this.clock ? Math.floor(this.clock() * 1000) : 0;
+  /** Time passed to scripts in ms, to the µs (a test clock's fraction); 0 = the script reads redis TIME. */
+  nowMs(): number {
+    return this.clock ? Math.floor(this.clock() * 1000) / 1000 : 0;
   }
 
   /** The limiter's admission and its queue (RedisQueue over the same keys). */
@@ -113,26 +113,24 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
-    const configs = lanes.rules.map((rules) => fairShareConfig(spec, DEFAULT_MAX_GROUPS, rules));
-    const admitKeys = [keys.groups, keys.seen, keys.leases, keys.slots] as const;
-    const block = [...queueKeyBlock(keys), keys.leases, keys.slots];
+    const configs = lanes.rules.map((rules): Lane => ({ config: fairShareConfig(spec, DEFAULT_MAX_GROUPS, rules), rules: rules?.length ?? 0 }));
     const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
-    const checks = laneBatcher<AdmitInput, AdmitReply>(
+    const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
       configs,
-      (config) => admitCommand(this.client, admitKeys, config, leaseMs),
-      (config) => admitManyCommand(this.client, admitKeys, config, leaseMs),
+      (lane) => admitCommand(this.client, keys, lane, leaseMs),
+      (lane) => admitManyCommand(this.client, keys, lane, leaseMs),
       this.maxBatch,
     );
-    const deferringChecks = laneBatcher<DeferringInput, AdmitDeferReply>(
+    const deferringChecks = laneBatcher<DeferringInput, Deferral, Lane>(
       lanes,
       configs,
-      (config) => admitDeferCommand(this.client, block, config, leaseMs),
-      (config) => admitDeferManyCommand(this.client, block, config, leaseMs),
+      (lane) => admitDeferCommand(this.client, keys, lane, leaseMs),
+      (lane) => admitDeferManyCommand(this.client, keys, lane, leaseMs),
       this.maxBatch,
     );
     // the releases of one turn share a call too (release.lua takes any number)
-    const releaseMany = releaseCommand(this.client, keys.leases, keys.slots);
+    const releaseMany = releaseCommand(this.client, keys);
     const releases = new ScriptBatcher<string, boolean>((now, lease) => releaseMany(now, [lease]).then((r) => r[0]!), releaseMany, this.maxBatch);
     const queue = new RedisQueue({ client: this.client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
     const failedTo =
@@ -144,23 +142,20 @@ export class RedisStore implements Store {
         });
       };
     const failed = failedTo('admit');
-    const peeks = configs.map((config) => peekCommand(this.client, [keys.groups, keys.seen], config));
-    const reset = resetCommand(this.client, [keys.groups, keys.seen]);
+    const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
+    const reset = resetCommand(this.client, keys);
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowUs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
+      checks.submit(this.nowMs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
       deferringChecks
-        .submit(this.nowUs(), input)
-        .then(
-          (reply) => withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply.defer)),
-          failed,
-        );
+        .submit(this.nowMs(), input)
+        .then((reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)), failed);
     return {
       queue,
-      admit: (input: AdmitInput): Promise<Decision> => (input.defer ? admitOrDefer(input as DeferringInput) : admitNow(input)),
+      admit: (input: AdmitInput): Promise<Decision> => (deferring(input) ? admitOrDefer(input) : admitNow(input)),
       peek: (input: PeekInput): Promise<GroupStatus> =>
-        peeks[lanes.laneOf?.(input) ?? 0]!(this.nowUs(), input).then(
+        peeks[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then(
           (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),
           failedTo('peek'),
         ),
@@ -175,21 +170,20 @@ export class RedisStore implements Store {
       // get a connection of their own (on Cluster, to the slot's master), so live checks never queue behind a WAIT.
       durableWrites: () =>
         openDurableWrites(this.client, keys.jobs, (client) => {
-          const writes = laneBatcher<DeferringInput, AdmitDeferReply>(
+          const writes = laneBatcher<DeferringInput, Deferral, Lane>(
             lanes,
             configs,
-            (config) => admitDeferCommand(client, block, config, leaseMs),
-            (config) => admitDeferManyCommand(client, block, config, leaseMs),
+            (lane) => admitDeferCommand(client, keys, lane, leaseMs),
+            (lane) => admitDeferManyCommand(client, keys, lane, leaseMs),
             this.maxBatch,
           );
           const writeQueue = new RedisQueue({ client, spec, prefix: this.prefix, ...(this.clock ? { clock: this.clock } : {}) });
           return {
             admit: (input) =>
               writes
-                .submit(this.nowUs(), input as DeferringInput)
+                .submit(this.nowMs(), input as DeferringInput)
                 .then(
-                  (reply) =>
-                    withDeferral(toDecision(ownGroup(reply.admit, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply.defer)),
+                  (reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)),
                   failed,
                 ),
             enqueue: (input) => writeQueue.enqueue(input),

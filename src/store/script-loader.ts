@@ -2,12 +2,11 @@
  * Lua scripts: compiled in from lua/ by scripts/build-lua.js (`--!include includes/<file>.lua` lines expanded
  * there, so no file is read at run time and bundlers work), registered per ioredis
  * client with defineCommand under a versioned name (EVALSHA, EVAL again on NOSCRIPT). Never call them
- * inside MULTI (no NOSCRIPT fallback there). The queue's scripts run through their generated bindings (runBound);
- * the admission scripts through the wrappers in ./scripts.ts.
+ * inside MULTI (no NOSCRIPT fallback there). Every script runs through its generated binding (runBound), the keys,
+ * arguments and reply its header declares.
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { LUA_SOURCES, type ScriptBinding } from './lua-sources.generated';
+import type { ScriptBinding } from './lua-sources.generated';
 
 /**
  * The ioredis calls the stores make on the client they are given, declared here so the package's declarations
@@ -34,13 +33,11 @@ export interface LoadedScript {
 
 const cache = new Map<string, LoadedScript>();
 
-/** `lua/<file>` with its includes expanded. */
-export function loadScript(file: string, numberOfKeys: number): LoadedScript {
-  const cached = cache.get(file);
+/** A script's binding as ioredis registers it (its includes expanded, its key count from its header). */
+export function loadScript(binding: Pick<ScriptBinding<unknown, unknown, unknown, never>, 'file' | 'lua' | 'sha1' | 'numberOfKeys'>): LoadedScript {
+  const cached = cache.get(binding.file);
   if (cached) return cached;
-  const lua = LUA_SOURCES[file];
-  if (lua === undefined) throw new Error(`No Lua script ${file}: scripts/build-lua.js compiles lua/*.lua into lua-sources.generated.ts`);
-  const sha1 = createHash('sha1').update(lua).digest('hex');
+  const { file, lua, sha1, numberOfKeys } = binding;
   const base = file.replace(/\.lua$/, '').replace(/[^A-Za-z0-9]/g, '_');
   const script = { command: `bl_${base}_${SCRIPT_VERSION}_${sha1.slice(0, 8)}`, file, numberOfKeys, lua, sha1 };
   cache.set(file, script);
@@ -63,16 +60,24 @@ function commandOf(client: RedisClient, script: LoadedScript): ScriptCommand {
   return (client as unknown as Record<string, ScriptCommand>)[script.command]!;
 }
 
-/** The script's command bound to a client: call it with `(...keys, ...args)`. */
-export function scriptCommand(client: RedisClient, script: LoadedScript): ScriptCommand {
-  return commandOf(client, script).bind(client);
-}
-
 /**
  * Runs one script through its generated binding (lua-sources.generated.ts, from the script's header): EVALSHA,
  * with EVAL on NOSCRIPT (ioredis); `keys` as its keys() built them, typed arguments, the reply's shape checked.
  * One array per call, no spreads.
  */
 export function runBound<K, A, R>(client: RedisClient, binding: ScriptBinding<K, A, R>, keys: readonly string[], args: A): Promise<R> {
-  return commandOf(client, loadScript(binding.file, binding.numberOfKeys)).apply(client, binding.argv(keys, args)).then(binding.decode);
+  return commandOf(client, loadScript(binding)).apply(client, binding.argv(keys, args)).then(binding.decode);
+}
+
+/** runBound for a script whose decoder must be told `params` (its header's @params: rule count, cap, …). */
+export function runDecoded<K, A, R, P>(
+  client: RedisClient,
+  binding: ScriptBinding<K, A, R, P>,
+  keys: readonly string[],
+  args: A,
+  params: P,
+): Promise<R> {
+  return commandOf(client, loadScript(binding))
+    .apply(client, binding.argv(keys, args))
+    .then((reply) => binding.decode(reply, params));
 }

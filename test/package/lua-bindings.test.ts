@@ -3,7 +3,7 @@
  * header its script disagrees with, TypeScript refuses a caller that disagrees with a header, and a reply of
  * the wrong shape is a StoreError, not a cast.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -15,7 +15,7 @@ import { OracleRedis } from '../oracle/oracle-client';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { render } = require('../../scripts/build-lua') as {
-  render: (dir?: string, options?: { unbound?: ReadonlySet<string>; errorsImport?: string }) => string;
+  render: (dir?: string, options?: { errorsImport?: string }) => string;
 };
 
 const ROOT = join(__dirname, '..', '..');
@@ -56,25 +56,16 @@ function fixtureDir(scripts: Record<string, string>): string {
 const renderFixture = (scripts: Record<string, string>): string => {
   const dir = fixtureDir(scripts);
   try {
-    return render(dir, { unbound: new Set() });
+    return render(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 };
 
-test('every script in lua/ but the admission ones (and peek, reset, release) has a binding, and the repository headers agree with their scripts', () => {
+test('every script in lua/ has a binding, and the repository headers agree with their scripts', () => {
   const text = render();
   const scripts = readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua'));
-  const bound = scripts.filter((f) => text.includes(`  file: '${f}',`));
-  expect(scripts.filter((f) => !bound.includes(f)).sort()).toEqual([
-    'admit-defer-many.lua',
-    'admit-defer.lua',
-    'admit-many.lua',
-    'admit.lua',
-    'peek.lua',
-    'release.lua',
-    'reset.lua',
-  ]);
+  expect(scripts.filter((f) => !text.includes(`  file: '${f}',`))).toEqual([]);
   expect(lua.enqueueScript.keyNames).toEqual(lua.dispatchScript.keyNames); // one queue key block
   expect(lua.dispatcherLeaseScript.keyNames).toEqual(['dispatcherLease']);
 });
@@ -211,3 +202,158 @@ test('a queue script whose reply has the wrong shape fails the call with ERR_BL_
   await expect(queue.reclaimExpired(3, 10)).rejects.toMatchObject({ code: 'ERR_BL_STORE_REPLY', message: expect.stringContaining('reclaim.lua') });
   expect(await queue.counts()).toMatchObject({ dead: 0, oldestWaitingMs: 0 });
 });
+
+/** A copy of lua/ with `edits` applied (file → its text → the edited text); returns its path. */
+function editedLua(edits: Record<string, (text: string) => string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-lua-'));
+  cpSync(LUA_DIR, dir, { recursive: true });
+  for (const [file, edit] of Object.entries(edits)) {
+    const before = readFileSync(join(dir, file), 'utf8');
+    const after = edit(before);
+    expect(after).not.toBe(before); // the edit found its text
+    writeFileSync(join(dir, file), after);
+  }
+  return dir;
+}
+
+const renderEdited = (edits: Record<string, (text: string) => string>): string => {
+  const dir = editedLua(edits);
+  try {
+    return render(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+test.each([
+  [
+    'admit.lua reads an argument its header dropped',
+    'admit.lua',
+    (t: string) => t.replace(/^-- @arg leaseMs\?.*\n/m, ''),
+    /admit\.lua: its header and its body disagree:\n\s*uses ARGV\[7\], not declared/,
+  ],
+  [
+    'admit-many.lua steps through its checks by 3 while AdmitCheck has 4 fields',
+    'admit-many.lua',
+    (t: string) => t.replace('#ARGV - 3, 4 do', '#ARGV - 2, 3 do'),
+    /admit-many\.lua: .*\n\s*@each checks needs one loop `for i = 4, #ARGV - 3, 4 do`/,
+  ],
+  [
+    'admit-defer.lua declares a key it never uses',
+    'admit-defer.lua',
+    (t: string) => t.replace('-- @key slots HASH', '-- @key slots HASH\n-- @key spare HASH'),
+    /declares key 20 \(spare\) but never uses KEYS\[20\]/,
+  ],
+  [
+    'release.lua reads its leases in pairs',
+    'release.lua',
+    (t: string) => t.replace('for i = 1, #ARGV do', 'for i = 1, #ARGV - 1, 2 do'),
+    /@each leases needs one loop `for i = 1, #ARGV do`/,
+  ],
+  [
+    'a reply that repeats by a count the header does not declare',
+    'peek.lua',
+    (t: string) => t.replace(/^-- @param rules .*\n/m, ''),
+    /peek\.lua: no @param rules \(the reply's \?rules\)/,
+  ],
+  ['a count declared a flag', 'admit.lua', (t: string) => t.replace('@param rules int', '@param rules bool'), /\*rules counts: @param rules int/],
+])('the build fails when an admission header and its script disagree: %s', (_what, file, edit, message) => {
+  expect(() => renderEdited({ [file]: edit })).toThrow(message);
+});
+
+test('the admission replies decode flat: fixed fields, then per rule a RuleState, then the lease; the counts are the caller’s', () => {
+  const fixed = [1, 0, 9, 10, 5, 0, 0, 100, 2, 1234, 'g', 0];
+  expect(lua.admitScript.decode(fixed, { rules: 0, capped: false })).toEqual({
+    allowed: true,
+    colour: 0,
+    remaining: 9,
+    limit: 10,
+    guaranteed: 5,
+    retryMs: 0,
+    hintMs: 0,
+    resetMs: 100,
+    active: 2,
+    atMs: 1234,
+    group: 'g',
+    emptyMs: 0,
+    policy: undefined,
+    rules: [],
+    lease: undefined,
+    held: undefined,
+  });
+  const ruled = [...fixed, 2, 3, 400, 0, 50, '5-1:g', 1];
+  expect(lua.admitScript.decode(ruled, { rules: 2, capped: true })).toMatchObject({
+    policy: 2,
+    rules: [
+      { remaining: 3, resetMs: 400 },
+      { remaining: 0, resetMs: 50 },
+    ],
+    lease: '5-1:g',
+    held: 1,
+  });
+  // told one rule, given two: the values left over are a wrong reply, not a silent misread
+  expect(() => lua.admitScript.decode(ruled, { rules: 1, capped: true })).toThrow(/admit\.lua reply: lease should be a string, got `0`/);
+  expect(() => lua.admitScript.decode([...fixed, 7], { rules: 0, capped: false })).toThrow(expect.objectContaining({ code: 'ERR_BL_STORE_REPLY' }));
+  const two = lua.admitManyScript.decode([...fixed, ...fixed.map((v) => (v === 'g' ? 'h' : v))], { checks: 2, rules: 0, capped: false });
+  expect(two.map((r) => r.group)).toEqual(['g', 'h']);
+  const deferred = [0, 2, 0, 10, 5, 300, 300, 100, 2, 1234, 'g', 1, 'job-1', 1534, 12];
+  expect(lua.admitDeferScript.decode(deferred, { rules: 0, capped: false })).toMatchObject({
+    deferStatus: lua.STATUS.WRITTEN,
+    jobId: 'job-1',
+    runAtMs: 1534,
+    emptyMs: 12,
+  });
+  expect(() => lua.admitDeferScript.decode([...deferred.slice(0, 11), 7, ...deferred.slice(12)], { rules: 0, capped: false })).toThrow(
+    /deferStatus should be 0 \| 1 \| 2 \| -2 \| -3/,
+  );
+  expect(lua.releaseScript.decode([1, 0], { count: 2 })).toEqual([true, false]);
+  expect(() => lua.releaseScript.decode([1], { count: 2 })).toThrow(/release\.lua reply/);
+});
+
+/** Type-checks `caller` against the bindings generated from lua/ with `edits` applied (the real src/ beside them). */
+function admissionTypeErrors(edits: Record<string, (text: string) => string>, caller: string): string[] {
+  const luaDir = editedLua(edits);
+  const dir = mkdtempSync(join(ROOT, 'test', '.bl-bindings-'));
+  try {
+    writeFileSync(join(dir, 'bindings.ts'), render(luaDir, { errorsImport: '../../src/errors' }));
+    writeFileSync(join(dir, 'caller.ts'), caller);
+    const program = ts.createProgram([join(dir, 'caller.ts')], {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2022.d.ts'],
+      types: ['node'],
+      typeRoots: [join(ROOT, 'node_modules', '@types')],
+    });
+    return ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file?.fileName.startsWith(dir))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  } finally {
+    rmSync(luaDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('TypeScript refuses an admission caller that disagrees with the headers: the decoded reply is the stores’ AdmitReply', () => {
+  // what src/store/scripts.ts and redis-store.ts rely on: the arguments' names, and the reply as AdmitReply
+  const caller = `
+import type { AdmitReply } from '../../src/core/decision';
+import { admitScript, admitManyScript } from './bindings';
+const argv = admitScript.argv([], { nowMs: 1.5, config: 'c', group: 'g', weight: 1, cost: 1, cap: 2, leaseMs: 100 });
+const one: AdmitReply = admitScript.decode(null, { rules: 1, capped: true });
+const many: readonly AdmitReply[] = admitManyScript.decode(null, { checks: 2, rules: 0, capped: false });
+export { argv, one, many };
+`;
+  expect(admissionTypeErrors({}, caller)).toEqual([]);
+  const errors = admissionTypeErrors(
+    {
+      'admit.lua': (t) => t.replace('-- @arg nowMs number', '-- @arg nowUs number'),
+      'includes/admission.lua': (t) => t.replace(/held: int\?capped\]/g, 'held: string?capped]'),
+    },
+    caller,
+  ).join('\n');
+  expect(errors).toMatch(/'nowMs' does not exist in type 'AdmitArgs'/);
+  expect(errors).toMatch(/Type 'string \| undefined' is not assignable to type 'number \| undefined'/);
+}, 60_000);

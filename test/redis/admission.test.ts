@@ -2,12 +2,12 @@
  * Redis-only properties of admission: one script call, keys in one slot, recovery after SCRIPT FLUSH,
  * a TTL on every key, untrusted group ids never shaping key names, bounded state.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/store/keys';
+import { MemoryStore } from '../../src/store/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
-import { LUA_DIR, admitScript, peekScript, resetScript } from '../../src/store/scripts';
+import { admitScript, peekScript, resetScript } from '../../src/store/lua-sources.generated';
+import { loadScript } from '../../src/store/scripts';
 import type { LimiterSpec } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
@@ -36,26 +36,51 @@ const spec = (over: Partial<LimiterSpec> & { maxGroups?: number } = {}): Limiter
 });
 const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`)).sort();
 
-test('admit.lua header names the keys and args the wrapper passes', () => {
-  const text = readFileSync(join(LUA_DIR, 'admit.lua'), 'utf8');
-  const keys = [...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]));
-  expect(keys).toEqual([1, 2, 3, 4]);
-  expect(admitScript().numberOfKeys).toBe(4);
-  expect(text).toMatch(/ARGV\[5\]\s+cost/);
-  expect(admitScript().lua).not.toMatch(/--!include/);
-  expect(admitScript().command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
+test('admit.lua is registered under a versioned name, its includes expanded, its keys and arguments as its header declares', () => {
+  const script = loadScript(admitScript);
+  expect(script.numberOfKeys).toBe(4);
+  expect(admitScript.keyNames).toEqual(['groups', 'seen', 'leases', 'slots']);
+  expect(script.lua).not.toMatch(/--!include/);
+  expect(script.command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
+  const keys = admitScript.keys({ groups: 'g', seen: 's', leases: 'l', slots: 'c' });
+  // time first, then the config block (every script that takes them), the cap and leaseMs only with a cap
+  expect(admitScript.argv(keys, { nowMs: 1.5, config: 'cfg', group: 'a', weight: 2, cost: 3 })).toEqual(['g', 's', 'l', 'c', 1.5, 'cfg', 'a', 2, 3]);
+  expect(admitScript.argv(keys, { nowMs: 0, config: 'cfg', group: 'a', weight: 2, cost: 3, cap: 4, leaseMs: 5 })).toEqual([
+    'g',
+    's',
+    'l',
+    'c',
+    0,
+    'cfg',
+    'a',
+    2,
+    3,
+    4,
+    5,
+  ]);
 });
 
-test('peek.lua and reset.lua headers name the keys and args their wrappers pass', () => {
-  for (const [file, script, args] of [
-    ['peek.lua', peekScript(), ['config block', 'now override', 'group id', 'weight']],
-    ['reset.lua', resetScript(), ['group id']],
-  ] as const) {
-    const text = readFileSync(join(LUA_DIR, file), 'utf8');
-    expect([...text.matchAll(/^\s*KEYS\[(\d+)\]/gm)].map((m) => Number(m[1]))).toEqual([1, 2]);
-    expect(script.numberOfKeys).toBe(2);
-    expect([...text.matchAll(/^\s*ARGV\[\d+\]\s+(.+)$/gm)].map((m) => m[1])).toEqual(args.map((a) => expect.stringContaining(a)));
+test('peek.lua and reset.lua take the groups and seen keys; peek the time, the config block, group and weight; reset the group', () => {
+  expect(peekScript.keyNames).toEqual(['groups', 'seen']);
+  expect(resetScript.keyNames).toEqual(['groups', 'seen']);
+  expect(peekScript.argv(['g', 's'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 7, 'cfg', 'a', 2]);
+  expect(resetScript.argv(['g', 's'], { group: 'a' })).toEqual(['g', 's', 'a']);
+});
+
+test('a test clock keeps its µs: the scripts get nowMs with its fraction and decide as the MemoryStore does to the µs', async () => {
+  // one token per ms (burst 1): waits and refills turn on fractions of a ms; 0.1 has no exact binary form
+  const shape = spec({ limit: 1000, windowMs: 1000, burst: 1, reserve: 0 });
+  const clock = new ManualClock();
+  clock.ms += 0.7;
+  const redis = new RedisStore({ client, prefix: 'us', clock: clock.now, maxBatch: 1 }).bind(shape);
+  const memory = new MemoryStore({ clock: clock.now }).bind(shape);
+  const steps = [0.1, 0.3, 0.6, 0.001, 0.999, 0.1, 0.9, 0.5, 0.5, 0.2, 0.3, 0.5, 0.001, 1.999];
+  for (let i = 0; i < 60; i++) {
+    clock.advance(steps[i % steps.length]!);
+    const check = { group: `g${i % 2}`, weight: 1, cost: 1 };
+    expect(await redis.admit(check)).toEqual(await memory.admit(check));
   }
+  await redis.destroy();
 });
 
 test("peek and reset with hostile group ids: no key but the limiter's two, ids come back unchanged, peek writes nothing", async () => {
