@@ -1,4 +1,4 @@
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Clock, Store } from '../../src/types';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeConcurrencyCases } from './concurrency-suite';

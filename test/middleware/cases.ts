@@ -9,7 +9,7 @@ import type { Response } from 'supertest';
 import { createLimiter } from '../../src/limiter';
 import type { BulkLimiterOptions } from '../../src/middleware/shared';
 import type { LimiterOptions } from '../../src/options';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision, Logger, Store } from '../../src/types';
 
 /** What cases need from a request: Express's `req` and Koa's `ctx` both have it. */

@@ -9,7 +9,7 @@ import type Redis from 'ioredis';
 import request from 'supertest';
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { bulkLimiter } from '../../src/middleware/express';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { limiterKeys } from '../../src/store/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

@@ -18,9 +18,9 @@ import { decide } from '../core/fair-share-decide';
 import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus } from '../core/decision';
 import { rlConfig } from '../core/rules';
-import { rulesOfCheck } from './plan-lanes';
+import { rulesOfCheck } from '../store/plan-lanes';
 import { withDeferral } from '../queue/defer-decision';
-import { MemoryQueue } from '../queue/memory-queue';
+import { MemoryQueue } from './memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { func } from '../validate';
 
