@@ -5,7 +5,7 @@
 import type { AdmitReply } from '../core/decision';
 import { plansSpanMs } from '../core/fair-share';
 import { rulesConfigText, type RuleSpec } from '../core/rules';
-import type { RunMany, RunOne } from './admit-batch';
+import type { RunMany, RunOne } from '../redis/script-batcher';
 import { StoreError } from '../errors';
 import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
 import { loadScript, scriptCommand, type LoadedScript, type RedisClient, type ScriptArg } from './script-loader';

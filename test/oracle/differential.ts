@@ -10,7 +10,7 @@ import type { RuleAlgorithm } from '../../src/core/rules';
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules, type Rule } from '../../src/rule-options';
 import { MemoryQueue } from '../../src/memory/memory-queue';
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { ManualClock } from '../conformance/store-suite';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
-import { allKeys, limiterKeys } from '../../src/store/keys';
+import { allKeys, limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { LUA_DIR, admitScript, peekScript, resetScript } from '../../src/store/scripts';
 import type { LimiterSpec } from '../../src/types';

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { bulkLimiter } from '../../src/middleware/express';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { limiterKeys } from '../../src/store/keys';
+import { limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
