@@ -130,14 +130,4 @@ export class MemoryStore implements Store {
       },
     };
   }
-
-  /**
-   * The admission state of one limiter, undefined before its first check.
-   *
-   * @internal Tests read it to compare the stores (conformance snapshots, the middleware suite's probation
-   * sightings); it is not part of the package's API.
-   */
-  stateOf(name: string): FairShareState | undefined {
-    return this.limiters.get(name);
-  }
 }
