@@ -7,7 +7,7 @@ import type { OutageGuard } from './outage';
 import { toStoreError, withTimeout } from './store-call';
 import type { Scheduler } from './scheduler';
 import { RedisStore } from './store/redis-store';
-import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './store/reopen';
+import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './redis/reopen';
 import type { LimiterStore, Logger, Store } from './types';
 
 export type HealthStatus = 'up' | 'degraded' | 'down';
@@ -54,7 +54,7 @@ export function storeProbe(store: Store, bound: LimiterStore, name: string, clos
   const client = clientOf(store);
   if (store instanceof RedisStore && client) {
     const key = store.keys(name).groups;
-    // A client ioredis ended unasked (a failover race) is reopened here; see store/reopen.ts.
+    // A client ioredis ended unasked (a failover race) is reopened here; see redis/reopen.ts.
     watchForUnaskedEnd(client);
     return () => {
       if (!closed()) reopenIfEndedUnasked(client);

@@ -15,7 +15,7 @@ export {
 } from './limiter';
 export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
 export { RedisStore, type RedisStoreOptions } from './store/redis-store';
-export { MemoryStore, type MemoryStoreOptions } from './store/memory-store';
+export { MemoryStore, type MemoryStoreOptions } from './memory/memory-store';
 export { OVERFLOW_GROUP } from './core/fair-share';
 export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';
 export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './middleware/shared';

@@ -7,9 +7,9 @@ import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
-import { MemoryStore } from './store/memory-store';
+import { MemoryStore } from './memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from './option-names';
-import { NAME_PATTERN } from './store/keys';
+import { NAME_PATTERN } from './redis/keys';
 import type { LimiterSpec, Logger, PlanSpec, Store } from './types';
 import { boolean, integer, loggerOption, oneOf, optionsObject, refuse } from './validate';
 

@@ -5,7 +5,7 @@
  */
 import type { StoreErrorPolicy } from './options';
 import type { Scheduler } from './scheduler';
-import { MemoryStore } from './store/memory-store';
+import { MemoryStore } from './memory/memory-store';
 import type { AdmitInput, Decision, LimiterSpec } from './types';
 
 /** Logged once per outage, when the breaker opens. */

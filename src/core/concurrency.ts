@@ -7,7 +7,7 @@
  * State, as the two Redis keys: `leases` ('<ms>-<seq>:<group>' → expiry ms) and `slots` (group → leases held;
  * the sequence in `seq`). Both "expire" (start afresh) lease ms + 1 s after the latest take, as PEXPIRE does.
  */
-import { SortedSet } from '../queue/sorted-set';
+import { SortedSet } from './sorted-set';
 import type { FairShare, FairShareResult } from './fair-share';
 import { decide } from './fair-share-decide';
 

@@ -1,6 +1,6 @@
 /**
  * RedisStore over ioredis (Redis, Cluster, or Sentinel through ioredis options). Checks made in one event-loop
- * turn share one script call (lua/admit-many.lua; a lone check uses lua/admit.lua; see ./admit-batch.ts); a
+ * turn share one script call (lua/admit-many.lua; a lone check uses lua/admit.lua; see src/redis/script-batcher.ts); a
  * check that may be deferred is one call of lua/admit-defer.lua. Time comes from redis TIME unless a test
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
@@ -9,13 +9,13 @@ import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
 import { StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
-import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
+import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from '../redis/keys';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
-import { RedisQueue } from '../queue/redis-queue';
+import { RedisQueue } from '../redis/redis-queue';
 import { laneBatcher, ruleLanes, rulesOfCheck } from './plan-lanes';
-import { ScriptBatcher } from './admit-batch';
-import { openDurableWrites } from './durable-writes';
+import { ScriptBatcher } from '../redis/script-batcher';
+import { openDurableWrites } from '../redis/durable-writes';
 import { STATUS, admitManyScript, admitScript, type Admission, type Deferral } from './lua-sources.generated';
 import {
   admitCommand,

@@ -1,5 +1,6 @@
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Clock, Store } from '../../src/types';
+import { admissionState } from '../helpers/memory-state';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
@@ -12,11 +13,11 @@ import { describeRuleCases } from './rules-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
-const snapshot = async (store: Store, name: string): Promise<unknown> => structuredClone((store as MemoryStore).stateOf(name));
+const snapshot = async (store: Store, name: string): Promise<unknown> => structuredClone(admissionState(store as MemoryStore, name));
 
 /** The counterpart of probation-rules-suite's Redis count: meta, and the entries of every map. */
 const entries = async (store: Store, name: string): Promise<number> => {
-  const state = (store as MemoryStore).stateOf(name);
+  const state = admissionState(store as MemoryStore, name);
   if (!state) return 0;
   return (state.meta ? 1 : 0) + state.groups.size + state.seen.size + state.probation.size + state.sighted.size;
 };

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { allKeys } from '../../src/store/keys';
+import { allKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis } from '../helpers/redis-server';

@@ -3,7 +3,7 @@
  * `limit` units in any window of `windowMs` — on both stores (the same Lua and TypeScript core).
  */
 import fc from 'fast-check';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

@@ -3,7 +3,7 @@
  * the same clock return the very same decisions, field for field.
  */
 import fc from 'fast-check';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { ManualClock } from '../conformance/store-suite';

@@ -9,7 +9,7 @@ import * as onKoa from '../../src/middleware/koa';
 import { suggestOption } from '../../src/option-names';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 
 const limiter = createLimiter({ store: new MemoryStore(), name: 'option-names', limit: 10 });
 const handlers = { a: () => undefined };

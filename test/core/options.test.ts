@@ -1,7 +1,7 @@
 import type { FairShareSpec } from '../../src/core/fair-share';
 import { ConfigError } from '../../src/errors';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/options';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 
 const codeOf = (options: unknown): string | undefined => {
   try {

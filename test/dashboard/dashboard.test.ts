@@ -11,7 +11,7 @@ import { LimiterTraffic } from '../../src/dashboard/traffic';
 import type { DashboardData, GroupView } from '../../src/dashboard/data';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { LimiterObserver } from '../../src/limiter';
 import { deadJob, mounts } from './fixtures';
 

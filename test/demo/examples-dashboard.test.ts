@@ -7,7 +7,7 @@
 import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createLimiter } from '../../src/limiter';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { DashboardData } from '../../src/dashboard/data';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createLimiter } from '../../src/limiter';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { FaultStore } from '../limiter/fault-store';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });

@@ -5,7 +5,7 @@
  */
 import { createLimiter } from '../../src/limiter';
 import { ConfigError, InputError } from '../../src/errors';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { CONCURRENCY_SNOOZE_MS } from '../../src/concurrency-check';
 import { FaultStore } from './fault-store';
 

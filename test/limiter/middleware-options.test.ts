@@ -2,7 +2,7 @@ import { ConfigError } from '../../src/errors';
 import { createLimiter } from '../../src/limiter';
 import { bulkLimiter as expressLimiter } from '../../src/middleware/express';
 import { bulkLimiter as koaLimiter } from '../../src/middleware/koa';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 
 const limiter = createLimiter({ store: new MemoryStore(), name: 'mw-options', limit: 10 });
 

@@ -6,7 +6,7 @@
 import { createLimiter } from '../../src/limiter';
 import { ConfigError, InputError, StoreError } from '../../src/errors';
 import type { StoreErrorPolicy } from '../../src/options';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { FaultStore } from './fault-store';
 
 let seq = 0;

@@ -6,7 +6,7 @@
 import { ConfigError } from '../../src/errors';
 import { createLimiter, type LimiterOptions } from '../../src/limiter';
 import type { EnqueueInput } from '../../src/queue/job-record';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Store } from '../../src/types';
 import { FaultStore } from './fault-store';
 

@@ -9,8 +9,9 @@ import type { Response } from 'supertest';
 import { createLimiter } from '../../src/limiter';
 import type { BulkLimiterOptions } from '../../src/middleware/shared';
 import type { LimiterOptions } from '../../src/options';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision, Logger, Store } from '../../src/types';
+import { admissionState } from '../helpers/memory-state';
 
 /** What cases need from a request: Express's `req` and Koa's `ctx` both have it. */
 export interface AnyCtx {
@@ -185,7 +186,7 @@ async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], e
   // probationMs 0: each group is registered (in `seen`) on its first request.
   const app = env.h.app({ '/': { store, name, limit: 100, probationMs: 0, ...extra } }, 'default', { trustProxy: true });
   for (const ip of ips) expect((await request(app).get('/').set('X-Forwarded-For', ip)).status).toBe(200);
-  return [...(store.stateOf(name)?.seen.keys() ?? [])];
+  return [...(admissionState(store, name)?.seen.keys() ?? [])];
 }
 
 /** The default group, behind a proxy: IPv6 clients grouped by subnet, IPv4 (and IPv4-mapped) clients alone. */

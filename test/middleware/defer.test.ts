@@ -13,7 +13,7 @@ import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

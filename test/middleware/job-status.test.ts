@@ -11,7 +11,7 @@ import { ConfigError } from '../../src/errors';
 import { createLimiter, type Limiter } from '../../src/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { recordingLogger } from './cases';
 
 interface AnyCtx {

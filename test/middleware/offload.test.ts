@@ -12,7 +12,7 @@ import { createLimiter, type Limiter } from '../../src/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import type { DeferOptions } from '../../src/middleware/shared';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 
 interface AnyCtx {
   readonly query: Record<string, unknown>;

@@ -1,9 +1,10 @@
 /**
  * Comments cite the design notes as `docs/algorithm.md §N` (or §N.M): every such citation names a section
- * that exists, and every file a comment names that way is in the repository.
+ * that exists, and every file a comment names that way is in the repository. Every path the README and the notes
+ * name exists (a file moved, its mentions follow).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 const NOTES = readFileSync(join(ROOT, 'docs', 'algorithm.md'), 'utf8');
@@ -37,4 +38,21 @@ test('every docs/algorithm.md citation names a section that exists', () => {
   }
   expect(broken).toEqual([]);
   expect(cited).toBeGreaterThan(5);
+});
+
+test('every repository path the README and the design notes name exists', () => {
+  const named = ['README.md', 'docs/algorithm.md', 'bench/README.md'].flatMap((doc) =>
+    [...readFileSync(join(ROOT, doc), 'utf8').matchAll(/\b(?:src|lua|test|docs|scripts|bench|examples)\/[\w./*-]*[\w*]/g)].map(
+      (m) => `${doc}: ${m[0]}`,
+    ),
+  );
+  // a glob (`lua/complete*.lua`) must match at least one file of its directory
+  const exists = (path: string): boolean => {
+    if (!path.includes('*')) return existsSync(join(ROOT, path));
+    const dir = join(ROOT, dirname(path));
+    const pattern = new RegExp(`^${basename(path).replace(/[.]/g, '\\.').replace(/\*/g, '.*')}$`);
+    return existsSync(dir) && readdirSync(dir).some((name) => pattern.test(name));
+  };
+  expect(named.length).toBeGreaterThan(50);
+  expect(named.filter((entry) => !exists(entry.slice(entry.indexOf(': ') + 2)))).toEqual([]);
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { StoreError } from '../../src/errors';
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import * as lua from '../../src/store/lua-sources.generated';
 import { LUA_DIR } from '../../src/store/scripts';
 import { OracleRedis } from '../oracle/oracle-client';

@@ -18,7 +18,7 @@ import { DEFER_OPTION_NAMES } from '../../src/queue/defer-input';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision } from '../../src/types';
 import { codeOf } from '../../src/validate';
 import { README_PATH } from './readme-blocks';

@@ -7,7 +7,7 @@ import { createLimiter } from '../../src/limiter';
 import { OTHER_GROUP, registerMetrics } from '../../src/prometheus';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { FaultStore } from '../limiter/fault-store';
 import { until } from '../queue/fixtures/queues';
 

@@ -4,7 +4,7 @@
  * and finishes. Every job completes at least once; the only duplicates are the jobs whose lease died
  * with the killed process.
  */
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import { enqueue, looseSpec, until } from './fixtures/queues';
 import { redisWithWorkerProcesses } from './fixtures/worker-processes';
 

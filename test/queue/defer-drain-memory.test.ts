@@ -1,5 +1,5 @@
 /** Deferred backlogs drain at the borrowed rate (defer-drain-suite.ts) on MemoryStore. */
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { describeDeferDrain } from './defer-drain-suite';
 
 describeDeferDrain('MemoryStore', async () => ({

@@ -1,4 +1,4 @@
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { describeDefer } from './defer-suite';
 
 describeDefer('MemoryStore', (clock) => new MemoryStore({ clock }));

@@ -5,7 +5,7 @@
  */
 import { Dispatcher, type DispatcherOptions } from '../../src/queue/dispatcher';
 import { reportClaimed } from '../../src/queue/claim-signal';
-import { MemoryQueue } from '../../src/queue/memory-queue';
+import { MemoryQueue } from '../../src/memory/memory-queue';
 import { Worker } from '../../src/queue/worker';
 import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/queue/types';
 import { withScheduler } from '../../src/scheduler';

@@ -2,7 +2,7 @@
  * The drain test on MemoryStore: the same 20 000-job backlog, weights 1:1:2:1:1, live traffic through the
  * same limiter (one shared admission state), injected clock.
  */
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import type { LimiterSpec } from '../../src/types';
 import { checkDrain } from './drain-checks';
 import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, runDrain, type DrainTarget } from './drain-harness';

@@ -3,7 +3,7 @@
  * through the same limiter, never over the limit in any window, with ready bounded (real Redis).
  */
 import type Redis from 'ioredis';
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import { RedisStore } from '../../src/store/redis-store';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

@@ -4,7 +4,7 @@
  * has more than its cap running at once, counted in Redis by the handlers themselves, and the other group
  * is not held up behind it.
  */
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import { enqueue, looseSpec, until } from './fixtures/queues';
 import { redisWithWorkerProcesses } from './fixtures/worker-processes';
 

@@ -4,7 +4,7 @@
 import { createLimiter } from '../../src/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { until } from './fixtures/queues';
 
 const silent = { warn: () => undefined, error: () => undefined };

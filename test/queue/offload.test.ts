@@ -8,7 +8,7 @@ import { createLimiter, type Limiter } from '../../src/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

@@ -1,4 +1,4 @@
-import { MemoryQueue } from '../../src/queue/memory-queue';
+import { MemoryQueue } from '../../src/memory/memory-queue';
 import { describeQueueStore } from './queue-store-suite';
 
 describeQueueStore('MemoryQueue', async ({ clock, spec, maxDead }) => new MemoryQueue({ clock, spec, ...(maxDead ? { maxDead } : {}) }));

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import { RedisQueue } from '../../src/queue/redis-queue';
-import { allKeys } from '../../src/store/keys';
+import { RedisQueue } from '../../src/redis/redis-queue';
+import { allKeys } from '../../src/redis/keys';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { describeQueueStore } from './queue-store-suite';

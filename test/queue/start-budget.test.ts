@@ -9,7 +9,7 @@ import { createLimiter, type Limiter } from '../../src/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import type { QueueStore } from '../../src/queue/types';
 import { Worker } from '../../src/queue/worker';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

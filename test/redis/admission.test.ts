@@ -3,8 +3,8 @@
  * a TTL on every key, untrusted group ids never shaping key names, bounded state.
  */
 import type Redis from 'ioredis';
-import { allKeys, limiterKeys } from '../../src/store/keys';
-import { MemoryStore } from '../../src/store/memory-store';
+import { allKeys, limiterKeys } from '../../src/redis/keys';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { admitScript, peekScript, resetScript } from '../../src/store/lua-sources.generated';
 import { loadScript } from '../../src/store/scripts';

@@ -1,5 +1,5 @@
 /**
- * The RedisStore's batching (src/store/admit-batch.ts, lua/admit-many.lua, lua/admit-defer-many.lua): checks
+ * The RedisStore's batching (src/redis/script-batcher.ts, lua/admit-many.lua, lua/admit-defer-many.lua): checks
  * made in one event-loop turn share one script call and get exactly the decisions that many separate calls at
  * that instant would give, deferred jobs included.
  * Commands are counted on the client's way out (sendCommand), against a real Redis.

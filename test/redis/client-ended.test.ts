@@ -1,7 +1,7 @@
 /**
  * A client ioredis ended unasked is reopened; one the user quit stays closed. The unasked end is made the way
  * ioredis's Sentinel failover detector makes it (its connector closed while the client is connecting), which
- * the Sentinel failover test meets only under load (see src/store/reopen.ts).
+ * the Sentinel failover test meets only under load (see src/redis/reopen.ts).
  */
 import Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';

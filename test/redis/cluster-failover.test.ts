@@ -10,7 +10,7 @@
  * another master (the old one answers MOVED).
  */
 import { createLimiter, type Limiter } from '../../src/limiter';
-import { limiterKeys } from '../../src/store/keys';
+import { limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 

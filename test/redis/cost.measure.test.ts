@@ -3,7 +3,7 @@
  * 10, 10 000 and 100 000 active groups, MEMORY USAGE per active group, and MemoryStore decisions/s.
  */
 import type Redis from 'ioredis';
-import { MemoryStore } from '../../src/store/memory-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/store/redis-store';
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules } from '../../src/rule-options';

@@ -4,7 +4,7 @@
  * once Redis is back. The test kills and restarts its own redis-server by pid.
  */
 import type Redis from 'ioredis';
-import { RedisQueue } from '../../src/queue/redis-queue';
+import { RedisQueue } from '../../src/redis/redis-queue';
 import { Worker } from '../../src/queue/worker';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { enqueue, looseSpec, until } from '../queue/fixtures/queues';

@@ -18,9 +18,9 @@ import { decide } from '../core/fair-share-decide';
 import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
-import { rulesOfCheck } from './plan-lanes';
+import { rulesOfCheck } from '../store/plan-lanes';
 import { withDeferral } from '../queue/defer-decision';
-import { MemoryQueue } from '../queue/memory-queue';
+import { MemoryQueue } from './memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { func } from '../validate';
 
@@ -130,15 +130,5 @@ export class MemoryStore implements Store {
         this.slots.delete(name);
       },
     };
-  }
-
-  /**
-   * The admission state of one limiter, undefined before its first check.
-   *
-   * @internal Tests read it to compare the stores (conformance snapshots, the middleware suite's probation
-   * sightings); it is not part of the package's API.
-   */
-  stateOf(name: string): FairShareState | undefined {
-    return this.limiters.get(name);
   }
 }

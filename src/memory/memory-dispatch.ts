@@ -7,9 +7,9 @@
 import { closeFairShare, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
 import type { RuleConfig } from '../core/rules';
-import { heldMember, parseMember, type JobRecord } from './job-record';
-import type { SortedSet } from './sorted-set';
-import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from './types';
+import { heldMember, parseMember, type JobRecord } from '../queue/job-record';
+import type { SortedSet } from '../core/sorted-set';
+import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from '../queue/types';
 
 export interface DispatchParts {
   readonly delayed: SortedSet;

@@ -2,11 +2,11 @@
  * Job records on in-memory structures, step for step with the Lua: the write (job_defer in includes/job.lua),
  * job status (get-job.lua) and dead letters (list-dead.lua, dead-letters.lua), over the MemoryQueue's sets.
  */
-import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from '../queue/job-record';
 import type { WaitingSince } from './memory-since';
-import type { SortedSet } from './sorted-set';
-import type { JobInfo } from './types';
-import { deadPage } from './validate';
+import type { SortedSet } from '../core/sorted-set';
+import type { JobInfo } from '../queue/types';
+import { deadPage } from '../queue/validate';
 
 export interface JobParts {
   readonly delayed: SortedSet;

@@ -2,8 +2,8 @@
  * Group concurrency in memory (job_flight_done and the held set of lua/includes/job.lua): how many capped jobs
  * of each group are in ready or running, and the jobs held back until one of them leaves.
  */
-import { heldPrefix } from './job-record';
-import { SortedSet } from './sorted-set';
+import { heldPrefix } from '../queue/job-record';
+import { SortedSet } from '../core/sorted-set';
 
 export class GroupFlight {
   /** group → its capped jobs in ready or active. */

@@ -3,8 +3,8 @@
  * replies (src/store/lua-sources.generated.ts, from the headers in lua/) as the QueueStore answers them.
  */
 import { STATUS, type CompleteClaimReply, type EnqueueArgs, type EnqueueReply, type LeasedJob } from '../store/lua-sources.generated';
-import { decodeRecord, type EnqueueInput, type EnqueueResult } from './job-record';
-import type { ClaimedJob, CompleteAndClaimResult } from './types';
+import { decodeRecord, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
+import type { ClaimedJob, CompleteAndClaimResult } from '../queue/types';
 
 /** A claimed job (the record is decoded here, not in Redis). */
 function toClaimedJob({ id, record, token, leaseUntil }: LeasedJob): ClaimedJob {

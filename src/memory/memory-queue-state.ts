@@ -7,10 +7,10 @@ import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../store/plan-lanes';
 import type { Clock } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
-import type { JobRecord } from './job-record';
+import type { JobRecord } from '../queue/job-record';
 import { GroupFlight } from './memory-flight';
 import { WaitingSince } from './memory-since';
-import { SortedSet } from './sorted-set';
+import { SortedSet } from '../core/sorted-set';
 import { integer } from '../validate';
 
 export interface MemoryQueueOptions {

@@ -2,10 +2,10 @@
  * How a lease ends on in-memory structures, step for step with the Lua: completed (job_complete in
  * includes/lease.lua), failed or snoozed (fail.lua), or reclaimed after it expired (reclaim.lua).
  */
-import { jobMember, type JobRecord } from './job-record';
+import { jobMember, type JobRecord } from '../queue/job-record';
 import type { WaitingSince } from './memory-since';
-import type { SortedSet } from './sorted-set';
-import type { FailOutcome, FailResult } from './types';
+import type { SortedSet } from '../core/sorted-set';
+import type { FailOutcome, FailResult } from '../queue/types';
 
 /** What ending a lease needs of the MemoryQueue. */
 export interface LeaseEndParts {

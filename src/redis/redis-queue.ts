@@ -6,14 +6,14 @@
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors';
 import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
-import { ScriptBatcher } from '../store/admit-batch';
-import { limiterKeys, NAME_PATTERN, type LimiterKeys } from '../store/keys';
+import { ScriptBatcher } from './script-batcher';
+import { limiterKeys, NAME_PATTERN, type LimiterKeys } from './keys';
 import * as lua from '../store/lua-sources.generated';
 import type { Ack, QueueKeys, ScriptBinding } from '../store/lua-sources.generated';
 import { claimPlansArg } from '../store/plan-lanes';
 import { fairShareConfig, runBound, type RedisClient } from '../store/scripts';
 import type { Clock } from '../types';
-import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from './job-record';
+import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from './queue-keys';
 import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
 import type {
@@ -28,8 +28,8 @@ import type {
   JobCounts,
   JobInfo,
   QueueStore,
-} from './types';
-import { claimCount, deadPage } from './validate';
+} from '../queue/types';
+import { claimCount, deadPage } from '../queue/validate';
 import { integer, refuse } from '../validate';
 
 export interface RedisQueueOptions {
@@ -163,7 +163,7 @@ export class RedisQueue implements QueueStore {
   /** One shared BLPOP: a token, null on its timeout, false when the connection failed (caller returns). */
   private blockingRead(timeoutMs: number): Promise<string | null | false> {
     if (this.blockingWait) return this.blockingWait;
-    // An ended connection never comes back by itself (see store/reopen.ts): a new one replaces it.
+    // An ended connection never comes back by itself (see ./reopen.ts): a new one replaces it.
     if (this.blocking?.status === 'end') this.blocking = undefined;
     if (!this.blocking) {
       this.blocking = (this.client as Redis).duplicate();

@@ -5,7 +5,7 @@
  * per group stands for gsince's per-group lex ranges (same order: since, then id), so an insert moves only
  * that group's entries, and mostly none (since grows with the clock).
  */
-import { SortedSet } from './sorted-set';
+import { SortedSet } from '../core/sorted-set';
 
 /** ms waited by a job waiting since `since`, 0 when it is not due yet. */
 function waited(since: number | undefined, now: number): number {

@@ -10,7 +10,7 @@ import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispa
 import { completeInMemory, failInMemory, reclaimInMemory } from './memory-lease-ends';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
 import { MemoryQueueState } from './memory-queue-state';
-import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from './job-record';
+import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from '../queue/job-record';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -23,8 +23,8 @@ import type {
   JobCounts,
   JobInfo,
   QueueStore,
-} from './types';
-import { claimCount } from './validate';
+} from '../queue/types';
+import { claimCount } from '../queue/validate';
 
 export type { MemoryQueueOptions } from './memory-queue-state';
 
