@@ -2,7 +2,7 @@
  * Limiter options: documented defaults, validation once at construction, a frozen resolved config.
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
-import { DEFAULT_MAX_GROUPS, type FairShareSpec } from './core/fair-share';
+import { DEFAULT_MAX_GROUPS } from './core/fair-share';
 import { DEFAULT_LEASE_MS } from './core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
@@ -100,7 +100,7 @@ export interface LimiterOptions {
 }
 
 export interface ResolvedLimiterOptions {
-  /** What the store needs (also carries `maxGroups`, see FairShareSpec). */
+  /** What the store needs: every setting resolved. */
   readonly spec: LimiterSpec;
   readonly store: Store;
   readonly maxGroups: number;
@@ -213,7 +213,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const denyCache = resolveDenyCache(o.denyCache);
   const concurrency = integer('concurrency', o.concurrency, { fallback: 0 });
   const concurrencyLeaseMs = integer('concurrencyLeaseMs', o.concurrencyLeaseMs, { fallback: DEFAULT_LEASE_MS });
-  const spec: FairShareSpec = Object.freeze({
+  const spec: LimiterSpec = Object.freeze({
     name,
     limit,
     windowMs,
@@ -226,8 +226,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
     ...(plans === undefined ? {} : { plans }),
-    // the stores' default otherwise
-    ...(o.concurrencyLeaseMs === undefined ? {} : { concurrencyLeaseMs }),
+    concurrencyLeaseMs,
   });
   return Object.freeze({
     spec,

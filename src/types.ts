@@ -31,14 +31,16 @@ export interface LimiterSpec {
   readonly epochMs: number;
   /** `true`: refill at limit/windowMs (at most limit + burst − 1 per window); `false`: strict. */
   readonly sustained: boolean;
-  /** Most groups tracked at once; new groups beyond it share the overflow group `'*overflow*'`. @defaultValue 10_000 */
-  readonly maxGroups?: number;
+  /** Most groups tracked at once; new groups beyond it share the overflow group `'*overflow*'`. */
+  readonly maxGroups: number;
+  /** A new id is decided as the newcomers' group until it comes back this long after it was first seen; 0 = none. */
+  readonly probationMs: number;
   /** Per-group rules, checked with the share in the same call, all-or-nothing (resolved by src/options.ts). */
   readonly rules?: readonly RuleSpec[];
   /** Plans by name (src/plan-options.ts resolves them); absent: the limiter has none. */
   readonly plans?: ReadonlyMap<string, PlanSpec>;
-  /** How long a request-concurrency slot lasts unless released first. @defaultValue 60_000 */
-  readonly concurrencyLeaseMs?: number;
+  /** How long a request-concurrency slot lasts unless released first. */
+  readonly concurrencyLeaseMs: number;
 }
 
 /** A resolved plan: what a check naming it gets (src/plan-options.ts). */

@@ -2,7 +2,6 @@
  * The admission core's constants and state shapes, shared by src/core/fair-share.ts and fair-share-decide.ts
  * (the decisions) and src/core/fair-share-groups.ts (registering, trimming and probation of groups).
  */
-import type { LimiterSpec } from '../types';
 import type { RuleConfig, RuleStates } from './rules';
 
 export const FS_EPS = 1e-9;
@@ -25,7 +24,6 @@ export const NEWCOMERS_GROUP = '*new*';
 export const DEFAULT_MAX_GROUPS = 10_000;
 
 /** A LimiterSpec that may carry maxGroups and probationMs (src/options.ts puts them there; absent: none). */
-export type FairShareSpec = LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number };
 
 export interface FairShareConfig {
   readonly limit: number;

@@ -6,15 +6,7 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
-import {
-  createFairShareState,
-  DEFAULT_MAX_GROUPS,
-  type FairShare,
-  type FairShareConfig,
-  type FairShareSpec,
-  type FairShareState,
-  type MetaState,
-} from './fair-share-state';
+import { createFairShareState, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
 import { rlConfig } from './rules';
 import type { LimiterSpec } from '../types';
 
@@ -32,7 +24,7 @@ export function plansSpanMs(spec: LimiterSpec): number {
 }
 
 /** The same numbers fs_config derives from the config block. */
-export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
+export function fairShareConfig(spec: LimiterSpec): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
@@ -44,11 +36,11 @@ export function fairShareConfig(spec: FairShareSpec): FairShareConfig {
     reserve: spec.reserve,
     idleMs: spec.idleMs,
     epochUs,
-    maxGroups: spec.maxGroups ?? DEFAULT_MAX_GROUPS,
+    maxGroups: spec.maxGroups,
     T,
     // a rule's state must outlive its window (and a rule's window may be longer than idleMs)
     ttlMs: Math.max(spec.idleMs, spanMs, plansSpanMs(spec)) + Math.floor((windowUs + epochUs) / 1000),
-    probationMs: spec.probationMs ?? 0,
+    probationMs: spec.probationMs,
     rules,
   };
 }

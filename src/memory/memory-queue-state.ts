@@ -2,10 +2,10 @@
  * The MemoryQueue's state: its sorted sets, lists and maps (one per Redis key of the queue), the shared
  * steps of includes/job.lua on them, and the wake-up of blocked waitForReady calls.
  */
-import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareSpec, type FairShareState } from '../core/fair-share';
+import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../store/plan-lanes';
-import type { Clock } from '../types';
+import type { Clock, LimiterSpec } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
 import type { JobRecord } from '../queue/job-record';
 import { GroupFlight } from './memory-flight';
@@ -15,7 +15,7 @@ import { integer } from '../validate';
 
 export interface MemoryQueueOptions {
   /** The limiter whose budget the dispatcher spends. */
-  readonly spec: FairShareSpec;
+  readonly spec: LimiterSpec;
   /** The limiter's admission state (MemoryStore shares its own); a private one by default. */
   readonly state?: () => FairShareState;
   /** ms since the epoch. @defaultValue Date.now */

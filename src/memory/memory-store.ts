@@ -11,11 +11,10 @@ import {
   fairShareConfig,
   fsReset,
   openFairShare,
-  type FairShareSpec,
   type FairShareState,
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
-import { DEFAULT_LEASE_MS, ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
+import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from '../store/plan-lanes';
@@ -41,7 +40,7 @@ export class MemoryStore implements Store {
 
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
   bind(spec: LimiterSpec): LimiterStore {
-    const cfg = fairShareConfig(spec as FairShareSpec);
+    const cfg = fairShareConfig(spec);
     // each plan's rules as the core runs them (a check without a plan: the limiter's, cfg.rules)
     const planRules = new Map([...(spec.plans?.values() ?? [])].map((plan) => [plan.name, rlConfig(plan.rules)[0]] as const));
     const name = spec.name;
@@ -53,7 +52,7 @@ export class MemoryStore implements Store {
       }
       return state;
     };
-    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
+    const leaseMs = spec.concurrencyLeaseMs;
     const slotsOf = (clockMs: number): ConcurrencyState => {
       let cc = this.slots.get(name);
       if (!cc) {
@@ -63,7 +62,7 @@ export class MemoryStore implements Store {
       return ccOpen(cc, clockMs);
     };
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
-    const queue = this.queues.get(name) ?? new MemoryQueue({ spec: spec as FairShareSpec, state: stateOf, clock: this.clock });
+    const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock });
     this.queues.set(name, queue);
     return {
       queue,

@@ -5,14 +5,13 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors';
-import { DEFAULT_MAX_GROUPS, type FairShareSpec } from '../core/fair-share';
 import { ScriptBatcher } from './script-batcher';
 import { limiterKeys, NAME_PATTERN, type LimiterKeys } from './keys';
 import * as lua from '../store/lua-sources.generated';
 import type { Ack, QueueKeys, ScriptBinding } from '../store/lua-sources.generated';
 import { claimPlansArg } from '../store/plan-lanes';
-import { fairShareConfig, runBound, type RedisClient } from '../store/scripts';
-import type { Clock } from '../types';
+import { fairShareConfigBlock, runBound, type RedisClient } from '../store/scripts';
+import type { Clock, LimiterSpec } from '../types';
 import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
 import { queueKeyBlock } from './queue-keys';
 import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
@@ -35,7 +34,7 @@ import { integer, refuse } from '../validate';
 export interface RedisQueueOptions {
   readonly client: RedisClient;
   /** The limiter whose budget the dispatcher spends (its name names the keys). */
-  readonly spec: FairShareSpec;
+  readonly spec: LimiterSpec;
   /** @defaultValue 'bl' */
   readonly prefix?: string;
   /** Tests only: "now" in ms passed to every script instead of Redis TIME. */
@@ -75,7 +74,7 @@ export class RedisQueue implements QueueStore {
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.client = options.client;
     this.keys = limiterKeys(prefix, options.spec.name);
-    this.config = fairShareConfig(options.spec, DEFAULT_MAX_GROUPS);
+    this.config = fairShareConfigBlock(options.spec);
     this.plans = claimPlansArg(options.spec);
     this.block = queueKeyBlock(this.keys);
     this.leaseKeys = lua.dispatcherLeaseScript.keys(this.keys);

@@ -5,8 +5,7 @@
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
-import { DEFAULT_LEASE_MS } from '../core/concurrency';
-import { DEFAULT_MAX_GROUPS, OVERFLOW_GROUP } from '../core/fair-share';
+import { OVERFLOW_GROUP } from '../core/fair-share';
 import { StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from '../redis/keys';
@@ -23,7 +22,7 @@ import {
   admitDeferManyCommand,
   admitManyCommand,
   defineScripts,
-  fairShareConfig,
+  fairShareConfigBlock,
   loadScript,
   peekCommand,
   releaseCommand,
@@ -113,8 +112,8 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
-    const configs = lanes.rules.map((rules): Lane => ({ config: fairShareConfig(spec, DEFAULT_MAX_GROUPS, rules), rules: rules?.length ?? 0 }));
-    const leaseMs = spec.concurrencyLeaseMs ?? DEFAULT_LEASE_MS;
+    const configs = lanes.rules.map((rules): Lane => ({ config: fairShareConfigBlock(spec, rules), rules: rules?.length ?? 0 }));
+    const leaseMs = spec.concurrencyLeaseMs;
     const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
       configs,

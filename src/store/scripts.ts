@@ -18,11 +18,7 @@ export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
  * 9 comma-separated numbers (10 with plans: their longest rule span), then the rules, built once per limiter
  * and, with plans, once per plan's rules (each script argument costs the client time on every call).
  */
-export function fairShareConfig(
-  spec: LimiterSpec & { readonly maxGroups?: number; readonly probationMs?: number },
-  defaultMaxGroups: number,
-  rules: readonly RuleSpec[] | undefined = spec.rules,
-): string {
+export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules): string {
   return (
     [
       spec.limit,
@@ -32,8 +28,8 @@ export function fairShareConfig(
       spec.idleMs,
       spec.epochMs,
       spec.sustained ? 1 : 0,
-      spec.maxGroups ?? defaultMaxGroups,
-      spec.probationMs ?? 0,
+      spec.maxGroups,
+      spec.probationMs,
       ...(spec.plans ? [plansSpanMs(spec)] : []),
     ].join(',') + rulesConfigText(rules)
   );

@@ -7,7 +7,6 @@
  */
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules, type Rule } from '../../src/rule-options';
-import type { FairShareSpec } from '../../src/core/fair-share';
 import type { AdmitInput, Decision, LimiterSpec, Store } from '../../src/types';
 import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
@@ -20,7 +19,7 @@ function probationSpec(probationMs: number, rules: Rule[], over: Partial<Limiter
   const resolved = resolveRules(rules);
   const s = spec({ limit: 100_000, windowMs: 1000, burst: 5000, reserve: 1, idleMs: 2000, ...over });
   const plans = resolvePlans({ pro: { rules } }, resolveRules([]), 1000)!;
-  const out: FairShareSpec = plan ? { ...s, plans, probationMs } : { ...s, rules: resolved, probationMs };
+  const out: LimiterSpec = plan ? { ...s, plans, probationMs } : { ...s, rules: resolved, probationMs };
   return out;
 }
 const checkOf =

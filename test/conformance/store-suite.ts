@@ -6,6 +6,7 @@
 import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
 import type { Rule } from '../../src/rule-options';
 import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 export interface StoreHarness {
   make(clock: Clock, handles?: number): Store[];
@@ -18,6 +19,7 @@ let seq = 0;
 export function spec(over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec {
   seq += 1;
   return {
+    ...SPEC_DEFAULTS,
     name: `conf-${process.pid}-${seq}`,
     limit: 100,
     windowMs: 1000,
@@ -324,7 +326,7 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('maxGroups: new groups beyond it share one overflow group', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec(), maxGroups: 3 } as LimiterSpec);
+      const [st] = bind(clock, { ...spec(), maxGroups: 3 });
       for (const g of ['a', 'b', 'c']) expect((await st!.admit(input(g))).group).toBe(g);
       const x = await st!.admit(input('x', 50));
       const y = await st!.admit(input('y', 50));
@@ -336,7 +338,7 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('probation: a new id is decided as one shared group until it comes back probationMs after its first request', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec(), probationMs: 500 } as LimiterSpec);
+      const [st] = bind(clock, { ...spec(), probationMs: 500 });
       const a = await st!.admit(input('a'));
       expect(a).toMatchObject({ group: 'a', activeGroups: 1, guaranteed: 100 }); // the caller's name; '*new*' decided
       expect(await st!.admit(input('b', 3))).toMatchObject({ group: 'b', activeGroups: 1, guaranteed: 100 }); // weight 1 there
@@ -349,7 +351,7 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('probation: a flood of one-request ids never registers; at most maxGroups first sightings are kept, oldest dropped', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec({ limit: 1000, burst: 50, reserve: 10 }), maxGroups: 10, probationMs: 100 } as LimiterSpec);
+      const [st] = bind(clock, { ...spec({ limit: 1000, burst: 50, reserve: 10 }), maxGroups: 10, probationMs: 100 });
       await st!.admit(input('tenant'));
       clock.advance(100);
       expect(await st!.admit(input('tenant'))).toMatchObject({ activeGroups: 2, guaranteed: 500 });
@@ -369,7 +371,7 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('probation: the shared groups take none of the maxGroups places', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec(), maxGroups: 1, probationMs: 10 } as LimiterSpec);
+      const [st] = bind(clock, { ...spec(), maxGroups: 1, probationMs: 10 });
       await st!.admit(input('a'));
       clock.advance(10);
       expect(await st!.admit(input('a'))).toMatchObject({ group: 'a', activeGroups: 2 }); // '*new*' and 'a'

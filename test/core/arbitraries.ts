@@ -23,7 +23,20 @@ export const specArb = fc
   .map(({ limit, windowMs, b, r, idleMs, epochMs, maxGroups }) => {
     const burst = Math.max(1, Math.ceil(b * limit));
     const reserve = Math.min(burst - 1, Math.floor(r * burst * 0.5));
-    return { name: 'p', limit, windowMs, burst, reserve, idleMs, epochMs, sustained: false, maxGroups } as LimiterSpec & { maxGroups: number };
+    const spec: LimiterSpec = {
+      name: 'p',
+      limit,
+      windowMs,
+      burst,
+      reserve,
+      idleMs,
+      epochMs,
+      sustained: false,
+      maxGroups,
+      probationMs: 0,
+      concurrencyLeaseMs: 60_000,
+    };
+    return spec;
   });
 
 export const arrivalsArb = (maxCost: number, n = 300) =>

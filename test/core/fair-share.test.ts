@@ -2,8 +2,19 @@
 import { closeFairShare, createFairShareState, fairShareConfig, FS_TRIM_PAGE, openFairShare } from '../../src/core/fair-share';
 import { decide } from '../../src/core/fair-share-decide';
 import type { LimiterSpec } from '../../src/types';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
-const spec: LimiterSpec = { name: 'c', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 2000, epochMs: 250, sustained: false };
+const spec: LimiterSpec = {
+  ...SPEC_DEFAULTS,
+  name: 'c',
+  limit: 100,
+  windowMs: 1000,
+  burst: 10,
+  reserve: 2,
+  idleMs: 2000,
+  epochMs: 250,
+  sustained: false,
+};
 const T0 = 1_700_000_000_000_000;
 
 test('several decisions in one open/close equal the same decisions one call each', () => {

@@ -9,6 +9,7 @@ import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { ManualClock, maxInAnyWindow } from '../conformance/store-suite';
 import { arrivalsArb, specArb } from './arbitraries';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -52,6 +53,7 @@ test('RedisStore never admits more than limit in any window', async () => {
 test('the check can fail: a sustained-mode limiter with a big burst does go over limit', async () => {
   const clock = new ManualClock();
   const limiter = new MemoryStore({ clock: clock.now }).bind({
+    ...SPEC_DEFAULTS,
     name: 'x',
     limit: 10,
     windowMs: 1000,

@@ -59,6 +59,8 @@ test('same decisions through trimming pages, reservations of costly requests and
     epochMs: 100,
     sustained: false,
     maxGroups: 400,
+    probationMs: 0,
+    concurrencyLeaseMs: 60_000,
   };
   const lua = new RedisStore({ client, clock: clock.now }).bind(spec);
   const ts = new MemoryStore({ clock: clock.now }).bind(spec);

@@ -1,4 +1,3 @@
-import type { FairShareSpec } from '../../src/core/fair-share';
 import { ConfigError } from '../../src/errors';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/options';
 import { MemoryStore } from '../../src/memory/memory-store';
@@ -26,6 +25,7 @@ test('default burst is 5 % of the limit and the reserve a fifth of it (docs/algo
     sustained: false,
     maxGroups: 10_000,
     probationMs: 1000,
+    concurrencyLeaseMs: 60_000,
   });
   expect(r).toMatchObject({
     maxGroups: 10_000,
@@ -140,10 +140,10 @@ test('rules: resolved with defaults; the default maxCost fits the smallest rule;
 
 test('probationMs: min(epochMs, 1000) by default with rules too, and any value accepted with them (a newcomer keeps its own rule state)', () => {
   const rules = [{ name: 'per-second', limit: 10, windowMs: 1000 }];
-  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec as FairShareSpec).probationMs).toBe(250);
-  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec as FairShareSpec).probationMs).toBe(250);
-  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 }).spec as FairShareSpec).probationMs).toBe(100);
-  expect((resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 0 }).spec as FairShareSpec).probationMs).toBe(0);
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec.probationMs).toBe(250);
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec.probationMs).toBe(250);
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 }).spec.probationMs).toBe(100);
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 0 }).spec.probationMs).toBe(0);
   expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: -1 })).toThrow(
     expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }),
   );
@@ -214,8 +214,8 @@ test("plans: resolved in a Map; a plan's rules replace the limiter's rule of the
   // the smallest capacity of any plan's rules: second at 10 is a bucket of 1
   expect(r.maxCost).toBe(1);
   expect(resolveLimiterOptions({ limit: 1000 }).spec.plans).toBeUndefined();
-  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { weight: 2 } } }).spec as FairShareSpec).probationMs).toBe(1000);
-  expect((resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec as FairShareSpec).probationMs).toBe(1000);
+  expect(resolveLimiterOptions({ limit: 1000, plans: { pro: { weight: 2 } } }).spec.probationMs).toBe(1000);
+  expect(resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec.probationMs).toBe(1000);
   expect(() => resolveLimiterOptions({ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } })).toThrow(
     /`plans\.pro\.weight`.*1 to 5.*`6` \(number\)/,
   );

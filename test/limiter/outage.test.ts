@@ -8,6 +8,7 @@ import type { StoreErrorPolicy } from '../../src/options';
 import { realScheduler, withScheduler } from '../../src/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 /** The limiters' timeouts and probes run on this clock: time moves only when a test advances it. */
 let clock: ManualScheduler;
@@ -219,6 +220,7 @@ describe("onStoreError 'local'", () => {
     async (limit, windowMs, instances) => {
       let now = 1_800_000_000_000;
       const spec = {
+        ...SPEC_DEFAULTS,
         name: 'local-window',
         limit,
         windowMs,
@@ -266,7 +268,7 @@ describe("onStoreError 'local'", () => {
   );
 
   test('localSpec scales limit, burst and reserve by the number of instances', () => {
-    const spec = { name: 's', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 10_000, epochMs: 250, sustained: false };
+    const spec = { ...SPEC_DEFAULTS, name: 's', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 10_000, epochMs: 250, sustained: false };
     expect(localSpec(spec, 1)).toBe(spec);
     expect(localSpec(spec, 4)).toMatchObject({ limit: 25, burst: 3, reserve: 1 });
     expect(localSpec({ ...spec, limit: 3, burst: 2, reserve: 1 }, 5)).toMatchObject({ limit: 1, burst: 1, reserve: 0 });

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { LUA_DIR } from '../../src/store/scripts';
 import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
 const ALL = Object.keys(OPERATIONS) as OperationName[];
@@ -45,7 +46,7 @@ test('every script in lua/ ran in the two properties above (a new script needs a
 });
 
 test('an expired completed job keeps its idempotency key until a trim (every 8th completion) in both stores', async () => {
-  const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 1, idleMs: 1000, epochMs: 100, sustained: false };
+  const spec = { ...SPEC_DEFAULTS, name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 1, idleMs: 1000, epochMs: 100, sustained: false };
   const job = (idempotencyKey?: string) =>
     stepOf('enqueue', {
       group: 'g0',
@@ -75,7 +76,17 @@ test('an expired completed job keeps its idempotency key until a trim (every 8th
 test('a claim leaves the jobs of a refused group at the head of ready, in their order, in both stores', async () => {
   // g0 (weight 1 of 10) spends its 5 green units, then its yellow needs 1 + reserve 5 global units: refused
   // with 5 left, so its next two jobs stay while g1's is admitted; the next claim must start g0's older one.
-  const spec = { name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 5, idleMs: 60_000, epochMs: 100_000, sustained: false };
+  const spec = {
+    ...SPEC_DEFAULTS,
+    name: 'oracle',
+    limit: 100,
+    windowMs: 1000,
+    burst: 10,
+    reserve: 5,
+    idleMs: 60_000,
+    epochMs: 100_000,
+    sustained: false,
+  };
   const job = (group: string, weight: number) =>
     stepOf('enqueue', {
       group,

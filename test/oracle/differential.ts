@@ -5,7 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { fairShareConfig, type FairShareSpec } from '../../src/core/fair-share';
+import { fairShareConfig } from '../../src/core/fair-share';
+import type { LimiterSpec } from '../../src/types';
 import type { RuleAlgorithm } from '../../src/core/rules';
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules, type Rule } from '../../src/rule-options';
@@ -41,7 +42,7 @@ interface RuleDraft {
  * Limiter specs: integer percentages for burst and reserve (fast-check's doubles crowd at 0 and 1, which left
  * burst at 1 in most of the core tests' specs), a few groups (overflow) or many, strict or sustained.
  */
-export const specArb: fc.Arbitrary<FairShareSpec> = fc
+export const specArb: fc.Arbitrary<LimiterSpec> = fc
   .record({
     limit: fc.integer({ min: 1, max: 120 }),
     windowMs: fc.integer({ min: 50, max: 2000 }),
@@ -108,9 +109,9 @@ export const specArb: fc.Arbitrary<FairShareSpec> = fc
   });
 
 /** ms the limiter's keys live after their last PEXPIRE (fs_config's ttl_ms). */
-export const ttlOf = (spec: FairShareSpec): number => fairShareConfig(spec).ttlMs;
+export const ttlOf = (spec: LimiterSpec): number => fairShareConfig(spec).ttlMs;
 
-export function gapArb(spec: FairShareSpec): fc.Arbitrary<number> {
+export function gapArb(spec: LimiterSpec): fc.Arbitrary<number> {
   const ttl = ttlOf(spec);
   return fc.oneof(
     { arbitrary: fc.constant(0), weight: 6 },
@@ -124,7 +125,7 @@ export function gapArb(spec: FairShareSpec): fc.Arbitrary<number> {
   );
 }
 
-export const timedStepsArb = (spec: FairShareSpec, names: readonly OperationName[], maxLength: number): fc.Arbitrary<Timed[]> =>
+export const timedStepsArb = (spec: LimiterSpec, names: readonly OperationName[], maxLength: number): fc.Arbitrary<Timed[]> =>
   fc.array(fc.record({ gapMs: gapArb(spec), step: stepArb(spec, names) }), { minLength: Math.ceil(maxLength / 2), maxLength });
 
 type Outcome = { readonly value: unknown } | { readonly threw: true };
@@ -149,7 +150,7 @@ function collectIds(value: unknown, into: Set<string>, leases?: Set<string>): vo
   }
 }
 
-async function sides(spec: FairShareSpec, clock: ManualClock, setup: Setup): Promise<{ lua: Side; memory: Side; oracle: OracleRedis }> {
+async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promise<{ lua: Side; memory: Side; oracle: OracleRedis }> {
   const oracle = new OracleRedis({ clock: clock.now, ...(setup.rewrite ? { rewrite: setup.rewrite } : {}) });
   const client = oracle.asClient();
   const tokens = (): Map<string, string[]> => new Map();
@@ -194,7 +195,7 @@ export interface RunReport {
 }
 
 /** Runs the steps on both sides; throws at the first observable difference. */
-export async function runBoth(spec: FairShareSpec, steps: readonly Timed[], setup: Setup = {}): Promise<RunReport> {
+export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup: Setup = {}): Promise<RunReport> {
   const clock = new ManualClock();
   const { lua, memory, oracle } = await sides(spec, clock, setup);
   const seen = new Set<string>();

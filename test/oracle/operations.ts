@@ -5,7 +5,7 @@
  * with its own). Adding an operation is one entry here.
  */
 import fc from 'fast-check';
-import type { FairShareSpec } from '../../src/core/fair-share';
+import type { LimiterSpec } from '../../src/types';
 import { ruleLanes } from '../../src/store/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
 import type { ClaimedJob, QueueStore } from '../../src/queue/types';
@@ -47,7 +47,7 @@ interface Operation<A> {
   readonly weight: number;
   /** Needs the limiter's admission (skipped when the queue runs on its own). */
   readonly admits?: boolean;
-  args(spec: FairShareSpec): fc.Arbitrary<A>;
+  args(spec: LimiterSpec): fc.Arbitrary<A>;
   run(side: Side, args: A, world: World): Promise<unknown>;
 }
 
@@ -56,7 +56,7 @@ const PAYLOADS = ['{"n":1}', '"x/y"', '[1,2,{"a":null}]', '{"s":"\\u00e9\\n"}', 
 
 const group = fc.oneof({ arbitrary: fc.constantFrom(...GROUPS.slice(0, 3)), weight: 3 }, { arbitrary: fc.constantFrom(...GROUPS), weight: 1 });
 const weight = fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: 4 }), weight: 1 });
-const costOf = (spec: FairShareSpec) =>
+const costOf = (spec: LimiterSpec) =>
   fc.oneof({ arbitrary: fc.constant(1), weight: 3 }, { arbitrary: fc.integer({ min: 1, max: Math.max(1, spec.burst) }), weight: 1 });
 const idem: fc.Arbitrary<string | undefined> = fc.option(fc.constantFrom('k1', 'k2', 'k3'), { nil: undefined, freq: 3 });
 const deferArgs = fc.record({
@@ -66,14 +66,14 @@ const deferArgs = fc.record({
   maxDeferMs: fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.constant(1e9)),
 });
 /** A check's plan: none, or one of the spec's (each plan's rules are a config block of their own on Redis). */
-const planOf = (spec: FairShareSpec): fc.Arbitrary<string | undefined> =>
+const planOf = (spec: LimiterSpec): fc.Arbitrary<string | undefined> =>
   spec.plans ? fc.option(fc.constantFrom(...spec.plans.keys()), { nil: undefined, freq: 2 }) : fc.constant(undefined);
 /**
  * A turn's checks as the RedisStore sends them: one call per plan rule set (src/store/plan-lanes.ts), the lanes
  * in the order of their first check. The batch is given to both sides in that order (the checks of one turn are
  * concurrent: any order is a valid one), so the lanes' calls are compared with the same checks one by one.
  */
-const inLaneOrder = <I extends AdmitInput>(spec: FairShareSpec, inputs: I[]): I[] => {
+const inLaneOrder = <I extends AdmitInput>(spec: LimiterSpec, inputs: I[]): I[] => {
   const laneOf = ruleLanes(spec).laneOf;
   if (laneOf === undefined) return inputs;
   const lanes = new Map<number, I[]>();
@@ -82,9 +82,9 @@ const inLaneOrder = <I extends AdmitInput>(spec: FairShareSpec, inputs: I[]): I[
 };
 /** A request-concurrency cap on a third of the checks (0: a cap of none, as a plan without one sends). */
 const concurrency: fc.Arbitrary<number | undefined> = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined, freq: 2 });
-const admitArgs = (spec: FairShareSpec) =>
+const admitArgs = (spec: LimiterSpec) =>
   fc.record({ group, weight, cost: costOf(spec), plan: planOf(spec), concurrency }, { requiredKeys: ['group', 'weight', 'cost', 'plan'] });
-const deferringArgs = (spec: FairShareSpec) =>
+const deferringArgs = (spec: LimiterSpec) =>
   fc
     .record(
       { group, weight, cost: costOf(spec), plan: planOf(spec), defer: deferArgs, concurrency },
@@ -338,7 +338,7 @@ export const OPERATIONS = {
 export type OperationName = keyof typeof OPERATIONS;
 
 /** Steps drawn from the named operations, with their arguments for this limiter. */
-export function stepArb(spec: FairShareSpec, names: readonly OperationName[]): fc.Arbitrary<Step> {
+export function stepArb(spec: LimiterSpec, names: readonly OperationName[]): fc.Arbitrary<Step> {
   return fc.oneof(
     ...names.map((name) => {
       const o = OPERATIONS[name] as unknown as Operation<unknown>;

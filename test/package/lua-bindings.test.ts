@@ -11,6 +11,7 @@ import { StoreError } from '../../src/errors';
 import { RedisQueue } from '../../src/redis/redis-queue';
 import * as lua from '../../src/store/lua-sources.generated';
 import { LUA_DIR } from '../../src/store/scripts';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 import { OracleRedis } from '../oracle/oracle-client';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -197,7 +198,7 @@ test('a decoder checks the reply shape: a wrong one is a StoreError ERR_BL_STORE
 
 test('a queue script whose reply has the wrong shape fails the call with ERR_BL_STORE_REPLY', async () => {
   const oracle = new OracleRedis({ clock: () => 1000, rewrite: (text) => text.replace('return { requeued, dead }', 'return { requeued }') });
-  const spec = { name: 'shape', limit: 10, windowMs: 1000, burst: 1, reserve: 0, idleMs: 1000, epochMs: 100, sustained: false };
+  const spec = { ...SPEC_DEFAULTS, name: 'shape', limit: 10, windowMs: 1000, burst: 1, reserve: 0, idleMs: 1000, epochMs: 100, sustained: false };
   const queue = new RedisQueue({ client: oracle.asClient(), spec, clock: () => 1000 });
   await expect(queue.reclaimExpired(3, 10)).rejects.toMatchObject({ code: 'ERR_BL_STORE_REPLY', message: expect.stringContaining('reclaim.lua') });
   expect(await queue.counts()).toMatchObject({ dead: 0, oldestWaitingMs: 0 });
@@ -341,6 +342,7 @@ test('TypeScript refuses an admission caller that disagrees with the headers: th
   const caller = `
 import type { AdmitReply } from '../../src/core/decision';
 import { admitScript, admitManyScript } from './bindings';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 const argv = admitScript.argv([], { nowMs: 1.5, config: 'c', group: 'g', weight: 1, cost: 1, cap: 2, leaseMs: 100 });
 const one: AdmitReply = admitScript.decode(null, { rules: 1, capped: true });
 const many: readonly AdmitReply[] = admitManyScript.decode(null, { checks: 2, rules: 0, capped: false });

@@ -3,10 +3,12 @@
  * state), the same on both stores. Injected clock; one call decides and, when denied, writes the job.
  */
 import type { AdmitInput, Clock, LimiterSpec, LimiterStore, Store } from '../../src/types';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 const T0 = 1_700_000_000_000;
 let seq = 0;
 const spec = (): LimiterSpec => ({
+  ...SPEC_DEFAULTS,
   name: `defer-${process.pid}-${++seq}`,
   limit: 10,
   windowMs: 1000,

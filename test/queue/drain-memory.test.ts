@@ -6,10 +6,21 @@ import { MemoryStore } from '../../src/memory/memory-store';
 import type { LimiterSpec } from '../../src/types';
 import { checkDrain } from './drain-checks';
 import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, runDrain, type DrainTarget } from './drain-harness';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready ≤ readyMax, counts add up', async () => {
   const clock = { now: 1_700_000_000_000 };
-  const spec: LimiterSpec = { name: 'drain', limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 60_000, epochMs: 250, sustained: false };
+  const spec: LimiterSpec = {
+    ...SPEC_DEFAULTS,
+    name: 'drain',
+    limit: 1000,
+    windowMs: 1000,
+    burst: 50,
+    reserve: 10,
+    idleMs: 60_000,
+    epochMs: 250,
+    sustained: false,
+  };
   const store = new MemoryStore({ clock: () => clock.now });
   const limiter = store.bind(spec);
   // Jobs are written straight into the queue the limiter dispatches from (the defer path writes the same records).

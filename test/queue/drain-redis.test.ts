@@ -9,6 +9,7 @@ import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, maxInWindow, runDrain, type DrainTarget } from './drain-harness';
 import { checkDrain } from './drain-checks';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let server: RedisServer;
 let client: Redis;
@@ -24,6 +25,7 @@ afterAll(async () => {
 test('backlog drains 1:1:2:1:1 with live traffic, ≤ limit per window, ready ≤ readyMax, counts add up', async () => {
   const clock = { now: 1_700_000_000_000 };
   const spec: LimiterSpec = {
+    ...SPEC_DEFAULTS,
     name: `drain-${process.pid}`,
     limit: 1000,
     windowMs: 1000,

@@ -1,5 +1,6 @@
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import { describeQueueStore } from './queue-store-suite';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 describeQueueStore('MemoryQueue', async ({ clock, spec, maxDead }) => new MemoryQueue({ clock, spec, ...(maxDead ? { maxDead } : {}) }));
 
@@ -7,7 +8,7 @@ test('the dispatcher lease is free again after its ttl (memory clock)', async ()
   let now = 1000;
   const q = new MemoryQueue({
     clock: () => now,
-    spec: { name: 'lease', limit: 10, windowMs: 1000, burst: 2, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
+    spec: { ...SPEC_DEFAULTS, name: 'lease', limit: 10, windowMs: 1000, burst: 2, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
   });
   expect(await q.acquireDispatcherLease('a', 100)).toBe(true);
   expect(await q.acquireDispatcherLease('b', 100)).toBe(false);
@@ -21,7 +22,7 @@ test("like lease.lua, only every 8th claim's completion trims expired completed 
   let now = 1000;
   const q = new MemoryQueue({
     clock: () => now,
-    spec: { name: 'trim', limit: 1000, windowMs: 1000, burst: 100, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
+    spec: { ...SPEC_DEFAULTS, name: 'trim', limit: 1000, windowMs: 1000, burst: 100, reserve: 1, idleMs: 60_000, epochMs: 250, sustained: false },
   });
   const job = (idempotencyKey?: string) =>
     q.enqueue({

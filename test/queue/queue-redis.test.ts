@@ -4,11 +4,13 @@ import { allKeys } from '../../src/redis/keys';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { describeQueueStore } from './queue-store-suite';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let server: RedisServer;
 let client: Redis;
 let seq = 0;
 const spec = (name: string): LimiterSpec => ({
+  ...SPEC_DEFAULTS,
   name,
   limit: 1000,
   windowMs: 1000,

@@ -5,6 +5,7 @@
 import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
 import type { QueueStore } from '../../src/queue/types';
 import type { Clock, LimiterSpec } from '../../src/types';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 export interface TestQueue extends QueueStore {
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
@@ -22,6 +23,7 @@ export type MakeQueue = (options: QueueFactoryOptions) => Promise<TestQueue>;
 const T0 = 1_700_000_000_000;
 let specSeq = 0;
 const looseSpec = (): LimiterSpec => ({
+  ...SPEC_DEFAULTS,
   name: `queue-suite-${process.pid}-${++specSeq}`,
   limit: 1_000_000,
   windowMs: 1000,

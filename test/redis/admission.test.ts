@@ -11,6 +11,7 @@ import { loadScript } from '../../src/store/scripts';
 import type { LimiterSpec } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let server: RedisServer;
 let client: Redis;
@@ -24,6 +25,7 @@ afterAll(async () => {
 
 let seq = 0;
 const spec = (over: Partial<LimiterSpec> & { maxGroups?: number } = {}): LimiterSpec => ({
+  ...SPEC_DEFAULTS,
   name: `r-${process.pid}-${++seq}`,
   limit: 100,
   windowMs: 1000,

@@ -12,6 +12,7 @@ import { RedisStore } from '../../src/store/redis-store';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let server: RedisServer;
 let client: Redis;
@@ -40,6 +41,7 @@ afterAll(async () => {
 
 let seq = 0;
 const spec = (over: Partial<LimiterSpec> = {}): LimiterSpec => ({
+  ...SPEC_DEFAULTS,
   name: `b-${process.pid}-${++seq}`,
   limit: 100,
   windowMs: 1000,

@@ -3,6 +3,7 @@ import type { Cluster } from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let cluster: RedisCluster;
 let client: Cluster;
@@ -24,6 +25,7 @@ test('all keys of a limiter share one non-zero slot, and admission works there',
   expect(slot).toBeGreaterThan(0);
 
   const limiter = new RedisStore({ client }).bind({
+    ...SPEC_DEFAULTS,
     name,
     limit: 10,
     windowMs: 60_000,

@@ -24,7 +24,19 @@ afterAll(async () => {
 });
 
 const spec = (name: string): LimiterSpec =>
-  ({ name, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, idleMs: 600_000, epochMs: 250, sustained: false, maxGroups: 200_000 }) as LimiterSpec;
+  ({
+    name,
+    limit: 1000,
+    windowMs: 1000,
+    burst: 50,
+    reserve: 10,
+    idleMs: 600_000,
+    epochMs: 250,
+    sustained: false,
+    maxGroups: 200_000,
+    probationMs: 0,
+    concurrencyLeaseMs: 60_000,
+  }) satisfies LimiterSpec;
 
 async function inBatches(n: number, batch: number, f: (i: number) => Promise<unknown>) {
   for (let i = 0; i < n; i += batch) await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) => f(i + j)));

@@ -14,6 +14,7 @@ import { limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/store/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
+import { SPEC_DEFAULTS } from '../helpers/spec';
 
 let master: RedisServer;
 let replica: RedisServer;
@@ -97,6 +98,7 @@ test('durability needs a store that can confirm writes on replicas', () => {
 test('a write is confirmed only on the connection that carried it: after a reconnect, WAIT says nothing about it', async () => {
   const name = `durable-session-${process.pid}`;
   const store = new RedisStore({ client }).bind({
+    ...SPEC_DEFAULTS,
     name,
     limit: 1,
     windowMs: 60_000,
