@@ -4,7 +4,7 @@
  */
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
 import { rlConfig, type RuleConfig } from '../core/rules';
-import { distinctPlanRules } from '../store/plan-lanes';
+import { distinctPlanRules } from '../core/plan-rules';
 import type { Clock, LimiterSpec } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
 import type { JobRecord } from '../queue/job-record';

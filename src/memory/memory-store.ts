@@ -17,7 +17,7 @@ import { decide } from '../core/fair-share-decide';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
-import { rulesOfCheck } from '../store/plan-lanes';
+import { rulesOfCheck } from '../core/plan-rules';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';

@@ -5,6 +5,7 @@
  * lane and batches exactly as before.
  */
 import { rulesConfigText, type RuleSpec } from '../core/rules';
+import { distinctPlanRules } from '../core/plan-rules';
 import type { AdmitInput, LimiterSpec } from '../types';
 import { ScriptBatcher, type RunMany, type RunOne } from '../redis/script-batcher';
 
@@ -53,22 +54,6 @@ export function laneBatcher<Req extends AdmitInput, Reply, Config>(
     maxBatch,
     laneOf,
   );
-}
-
-/** The rules a check's decision names: its plan's, or the limiter's. */
-export function rulesOfCheck(spec: LimiterSpec, input: Pick<AdmitInput, 'plan'>): readonly RuleSpec[] | undefined {
-  return input.plan === undefined ? spec.rules : (spec.plans?.get(input.plan)?.rules ?? spec.rules);
-}
-
-/** The plans whose rules differ from the limiter's, each with its rules' config text (what follows ';'). */
-export function distinctPlanRules(spec: LimiterSpec): ReadonlyMap<string, { readonly rules: readonly RuleSpec[]; readonly text: string }> {
-  const own = rulesConfigText(spec.rules);
-  const out = new Map<string, { readonly rules: readonly RuleSpec[]; readonly text: string }>();
-  for (const plan of spec.plans?.values() ?? []) {
-    const text = rulesConfigText(plan.rules);
-    if (text !== own && text !== '') out.set(plan.name, { rules: plan.rules, text: text.slice(1) });
-  }
-  return out;
 }
 
 /** A claim script's `plans` argument (claim_plans in lua/includes/claim.lua): '' when no plan has rules of its own. */

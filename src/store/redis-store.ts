@@ -12,7 +12,8 @@ import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from '../redis/k
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
 import { RedisQueue } from '../redis/redis-queue';
-import { laneBatcher, ruleLanes, rulesOfCheck } from './plan-lanes';
+import { rulesOfCheck } from '../core/plan-rules';
+import { laneBatcher, ruleLanes } from './plan-lanes';
 import { ScriptBatcher } from '../redis/script-batcher';
 import { openDurableWrites } from '../redis/durable-writes';
 import { STATUS, admitManyScript, admitScript, type Admission, type Deferral } from './lua-sources.generated';
