@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Generates src/store/lua-sources.generated.ts from lua/: every script's source with its `--!include` lines
+ * Generates src/redis/lua-sources.generated.ts from lua/: every script's source with its `--!include` lines
  * expanded, as string constants compiled into the JS (the library reads no file at run time: bundlers,
  * single-file deployments), and the typed bindings its header declares (scripts/lua-headers.js: keys, typed
  * arguments, a reply decoder that checks the shape; STATUS from lua/includes/status.lua). Fails when a header and
@@ -14,7 +14,7 @@ const { declarationsOf, headerOf, checkScript, HeaderError } = require('./lua-he
 const { renderBindings, renderStatus, camel } = require('./lua-bindings');
 
 const ROOT = join(__dirname, '..');
-const OUT = join(ROOT, 'src', 'store', 'lua-sources.generated.ts');
+const OUT = join(ROOT, 'src', 'redis', 'lua-sources.generated.ts');
 const INCLUDE = /^--!include\s+(\S+)\s*$/gm;
 
 /** Each include once per script: a repeated one becomes a comment (Lua would redefine its locals). */

@@ -6,7 +6,7 @@
 import type { OutageGuard } from './outage';
 import { toStoreError, withTimeout } from './store-call';
 import type { Scheduler } from './scheduler';
-import { RedisStore } from './store/redis-store';
+import { RedisStore } from './redis/redis-store';
 import { reopenIfEndedUnasked, watchForUnaskedEnd, type Reopenable } from './redis/reopen';
 import type { LimiterStore, Logger, Store } from './types';
 

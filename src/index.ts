@@ -14,7 +14,7 @@ export {
   type RedisHealth,
 } from './limiter';
 export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
-export { RedisStore, type RedisStoreOptions } from './store/redis-store';
+export { RedisStore, type RedisStoreOptions } from './redis/redis-store';
 export { MemoryStore, type MemoryStoreOptions } from './memory/memory-store';
 export { OVERFLOW_GROUP } from './core/fair-share';
 export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';

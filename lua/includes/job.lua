@@ -1,7 +1,7 @@
 -- job.lua: the job record codec and the steps every queue script shares (included, never run alone).
 --
 -- The queue key block: every queue script receives the same KEYS, in this order (`-- @keys queue` in a script's
--- header; the names are LimiterKeys' in src/store/keys.ts, gsince is groupSince there):
+-- header; the names are LimiterKeys' in src/redis/keys.ts, gsince is groupSince there):
 -- @keyblock queue counters groups seen delayed pending ready jobs active dead completed idempotency backlog wake
 -- @keyblock queue inflight held since groupSince
 --

@@ -13,7 +13,7 @@ import { StoreError } from '../errors';
 import type { AdmitInput, Decision, DurableWrites } from '../types';
 import type { EnqueueInput, EnqueueResult } from '../queue/job-record';
 import { reopenIfEnded } from './reopen';
-import type { RedisClient } from '../store/scripts';
+import type { RedisClient } from './admission-scripts';
 
 /** What durable writes need of an ioredis `Redis` connection (structural: the declarations import no ioredis). */
 export interface WriteConnection extends RedisClient {

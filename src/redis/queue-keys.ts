@@ -3,7 +3,7 @@
  * lua/includes/job.lua, read into the generated bindings). All under the limiter's one hash tag.
  */
 import type { LimiterKeys } from './keys';
-import { enqueueScript } from '../store/lua-sources.generated';
+import { enqueueScript } from './lua-sources.generated';
 
 export function queueKeyBlock(keys: LimiterKeys): string[] {
   return enqueueScript.keys(keys);

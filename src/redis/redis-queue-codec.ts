@@ -1,8 +1,8 @@
 /**
  * RedisQueue's side of the queue scripts' boundary: its inputs as the scripts' typed arguments and the decoded
- * replies (src/store/lua-sources.generated.ts, from the headers in lua/) as the QueueStore answers them.
+ * replies (src/redis/lua-sources.generated.ts, from the headers in lua/) as the QueueStore answers them.
  */
-import { STATUS, type CompleteClaimReply, type EnqueueArgs, type EnqueueReply, type LeasedJob } from '../store/lua-sources.generated';
+import { STATUS, type CompleteClaimReply, type EnqueueArgs, type EnqueueReply, type LeasedJob } from './lua-sources.generated';
 import { decodeRecord, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
 import type { ClaimedJob, CompleteAndClaimResult } from '../queue/types';
 

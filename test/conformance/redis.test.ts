@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { allKeys } from '../../src/redis/keys';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';

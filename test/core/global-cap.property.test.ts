@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { ManualClock, maxInAnyWindow } from '../conformance/store-suite';

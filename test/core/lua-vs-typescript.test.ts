@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { ManualClock } from '../conformance/store-suite';
 import { arrivalsArb, specArb } from './arbitraries';

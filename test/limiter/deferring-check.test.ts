@@ -6,7 +6,7 @@
 import type Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

@@ -6,7 +6,7 @@ import type Redis from 'ioredis';
 import { DenyCache } from '../../src/deny-cache';
 import { ConfigError } from '../../src/errors';
 import { createLimiter } from '../../src/limiter';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
 import { withScheduler } from '../../src/scheduler';
 import { ManualScheduler } from '../helpers/manual-scheduler';

@@ -5,7 +5,7 @@
 import Redis from 'ioredis';
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { isDegraded } from '../../src/outage-policy';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 let server: RedisServer;

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 let server: RedisServer;

@@ -1,7 +1,7 @@
 /** Runs the HTTP case table (cases.ts) for one framework: on MemoryStore, and the `redis` cases on RedisStore. */
 import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { CASES as BASE_CASES, FROZEN_NOW, type Harness } from './cases';
 import { CONCURRENCY_CASES } from './concurrency-cases';

@@ -6,7 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
-import { LUA_DIR } from '../../src/store/scripts';
+import { LUA_DIR } from '../../src/redis/admission-scripts';
 import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
 import { SPEC_DEFAULTS } from '../helpers/spec';

@@ -13,7 +13,7 @@ import { resolveRules, type Rule } from '../../src/rule-options';
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import { RedisQueue } from '../../src/redis/redis-queue';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { ManualClock } from '../conformance/store-suite';
 import type { LimiterStore } from '../../src/types';
 import { OracleRedis } from './oracle-client';

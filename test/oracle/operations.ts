@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import type { LimiterSpec } from '../../src/types';
-import { ruleLanes } from '../../src/store/plan-lanes';
+import { ruleLanes } from '../../src/redis/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
 import type { ClaimedJob, QueueStore } from '../../src/queue/types';
 import type { AdmitInput, Decision, GroupStatus, PeekInput } from '../../src/types';
@@ -69,7 +69,7 @@ const deferArgs = fc.record({
 const planOf = (spec: LimiterSpec): fc.Arbitrary<string | undefined> =>
   spec.plans ? fc.option(fc.constantFrom(...spec.plans.keys()), { nil: undefined, freq: 2 }) : fc.constant(undefined);
 /**
- * A turn's checks as the RedisStore sends them: one call per plan rule set (src/store/plan-lanes.ts), the lanes
+ * A turn's checks as the RedisStore sends them: one call per plan rule set (src/redis/plan-lanes.ts), the lanes
  * in the order of their first check. The batch is given to both sides in that order (the checks of one turn are
  * concurrent: any order is a valid one), so the lanes' calls are compared with the same checks one by one.
  */

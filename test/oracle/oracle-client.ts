@@ -1,5 +1,5 @@
 /**
- * An ioredis-shaped client whose scripts run in the Lua oracle: `defineCommand` (what src/store/scripts.ts
+ * An ioredis-shaped client whose scripts run in the Lua oracle: `defineCommand` (what src/redis/admission-scripts.ts
  * registers, includes already expanded), `eval` and `del`. RedisStore and RedisQueue run over it unchanged, so the
  * differential tests compare the whole Redis path (argument encoding, scripts, reply decoding) with the
  * MemoryStore. Arguments and replies are converted as ioredis converts them (UTF-8 strings, String(number)).

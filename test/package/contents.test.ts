@@ -27,7 +27,7 @@ test('the package holds dist, README, LICENSE and package.json, and nothing else
       'dist/index.d.ts',
       'dist/middleware/express.js',
       'dist/middleware/koa.js',
-      'dist/store/lua-sources.generated.js',
+      'dist/redis/lua-sources.generated.js',
     ]),
   );
 });

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { StoreError } from '../../src/errors';
 import { RedisQueue } from '../../src/redis/redis-queue';
-import * as lua from '../../src/store/lua-sources.generated';
-import { LUA_DIR } from '../../src/store/scripts';
+import * as lua from '../../src/redis/lua-sources.generated';
+import { LUA_DIR } from '../../src/redis/admission-scripts';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 import { OracleRedis } from '../oracle/oracle-client';
 
@@ -338,7 +338,7 @@ function admissionTypeErrors(edits: Record<string, (text: string) => string>, ca
 }
 
 test('TypeScript refuses an admission caller that disagrees with the headers: the decoded reply is the stores’ AdmitReply', () => {
-  // what src/store/scripts.ts and redis-store.ts rely on: the arguments' names, and the reply as AdmitReply
+  // what src/redis/admission-scripts.ts and redis-store.ts rely on: the arguments' names, and the reply as AdmitReply
   const caller = `
 import type { AdmitReply } from '../../src/core/decision';
 import { admitScript, admitManyScript } from './bindings';

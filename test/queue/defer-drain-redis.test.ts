@@ -1,5 +1,5 @@
 /** Deferred backlogs drain at the borrowed rate (defer-drain-suite.ts) on a real redis-server. */
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis } from '../helpers/redis-server';
 import { describeDeferDrain } from './defer-drain-suite';
 

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { describeDefer } from './defer-suite';
 

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { RedisQueue } from '../../src/redis/redis-queue';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { LimiterSpec } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { WEIGHTED_BACKLOG_PLAN, admitLiveWith, maxInWindow, runDrain, type DrainTarget } from './drain-harness';

@@ -9,7 +9,7 @@ import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from './fixtures/queues';

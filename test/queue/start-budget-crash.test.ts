@@ -7,7 +7,7 @@
 import { createLimiter } from '../../src/limiter';
 import { resolveLimiterOptions } from '../../src/options';
 import { RedisQueue } from '../../src/redis/redis-queue';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { maxInWindow } from './drain-harness';
 import { enqueue, until } from './fixtures/queues';
 import { redisWithWorkerProcesses } from './fixtures/worker-processes';

@@ -10,7 +10,7 @@ import { Dispatcher } from '../../src/queue/dispatcher';
 import type { QueueStore } from '../../src/queue/types';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { maxInWindow } from './drain-harness';

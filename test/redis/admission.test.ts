@@ -5,9 +5,9 @@
 import type Redis from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/redis/keys';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
-import { admitScript, peekScript, resetScript } from '../../src/store/lua-sources.generated';
-import { loadScript } from '../../src/store/scripts';
+import { RedisStore } from '../../src/redis/redis-store';
+import { admitScript, peekScript, resetScript } from '../../src/redis/lua-sources.generated';
+import { loadScript } from '../../src/redis/admission-scripts';
 import type { LimiterSpec } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

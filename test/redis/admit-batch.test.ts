@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules } from '../../src/rule-options';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';

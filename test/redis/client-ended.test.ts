@@ -5,7 +5,7 @@
  */
 import Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
 

@@ -11,7 +11,7 @@
  */
 import { createLimiter, type Limiter } from '../../src/limiter';
 import { limiterKeys } from '../../src/redis/keys';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 
 let cluster: RedisCluster;

@@ -1,7 +1,7 @@
 /** A real 3-master cluster: a limiter whose hash tag lands in a non-zero slot keeps all keys in that slot and works. */
 import type { Cluster } from 'ioredis';
 import { allKeys, limiterKeys } from '../../src/redis/keys';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { resolvePlans } from '../../src/plan-options';
 import { resolveRules } from '../../src/rule-options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';

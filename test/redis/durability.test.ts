@@ -11,7 +11,7 @@ import { createLimiter, type Limiter } from '../../src/limiter';
 import { bulkLimiter } from '../../src/middleware/express';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { limiterKeys } from '../../src/redis/keys';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
 import { SPEC_DEFAULTS } from '../helpers/spec';

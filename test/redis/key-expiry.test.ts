@@ -8,7 +8,7 @@ import type Redis from 'ioredis';
 import { createLimiter } from '../../src/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
 

@@ -8,7 +8,7 @@
  * 28 of them (those taken while the replica was behind).
  */
 import { createLimiter } from '../../src/limiter';
-import { RedisStore } from '../../src/store/redis-store';
+import { RedisStore } from '../../src/redis/redis-store';
 import { startSentinel, type SentinelSetup } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';
 

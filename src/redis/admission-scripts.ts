@@ -5,7 +5,7 @@
  */
 import { plansSpanMs } from '../core/fair-share';
 import { rulesConfigText, type RuleSpec } from '../core/rules';
-import type { RunMany, RunOne } from '../redis/script-batcher';
+import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
 import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
 import { runBound, runDecoded, type RedisClient } from './script-loader';

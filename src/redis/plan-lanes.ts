@@ -7,7 +7,7 @@
 import { rulesConfigText, type RuleSpec } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';
 import type { AdmitInput, LimiterSpec } from '../types';
-import { ScriptBatcher, type RunMany, type RunOne } from '../redis/script-batcher';
+import { ScriptBatcher, type RunMany, type RunOne } from './script-batcher';
 
 export interface RuleLanes {
   /** The rules of each lane; lane 0 is the limiter's own (a check without a plan). */

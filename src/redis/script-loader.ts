@@ -18,7 +18,7 @@ export interface RedisClient {
 }
 export type ScriptArg = string | number | Buffer;
 
-/** The scripts in the repository (for tests; the library reads LUA_SOURCES). Works from src/store and dist/store. */
+/** The scripts in the repository (for tests; the library reads LUA_SOURCES). Works from src/redis and dist/redis. */
 export const LUA_DIR = join(__dirname, '..', '..', 'lua');
 const SCRIPT_VERSION = 'v1';
 

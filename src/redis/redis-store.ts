@@ -8,14 +8,14 @@ import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
-import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from '../redis/keys';
+import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../queue/job-record';
-import { RedisQueue } from '../redis/redis-queue';
+import { RedisQueue } from './redis-queue';
 import { rulesOfCheck } from '../core/plan-rules';
 import { laneBatcher, ruleLanes } from './plan-lanes';
-import { ScriptBatcher } from '../redis/script-batcher';
-import { openDurableWrites } from '../redis/durable-writes';
+import { ScriptBatcher } from './script-batcher';
+import { openDurableWrites } from './durable-writes';
 import { STATUS, admitManyScript, admitScript, type Admission, type Deferral } from './lua-sources.generated';
 import {
   admitCommand,
@@ -31,7 +31,7 @@ import {
   type DeferringInput,
   type Lane,
   type RedisClient,
-} from './scripts';
+} from './admission-scripts';
 import { func, integer, optional, refuse } from '../validate';
 
 export interface RedisStoreOptions {
