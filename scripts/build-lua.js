@@ -10,7 +10,8 @@
 const { createHash } = require('node:crypto');
 const { readFileSync, readdirSync, writeFileSync, existsSync } = require('node:fs');
 const { join } = require('node:path');
-const { declarationsOf, headerOf, checkScript, HeaderError } = require('./lua-headers');
+const { declarationsOf, headerOf, HeaderError } = require('./lua-headers');
+const { checkScript } = require('./lua-check');
 const { renderBindings, renderStatus, camel } = require('./lua-bindings');
 
 const ROOT = join(__dirname, '..');
