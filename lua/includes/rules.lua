@@ -3,8 +3,8 @@
   call and all-or-nothing (a request any policy denies spends nothing in any other). src/core/rules.ts is the
   same code in TypeScript: keep the two in step, name for name.
 
-  Config: after fs_config's 8 numbers, ';' and a JSON array of 5 numbers per rule (cjson parses it in one C
-  call: a text pattern per rule cost 3.5 µs a call): tag, algorithm, limit, windowMs, burst
+  Config: after fs_config's 9 (10) numbers, ';' and a JSON array of 5 numbers per rule (cjson parses it in one
+  C call, cheaper than a text pattern per rule): tag, algorithm, limit, windowMs, burst
     tag        a number naming the rule's state (from name, algorithm and window: a changed rule starts afresh)
     algorithm  1 token-bucket (strict: burst, then (limit − burst + 1) per window), 2 sliding-window
                (RL_SLOTS sub-windows, strict: counts every sub-window the window touches), 3 fixed-window
