@@ -1,0 +1,117 @@
+'use strict';
+/**
+ * Machine instructions per check of admit-many.lua under valgrind's callgrind, counted inside EVALSHA only:
+ * deterministic, so a change to the rules path can be compared on a busy machine where the INFO commandstats
+ * figures of `npm run bench -- --only=rules` swing by a third. Not part of `npm run bench` (it needs valgrind,
+ * and instructions are not time: compare ratios, and confirm a gain with the bench).
+ *
+ *   npm run build && node bench/lua-instructions.js [--groups=10] [--batch=64] [--calls=125]
+ *
+ * Rows: no rules, the rules section's two rules (sliding window per second, token bucket per hour), and the same
+ * two as a plan's; the allow-heavy closed loop of the rules section, one group after another.
+ */
+const { spawn, execFileSync } = require('node:child_process');
+const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const Redis = require('ioredis');
+const { freePort } = require('./lib/redis');
+
+const ROOT = join(__dirname, '..');
+const { LUA_SOURCES } = require(join(ROOT, 'dist', 'redis', 'lua-sources.generated.js'));
+const { fairShareConfigBlock } = require(join(ROOT, 'dist', 'redis', 'admission-scripts.js'));
+const { resolveLimiterOptions } = require(join(ROOT, 'dist', 'options.js'));
+
+const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const GROUPS = arg('groups', 10);
+const BATCH = arg('batch', 64);
+const CALLS = arg('calls', Math.max(20, Math.round(8000 / BATCH)));
+const TWO_RULES = [
+  { name: 'tenant-second', limit: 1_000_000, windowMs: 1000, algorithm: 'sliding-window' },
+  { name: 'tenant-hour', limit: 100_000_000, windowMs: 3_600_000 },
+];
+const base = { limit: 1_000_000_000, windowMs: 600_000, maxGroups: 20_000, probationMs: 0 };
+const config = (options) => {
+  const { spec } = resolveLimiterOptions({ ...base, ...options });
+  return fairShareConfigBlock(spec);
+};
+const KINDS = [
+  { label: 'no rules', config: config({}) },
+  { label: 'two rules', config: config({ rules: TWO_RULES }) },
+  // the plan's lane: its rules, and the longest span of any plan in the block
+  {
+    label: 'two rules as a plan',
+    config: fairShareConfigBlock(
+      resolveLimiterOptions({ ...base, plans: { free: {}, pro: { rules: TWO_RULES } } }).spec,
+      resolveLimiterOptions({ ...base, plans: { free: {}, pro: { rules: TWO_RULES } } }).spec.plans.get('pro').rules,
+    ),
+  },
+];
+
+/** The dump written since `before`, and its total instruction count. */
+function dumpedTotal(dir, before) {
+  const file = readdirSync(dir).find((f) => !before.has(f) && f.startsWith('cg.'));
+  if (!file) throw new Error('callgrind wrote no dump');
+  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
+  return Number(m[1]);
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-cg-'));
+  const port = await freePort();
+  const server = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--toggle-collect=evalShaCommand',
+      `--callgrind-out-file=${join(dir, 'cg.%p')}`,
+      'redis-server',
+      '--port',
+      String(port),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
+  server.once('error', (e) => {
+    console.error(`valgrind: ${e.message} (install valgrind to run this)`);
+    process.exit(1);
+  });
+  // valgrind takes a while to start redis-server: commands wait for the connection
+  const client = new Redis({ port, retryStrategy: () => 200, maxRetriesPerRequest: null });
+  client.on('error', () => {});
+  try {
+    await client.ping();
+    const sha = await client.script('LOAD', LUA_SOURCES['admit-many.lua']);
+    const rows = [];
+    for (const [i, kind] of KINDS.entries()) {
+      const keys = [`{bl:cg${i}}:groups`, `{bl:cg${i}}:seen`, `{bl:cg${i}}:leases`, `{bl:cg${i}}:slots`];
+      let g = 0;
+      const call = () => {
+        const args = [0, kind.config, 0];
+        for (let k = 0; k < BATCH; k++) args.push(`g${g++ % GROUPS}`, 1, 1, 0);
+        return client.evalsha(sha, keys.length, ...keys, ...args);
+      };
+      for (let k = 0; k < Math.ceil(GROUPS / BATCH) + 3; k++) await call(); // every group registered first
+      execFileSync('callgrind_control', ['--zero', String(server.pid)], { stdio: 'ignore' });
+      for (let k = 0; k < CALLS; k++) await call();
+      const before = new Set(readdirSync(dir));
+      execFileSync('callgrind_control', ['--dump', String(server.pid)], { stdio: 'ignore' });
+      rows.push({ label: kind.label, perCheck: dumpedTotal(dir, before) / (CALLS * BATCH) });
+    }
+    console.log(`admit-many.lua, ${GROUPS} groups, ${BATCH} checks a call, ${CALLS} calls: instructions per check (callgrind, EVALSHA only)`);
+    for (const r of rows)
+      console.log(`${r.label.padEnd(22)} ${Math.round(r.perCheck).toLocaleString('en')}  ${(r.perCheck / rows[0].perCheck).toFixed(3)}×`);
+  } finally {
+    client.disconnect();
+    server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
