@@ -122,6 +122,23 @@ test.each([
 });
 
 /** Type-checks `caller` against the module generated from `touch` (src/errors.ts beside it); the diagnostics. */
+/** tsc's errors in the files under `dir`, type-checking its caller.ts strictly (what a caller of the bindings sees). */
+function callerTypeErrors(dir: string): string[] {
+  const program = ts.createProgram([join(dir, 'caller.ts')], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts'],
+    types: ['node'],
+    typeRoots: [join(ROOT, 'node_modules', '@types')],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((d) => d.file?.fileName.startsWith(dir))
+    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+}
+
 function typeErrors(touch: string, caller: string): string[] {
   const dir = mkdtempSync(join(tmpdir(), 'bl-bindings-'));
   try {
@@ -129,16 +146,7 @@ function typeErrors(touch: string, caller: string): string[] {
     writeFileSync(join(dir, 'store', 'bindings.ts'), renderFixture({ 'touch.lua': touch, 'batch.lua': BATCH }));
     writeFileSync(join(dir, 'errors.ts'), ts.sys.readFile(join(ROOT, 'src', 'errors.ts'))!);
     writeFileSync(join(dir, 'caller.ts'), caller);
-    const program = ts.createProgram([join(dir, 'caller.ts')], {
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      target: ts.ScriptTarget.ES2022,
-      lib: ['lib.es2022.d.ts'],
-      types: ['node'],
-      typeRoots: [join(ROOT, 'node_modules', '@types')],
-    });
-    return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    return callerTypeErrors(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -318,19 +326,7 @@ function admissionTypeErrors(edits: Record<string, (text: string) => string>, ca
   try {
     writeFileSync(join(dir, 'bindings.ts'), render(luaDir, { errorsImport: '../../src/errors' }));
     writeFileSync(join(dir, 'caller.ts'), caller);
-    const program = ts.createProgram([join(dir, 'caller.ts')], {
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      target: ts.ScriptTarget.ES2022,
-      lib: ['lib.es2022.d.ts'],
-      types: ['node'],
-      typeRoots: [join(ROOT, 'node_modules', '@types')],
-    });
-    return ts
-      .getPreEmitDiagnostics(program)
-      .filter((d) => d.file?.fileName.startsWith(dir))
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    return callerTypeErrors(dir);
   } finally {
     rmSync(luaDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
