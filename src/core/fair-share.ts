@@ -14,12 +14,14 @@ export * from './fair-share-state';
 export { fsGroup, fsReset } from './fair-share-groups';
 
 /**
- * The longest span (ms) any plan's rule state needs, 0 without plans: fs_config's optional 10th number, so
- * the keys outlive every plan's rule state whichever plan's rules a call has.
+ * The longest span (ms) any rule state of the limiter needs, its own rules' and every plan's, 0 without plans:
+ * fs_config's optional 10th number, so the keys outlive every rule state whichever lane's rules a call has (a
+ * plan's lane has its plan's rules only: without the limiter's span, its TTL could be shorter than another lane's).
  */
 export function plansSpanMs(spec: LimiterSpec): number {
-  let span = 0;
-  if (spec.plans) for (const plan of spec.plans.values()) span = Math.max(span, rlConfig(plan.rules)[1]);
+  if (!spec.plans) return 0;
+  let span = rlConfig(spec.rules)[1];
+  for (const plan of spec.plans.values()) span = Math.max(span, rlConfig(plan.rules)[1]);
   return span;
 }
 

@@ -3,6 +3,7 @@
  * and RedisQueue, against their TypeScript port (MemoryStore, MemoryQueue): the same operations on the same
  * injected clock, with idle gaps long enough for trimming and key expiry, must look the same to a caller.
  * ORACLE_RUNS=<n> runs each property n times (longer local runs); the default keeps `npm test` quick.
+ * ORACLE_SEED=<seed> (and ORACLE_PATH=<path>) replays the run a failure printed.
  */
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
@@ -12,6 +13,7 @@ import { OPERATIONS, stepOf, type OperationName } from './operations';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 
 const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
+const REPLAY = process.env.ORACLE_SEED === undefined ? {} : { seed: Number(process.env.ORACLE_SEED), path: process.env.ORACLE_PATH };
 const ALL = Object.keys(OPERATIONS) as OperationName[];
 
 let expiredKeys = 0;
@@ -30,12 +32,12 @@ const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60) =>
 
 test('the store: admit, admit-defer, their batches and the whole queue match the Lua scripts step by step', async () => {
   expiredKeys = 0;
-  await fc.assert(property(fc.constant({})), { numRuns: RUNS });
+  await fc.assert(property(fc.constant({})), { numRuns: RUNS, ...REPLAY });
   expect(expiredKeys).toBeGreaterThan(0); // the long gaps did outlive the limiter's keys
 }, 300_000);
 
 test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, claim, acks, reclaim, dead letters', async () => {
-  await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS });
+  await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS, ...REPLAY });
 }, 300_000);
 
 test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
