@@ -1,7 +1,7 @@
 /**
  * The `rules` option: validated once at construction into resolved RuleSpecs (src/core/rules.ts runs them).
  */
-import { ruleTag, type RuleAlgorithm, type RuleSpec } from './core/rules';
+import { RULE_LIMIT_MAX, ruleTag, type RuleAlgorithm, type RuleSpec } from './core/rules';
 import { ConfigError, describeValue } from './errors';
 import { refuseUnknownOptions } from './option-names';
 import { integer, oneOf, plainObject, refuse } from './validate';
@@ -10,7 +10,7 @@ import { integer, oneOf, plainObject, refuse } from './validate';
 export interface Rule {
   /** Names the rule in `decision.policy`, the 429's `violated-policies` and the RateLimit fields. Letters, digits, `._-`, ≤ 32. */
   readonly name: string;
-  /** Integer ≥ 1. */
+  /** Integer from 1 to 2^48 (a reply carries a sliding window's count times 16 as an exact integer). */
   readonly limit: number;
   /** Integer ≥ 1. */
   readonly windowMs: number;
@@ -49,7 +49,8 @@ export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULE
     if (r.name === 'concurrency') fail(`Expected \`${at}.name\` not to be "concurrency": that names the request-concurrency cap`);
     if (names.has(r.name)) fail(`Expected \`${at}.name\` to be unique, got ${describeValue(r.name)} twice`);
     names.add(r.name);
-    for (const key of ['limit', 'windowMs'] as const) integer(`${at}.${key}`, r[key], { code });
+    integer(`${at}.limit`, r.limit, { code, max: RULE_LIMIT_MAX });
+    integer(`${at}.windowMs`, r.windowMs, { code });
     const algorithm = oneOf<RuleAlgorithm, RuleAlgorithm>(`${at}.algorithm`, r.algorithm, ALGORITHMS, { code, fallback: 'token-bucket' });
     const burst = Math.max(1, Math.ceil(r.limit / 20));
     return Object.freeze({ name: r.name, limit: r.limit, windowMs: r.windowMs, algorithm, burst, tag: ruleTag(r.name, algorithm, r.windowMs) });

@@ -1,16 +1,10 @@
 /** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
 import type { ConcurrencyResult } from './concurrency';
 import type { FairShareResult } from './fair-share';
-import type { RuleSpec } from './rules';
+import { ruleStatusOf, type RuleSpec } from './rules';
 import type { ConcurrencyStatus, Decision, GroupStatus, RuleStatus } from '../types';
 
 const COLOURS = ['green', 'yellow', 'red'] as const;
-
-/** One rule's state in a reply: what the group may still use under it, and in how long (ms) it is whole again. */
-export interface RuleState {
-  readonly remaining: number;
-  readonly resetMs: number;
-}
 
 /**
  * The reply both stores give, in whole ms (durations ceil'd, like admit.lua's reply). The RedisStore's is the
@@ -26,22 +20,21 @@ export interface AdmitReply {
   readonly hintMs: number;
   readonly resetMs: number;
   readonly active: number;
-  readonly atMs: number;
+  /** The decision's time on the store clock, µs (whole: Redis TIME, or a test clock's rounded). */
+  readonly atUs: number;
   readonly group: string;
   /** Floor'd (a lower bound), unlike the other durations. */
   readonly emptyMs: number;
   /** With rules: 0 the global share, i the i-th rule (the one that denied). */
   readonly policy: number | undefined;
-  /** Per rule, in order; none without rules. */
-  readonly rules: readonly RuleState[];
+  /** Per rule, in order, its mark (rules.ts rlMarks: ruleStatusOf reads remaining and reset from it); none without rules. */
+  readonly rules: readonly number[];
   /** With a concurrency cap: the lease taken ('' = none) and the group's leases held after the decision. */
   readonly lease: string | undefined;
   readonly held: number | undefined;
 }
 
-export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowMs: number): AdmitReply {
-  const rules: RuleState[] = [];
-  if (r.rules) for (let i = 0; i < r.rules.length; i += 2) rules.push({ remaining: r.rules[i]!, resetMs: Math.ceil(r.rules[i + 1]! / 1000) });
+export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowUs: number): AdmitReply {
   const capped = 'lease' in r;
   return {
     allowed: r.allowed,
@@ -53,11 +46,11 @@ export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowMs: numb
     hintMs: Math.ceil(r.hintUs / 1000),
     resetMs: Math.ceil(r.resetUs / 1000),
     active: r.active,
-    atMs: nowMs,
+    atUs: nowUs,
     group: r.group,
     emptyMs: Math.floor(r.emptyUs / 1000),
     policy: r.rules ? r.policy : undefined,
-    rules,
+    rules: r.rules || [],
     lease: capped ? r.lease : undefined,
     held: capped ? r.held : undefined,
   };
@@ -71,14 +64,14 @@ function concurrencyStatus(r: AdmitReply, cap: number): ConcurrencyStatus | unde
 }
 
 function ruleStatuses(r: AdmitReply, rules: readonly RuleSpec[]): RuleStatus[] {
-  return rules.map((rule, i) => ({
-    name: rule.name,
-    limit: rule.limit,
-    windowMs: rule.windowMs,
-    remaining: r.rules[i]?.remaining ?? rule.limit,
-    resetMs: r.rules[i]?.resetMs ?? 0,
-  }));
+  return rules.map((rule, i) => {
+    const { remaining, resetUs } = ruleStatusOf(rule, r.rules[i] ?? 0, r.atUs);
+    return { name: rule.name, limit: rule.limit, windowMs: rule.windowMs, remaining, resetMs: Math.ceil(resetUs / 1000) };
+  });
 }
+
+/** The decision's time in whole ms, as the Decision's `at`. */
+const atMsOf = (r: AdmitReply): number => Math.floor(r.atUs / 1000);
 
 /**
  * The public Decision for one admission reply; `rules`: the limiter's (names the policy and each rule's state);
@@ -105,7 +98,7 @@ function rateDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
       resetMs: r.resetMs,
       activeGroups: r.active,
       colour: COLOURS[r.colour],
-      at: r.atMs,
+      at: atMsOf(r),
     };
     return withRules ? { ...d, rules: ruleStatuses(r, rules) } : d;
   }
@@ -119,7 +112,7 @@ function rateDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
     resetMs: r.resetMs,
     activeGroups: r.active,
     colour: COLOURS[r.colour],
-    at: r.atMs,
+    at: atMsOf(r),
     reason: 'limit',
     hintMs: Math.min(r.hintMs, r.retryMs),
     globalWaitMs: r.emptyMs,
@@ -145,7 +138,7 @@ export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): Group
     retryAfterMs: r.allowed ? 0 : r.retryMs,
     resetMs: r.resetMs,
     activeGroups: r.active,
-    at: r.atMs,
+    at: atMsOf(r),
   };
   if (!withRules) return r.allowed ? status : { ...status, policy: 'global' };
   const policy = r.allowed ? {} : { policy: policyName(r, rules) };

@@ -6,7 +6,7 @@
 import { fsGroup, fsSighted } from './fair-share-groups';
 import { FS_EPS, FS_GREEN_MIN, type FairShare, type FairShareResult } from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
-import { rlCheck, rlKeep, rlSpend, rlStatus, type RuleConfig, type RuleStates } from './rules';
+import { rlCheck, rlKeep, rlMarks, rlSpend, type RuleConfig, type RuleStates } from './rules';
 
 /** Time until `need` tokens exist (µs); infinite when the bucket can never hold them. */
 function fsWait(tokens: number, interval: number, need: number, size: number): number {
@@ -151,7 +151,7 @@ export function decide(
   let ruleStatus: number[] | false = false;
   if (rules && rs) {
     if (allowed && !fs.peek) rlSpend(rules, rs, c);
-    ruleStatus = rlStatus(rules, rs, now);
+    ruleStatus = rlMarks(rules, rs, now);
     rst.rulesUntil = rlKeep(rules, rs, now);
   }
 

@@ -134,7 +134,7 @@ export interface FairShareResult {
   active: number;
   /** 0 the global share, i the i-th rule: the policy that denied (waiting longest; 0 when allowed). */
   policy: number;
-  /** With rules: remaining, reset µs per rule. */
+  /** With rules: each rule's mark (rules.ts rlMarks). */
   rules: number[] | false;
 }
 

@@ -19,8 +19,12 @@ export interface RuleSpec {
 
 /** Sub-windows of a sliding-window rule: it may wait up to windowMs / RL_SLOTS longer than an exact log. */
 export const RL_SLOTS = 10;
-/** A sliding window's ring: the RL_SLOTS + 1 sub-windows a window touches, sub-window q at q % RL_RING. */
+/** The sub-windows a window touches: the newest and the RL_SLOTS before it. */
 const RL_RING = RL_SLOTS + 1;
+/** A sliding window's mark: used · RL_MARK + k (k ≤ RL_RING < RL_MARK). */
+const RL_MARK = 16;
+/** The largest rule limit: a sliding window's mark (limit · RL_MARK + k) stays an exact integer in a reply. */
+export const RULE_LIMIT_MAX = 2 ** 48;
 const RL_TOKEN = 1;
 const RL_SLIDING = 2;
 const RL_FIXED = 3;
@@ -38,10 +42,17 @@ export interface RuleConfig {
   readonly burst: number;
   readonly name: string;
   readonly T: number;
+  /** Token bucket: burst · T (how far ahead of now tat may run), and 1e-9 of a token in µs. */
+  readonly tau: number;
+  readonly eps: number;
   readonly slotUs: number;
 }
 
-/** Rule state of one group: tag → values (see rules.lua). */
+/**
+ * Rule state of one group: tag → values (rules.lua's, with a sliding window's past as numbers): token-bucket
+ * [tat], sliding-window [j, used, cur, past (RL_SLOTS counts, sub-window q at 3 + q % RL_SLOTS)],
+ * fixed-window [window index, count].
+ */
 export type RuleStates = Map<number, number[]>;
 
 /** FNV-1a (32 bits) of name, algorithm and window: the rule's tag. */
@@ -77,7 +88,7 @@ export function rlConfig(rules: readonly RuleSpec[] | undefined): [RuleConfig[] 
       span += Math.ceil(span / RL_SLOTS);
     }
     if (span > spanMs) spanMs = span;
-    return { tag: spec.tag, alg, limit: spec.limit, windowUs, burst: spec.burst, name: spec.name, T, slotUs };
+    return { tag: spec.tag, alg, limit: spec.limit, windowUs, burst: spec.burst, name: spec.name, T, tau: spec.burst * T, eps: 1e-9 * T, slotUs };
   });
   return [out, spanMs];
 }
@@ -85,45 +96,39 @@ export function rlConfig(rules: readonly RuleSpec[] | undefined): [RuleConfig[] 
 /** Brings a rule's state to `now` (refill, roll windows): no units are spent. */
 function rlState(r: RuleConfig, rs: RuleStates, now: number): number[] {
   let s = rs.get(r.tag);
+  if (!s) {
+    // new: a full bucket (tat in the past), an empty window
+    s = r.alg === RL_SLIDING ? new Array<number>(3 + RL_SLOTS).fill(0) : r.alg === RL_TOKEN ? [0] : [0, 0];
+    rs.set(r.tag, s);
+  }
   if (r.alg === RL_TOKEN) {
-    if (!s) {
-      s = [r.burst, now];
-      rs.set(r.tag, s);
-    }
-    let t = s[0]! + (now - s[1]!) / r.T;
-    if (t > r.burst) t = r.burst;
-    s[0] = t;
-    s[1] = now;
+    if (s[0]! < now) s[0] = now;
   } else if (r.alg === RL_SLIDING) {
-    // [newest sub-window j, units in the window, the ring of counts from index 2]
     const j = Math.floor(now / r.slotUs);
-    if (!s) {
-      s = [j, 0];
-      rs.set(r.tag, s);
-    }
     const q = s[0]!;
-    if (s.length === 2 || j - q >= RL_RING) {
-      // new, or the whole window has passed
-      for (let k = 2; k < 2 + RL_RING; k++) s[k] = 0;
-      s[0] = j;
-      s[1] = 0;
-    } else if (j > q) {
-      // sub-windows q + 1 .. j take the places of those leaving the window
+    if (j > q) {
       let used = s[1]!;
-      for (let p = q + 1; p <= j; p++) {
-        const k = 2 + (p % RL_RING);
+      if (used > 0 && j - q < RL_RING) {
+        // sub-windows q .. j − 1 join the past, in the places of those leaving the window
+        let k = 3 + (q % RL_SLOTS);
         used -= s[k]!;
-        s[k] = 0;
+        s[k] = s[2]!;
+        for (let p = q + 1; p <= j - 1; p++) {
+          k = 3 + (p % RL_SLOTS);
+          used -= s[k]!;
+          s[k] = 0;
+        }
+      } else {
+        // empty, or the whole window has passed
+        used = 0;
+        s.fill(0, 3);
       }
       s[0] = j;
       s[1] = used;
+      s[2] = 0;
     }
   } else {
     const w = Math.floor(now / r.windowUs);
-    if (!s) {
-      s = [w, 0];
-      rs.set(r.tag, s);
-    }
     if (s[0] !== w) {
       s[0] = w;
       s[1] = 0;
@@ -135,19 +140,20 @@ function rlState(r: RuleConfig, rs: RuleStates, now: number): number[] {
 /** Time until rule r admits c units (µs; 0 = now). */
 function rlWait(r: RuleConfig, s: number[], now: number, c: number): number {
   if (r.alg === RL_TOKEN) {
-    if (s[0]! >= c - 1e-9) return 0;
-    return (c - s[0]!) * r.T;
+    const over = s[0]! + c * r.T - now - r.tau;
+    return over > r.eps ? over : 0;
   }
   if (r.alg === RL_SLIDING) {
     const j = s[0]!;
     let used = s[1]!;
     if (used + c <= r.limit) return 0;
-    // the oldest sub-windows leave the window one by one (sub-window j − RL_RING + d)
-    for (let d = 1; d <= RL_RING; d++) {
-      used -= s[2 + ((j + d) % RL_RING)]!;
+    // the oldest sub-windows leave the window one by one: sub-window j − RL_RING + d at (j + d) · slot
+    for (let d = 1; d <= RL_SLOTS; d++) {
+      used -= s[3 + ((j + d - 1) % RL_SLOTS)]!;
       if (used + c <= r.limit) return (j + d) * r.slotUs - now;
     }
-    return r.windowUs;
+    // then sub-window j itself
+    return (j + RL_RING) * r.slotUs - now;
   }
   if (s[1]! + c <= r.limit) return 0;
   return (s[0]! + 1) * r.windowUs - now;
@@ -175,50 +181,72 @@ export function rlCheck(rules: readonly RuleConfig[], rs: RuleStates, now: numbe
 export function rlSpend(rules: readonly RuleConfig[], rs: RuleStates, c: number): void {
   for (const r of rules) {
     const s = rs.get(r.tag)!;
-    if (r.alg === RL_TOKEN) s[0] = s[0]! - c;
+    if (r.alg === RL_TOKEN) s[0] = s[0]! + c * r.T;
     else if (r.alg === RL_SLIDING) {
-      const k = 2 + (s[0]! % RL_RING);
       s[1] = s[1]! + c;
-      s[k] = s[k]! + c;
+      s[2] = s[2]! + c;
     } else s[1] = s[1]! + c;
   }
 }
 
-/** [remaining units, µs until the rule's quota is whole again] for one rule. */
-function rlRemaining(r: RuleConfig, s: number[], now: number): [number, number] {
-  if (r.alg === RL_TOKEN) {
-    let left = Math.floor(s[0]! + 1e-9);
-    if (left < 0) left = 0;
-    return [left, (r.burst - s[0]!) * r.T];
-  }
-  if (r.alg === RL_SLIDING) {
-    const used = s[1]!;
-    if (used === 0) return [r.limit, 0];
-    // the newest sub-window holding units leaves last (sub-window j − RL_RING + k)
-    const j = s[0]!;
-    let k = RL_RING;
-    while (s[2 + ((j + k) % RL_RING)] === 0) k--;
-    return [r.limit - used, (j + k) * r.slotUs - now];
-  }
-  if (s[1] === 0) return [r.limit, 0];
-  return [r.limit - s[1]!, (s[0]! + 1) * r.windowUs - now];
-}
-
-/** remaining, reset µs, one pair per rule. */
-export function rlStatus(rules: readonly RuleConfig[], rs: RuleStates, now: number): number[] {
-  const out: number[] = [];
-  for (const r of rules) out.push(...rlRemaining(r, rs.get(r.tag)!, now));
-  return out;
+/** A sliding window's k: its newest sub-window holding units leaves the window at (j + k) · slot (used > 0). */
+function rlSlideK(s: readonly number[]): number {
+  if (s[2]! > 0) return RL_RING;
+  const j = s[0]!;
+  let k = RL_SLOTS;
+  // sub-window j − RL_RING + k
+  while (k > 1 && s[3 + ((j + k - 1) % RL_SLOTS)] === 0) k--;
+  return k;
 }
 
 /**
- * rl_pack's bookkeeping: keeps only these rules' state (what rl_pack writes) and returns until when it
- * matters (ms; trimming keeps the group until then).
+ * Each rule's mark, as a reply carries it (rl_reply_decision; a reply's numbers are whole: Redis truncates):
+ * token-bucket tat − now (µs), sliding-window used · RL_MARK + k (0 when empty), fixed-window the count.
+ * ruleStatusOf works out remaining and reset from it.
+ */
+export function rlMarks(rules: readonly RuleConfig[], rs: RuleStates, now: number): number[] {
+  return rules.map((r) => {
+    const s = rs.get(r.tag)!;
+    if (r.alg === RL_TOKEN) return Math.trunc(s[0]! - now);
+    if (r.alg === RL_SLIDING) return s[1]! > 0 ? s[1]! * RL_MARK + rlSlideK(s) : 0;
+    return s[1]!;
+  });
+}
+
+/**
+ * What a rule's mark says at `nowUs` (the decision's time): units left under it, and µs until it is whole again.
+ * Both stores derive a decision's rule fields here, so they agree by construction. A token bucket's mark is
+ * whole µs: `remaining` can read one unit high only while the next unit is less than 1 µs away.
+ */
+export function ruleStatusOf(rule: RuleSpec, mark: number, nowUs: number): { remaining: number; resetUs: number } {
+  const windowUs = rule.windowMs * 1000;
+  if (rule.algorithm === 'token-bucket') {
+    const T = windowUs / (rule.limit - rule.burst + 1);
+    const left = Math.floor(rule.burst - mark / T + 1e-9);
+    return { remaining: left < 0 ? 0 : left, resetUs: mark };
+  }
+  if (mark === 0) return { remaining: rule.limit, resetUs: 0 };
+  if (rule.algorithm === 'sliding-window') {
+    const slotUs = windowUs / RL_SLOTS;
+    const k = mark % RL_MARK;
+    return { remaining: rule.limit - (mark - k) / RL_MARK, resetUs: (Math.floor(nowUs / slotUs) + k) * slotUs - nowUs };
+  }
+  return { remaining: rule.limit - mark, resetUs: (Math.floor(nowUs / windowUs) + 1) * windowUs - nowUs };
+}
+
+/**
+ * rl_values' bookkeeping: keeps only these rules' state (what rl_pack writes) and returns until when it
+ * matters (ms; trimming keeps the group until then): the latest time a rule's quota is whole again.
  */
 export function rlKeep(rules: readonly RuleConfig[], rs: RuleStates, now: number): number {
   let latest = 0;
   for (const r of rules) {
-    const reset = rlRemaining(r, rs.get(r.tag)!, now)[1];
+    const s = rs.get(r.tag)!;
+    let reset = 0;
+    if (r.alg === RL_TOKEN) reset = s[0]! - now;
+    else if (r.alg === RL_SLIDING) {
+      if (s[1]! > 0) reset = (s[0]! + rlSlideK(s)) * r.slotUs - now;
+    } else if (s[1]! > 0) reset = (s[0]! + 1) * r.windowUs - now;
     if (reset > latest) latest = reset;
   }
   if (rs.size > rules.length) {

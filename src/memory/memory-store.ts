@@ -88,10 +88,10 @@ export class MemoryStore implements Store {
             emptyMs: 0,
             resetMs: 0,
             active: fs.meta.gn,
-            atMs: fs.nowMs,
+            atUs: fs.nowUs,
             group: input.group,
             policy: rules ? 0 : undefined,
-            rules: rules ? rules.map(() => ({ remaining: 0, resetMs: 0 })) : [],
+            rules: rules ? rules.map(() => 0) : [],
             lease: cap > 0 ? '' : undefined,
             held: cap > 0 ? 0 : undefined,
           };
@@ -105,7 +105,7 @@ export class MemoryStore implements Store {
         } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
         closeFairShare(fs);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
-        const reply = toAdmitReply(r, fs.nowMs);
+        const reply = toAdmitReply(r, fs.nowUs);
         if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
         const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
         return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
@@ -116,7 +116,7 @@ export class MemoryStore implements Store {
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const r = decide(fs, input.group, input.weight, 1, false, rules);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
-        return toGroupStatus(toAdmitReply(r, fs.nowMs), rulesOfCheck(spec, input));
+        return toGroupStatus(toAdmitReply(r, fs.nowUs), rulesOfCheck(spec, input));
       },
       reset: async (group: string): Promise<boolean> => {
         const state = this.limiters.get(name);

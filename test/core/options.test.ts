@@ -95,6 +95,8 @@ test.each([
   ],
   [{ limit: 10, rules: [{ name: 'a', limit: 0, windowMs: 1000 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1.5 }] }, 'ERR_BL_RULES'],
+  // a reply carries a sliding window's count times 16 as an exact integer
+  [{ limit: 10, rules: [{ name: 'a', limit: 2 ** 48 + 1, windowMs: 1000 }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky-bucket' }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: Array.from({ length: 9 }, (_, i) => ({ name: `r${i}`, limit: 1, windowMs: 1000 })) }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, window: 1000 }] }, 'ERR_BL_UNKNOWN_OPTION'],
@@ -136,6 +138,10 @@ test('rules: resolved with defaults; the default maxCost fits the smallest rule;
       ],
     }),
   ).toThrow(/`rules\[1\]\.name` to be unique, got "a"/);
+  expect(() => resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 2 ** 48 + 1, windowMs: 1000 }] })).toThrow(
+    /`rules\[0\]\.limit` to be an integer from 1 to 281474976710656/,
+  );
+  expect(resolveLimiterOptions({ limit: 10, rules: [{ name: 'a', limit: 2 ** 48, windowMs: 1000 }] }).spec.rules?.[0]?.limit).toBe(2 ** 48);
 });
 
 test('probationMs: min(epochMs, 1000) by default with rules too, and any value accepted with them (a newcomer keeps its own rule state)', () => {

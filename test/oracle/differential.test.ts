@@ -121,6 +121,13 @@ describe('the oracle notices a one-constant change in a script', () => {
     ['the smallest green burst (fair-share.lua)', 'local FS_GREEN_MIN = 4', 'local FS_GREEN_MIN = 3'],
     ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
     ['the sliding-window sub-windows (rules.lua)', 'local RL_SLOTS = 10', 'local RL_SLOTS = 9'],
+    ["a sliding window's newest sub-window dropped when the window moves (rules.lua)", 'past[k] = v[o + 2]', 'past[k] = 0'],
+    ["a new token-bucket rule clearing the next rule's key (rules.lua)", 'if alg ~= RL_TOKEN then v[o + 1] = 0 end', 'v[o + 1] = 0'],
+    [
+      "a sliding window's reset from its newest sub-window only (rules.lua)",
+      'if v[o + 2] > 0 then return RL_RING end',
+      'if true then return RL_RING end',
+    ],
     ['the expired leases swept per check (concurrency.lua)', 'local CC_SWEEP = 10', 'local CC_SWEEP = 9'],
     ['the concurrency cap (concurrency.lua)', 'held >= cap)', 'held > cap)'],
     [

@@ -22,9 +22,12 @@ export function sharedLuaHost(): LuaHost {
 const PRELUDE = `
 unpack = table.unpack
 local spack, sunpack, ssize, format = string.pack, string.unpack, string.packsize, string.format
--- Redis's struct library, for the formats the scripts use (doubles); anything else must fail loudly.
+-- Redis's struct library, for the formats the scripts use (doubles, fixed-size strings 'c<n>', n > 0); anything
+-- else must fail loudly.
 local function sfmt(fmt)
-  if not string.find(fmt, '^[<>=!]?d*$') then error('oracle: struct format not modelled: ' .. fmt, 3) end
+  if string.gsub(string.gsub(fmt, '^[<>=!]', ''), 'c[1-9]%d*', ''):find('[^d]') then
+    error('oracle: struct format not modelled: ' .. fmt, 3)
+  end
   if string.find(fmt, '^[<>=]') then return fmt end
   return '<' .. string.gsub(fmt, '^!', '')
 end

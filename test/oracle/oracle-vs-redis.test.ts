@@ -51,6 +51,10 @@ const PROBES: Array<[string, string, string[]?]> = [
     "local p = struct.pack('dd', 1.5, -2); local a, b, nxt = struct.unpack('dd', p); return { #p, a * 2, b, nxt, struct.size('ddd') }",
   ],
   [
+    'struct packs fixed-size strings among doubles, and unpacks them whole',
+    "local z = struct.pack('dd', 0, 7); local p = struct.pack('dc16d', 1, z, 2); local a, s, b, nxt = struct.unpack('dc16d', p); local _, seven = struct.unpack('dd', s); return { #p, a, #s, seven, b, nxt, struct.size('ddddc80') }",
+  ],
+  [
     'numbers sent to a command as %.17g',
     "redis.call('DEL', KEYS[1]); redis.call('HSET', KEYS[1], 'f', 0.1, 'g', 1700000000000, 'h', 1 / 3); return redis.call('HMGET', KEYS[1], 'f', 'g', 'h', 'missing')",
     ['{o}:h'],

@@ -270,7 +270,7 @@ test.each([
   expect(() => renderEdited({ [file]: edit })).toThrow(message);
 });
 
-test('the admission replies decode flat: fixed fields, then per rule a RuleState, then the lease; the counts are the caller’s', () => {
+test('the admission replies decode flat: fixed fields, then per rule its mark, then the lease; the counts are the caller’s', () => {
   const fixed = [1, 0, 9, 10, 5, 0, 0, 100, 2, 1234, 'g', 0];
   expect(lua.admitScript.decode(fixed, { rules: 0, capped: false })).toEqual({
     allowed: true,
@@ -282,7 +282,7 @@ test('the admission replies decode flat: fixed fields, then per rule a RuleState
     hintMs: 0,
     resetMs: 100,
     active: 2,
-    atMs: 1234,
+    atUs: 1234,
     group: 'g',
     emptyMs: 0,
     policy: undefined,
@@ -290,13 +290,10 @@ test('the admission replies decode flat: fixed fields, then per rule a RuleState
     lease: undefined,
     held: undefined,
   });
-  const ruled = [...fixed, 2, 3, 400, 0, 50, '5-1:g', 1];
+  const ruled = [...fixed, 2, 400, 0, '5-1:g', 1];
   expect(lua.admitScript.decode(ruled, { rules: 2, capped: true })).toMatchObject({
     policy: 2,
-    rules: [
-      { remaining: 3, resetMs: 400 },
-      { remaining: 0, resetMs: 50 },
-    ],
+    rules: [400, 0],
     lease: '5-1:g',
     held: 1,
   });
