@@ -228,20 +228,25 @@ local function rl_library()
   -- the latest time a rule's quota is whole again; for a caller that packs them after its own in one string
   -- (fs_close: rules.whole). Worked out once per group and call, not per decision.
   local function rl_values(rules, v, now)
-    local latest = 0
+    -- the latest time (µs) a rule's quota is whole again, at least now
+    local latest = now
     for i = 1, #rules do
       local r = rules[i]
-      local o, reset = r.off, 0
-      if r.alg == RL_TOKEN then
-        reset = v[o] - now
-      elseif r.alg == RL_SLIDING then
-        if v[o + 1] > 0 then reset = (v[o] + rl_slide_k(v, o)) * r.slot_us - now end
-      elseif v[o + 1] > 0 then
-        reset = (v[o] + 1) * r.window_us - now
+      local o, alg, at = r.off, r.alg, 0
+      if alg == RL_TOKEN then
+        at = v[o]
+      elseif v[o + 1] == 0 then
+        at = 0
+      elseif alg == RL_FIXED then
+        at = (v[o] + 1) * r.window_us
+      elseif v[o + 2] > 0 then
+        at = (v[o] + RL_RING) * r.slot_us
+      else
+        at = (v[o] + rl_slide_k(v, o)) * r.slot_us
       end
-      if reset > latest then latest = reset end
+      if at > latest then latest = at end
     end
-    latest = (now + latest) / 1000
+    latest = latest / 1000
     v[1] = latest - latest % 1 + 1
     return unpack(v, 1, rules.count)
   end

@@ -239,19 +239,20 @@ export function ruleStatusOf(rule: RuleSpec, mark: number, nowUs: number): { rem
  * matters (ms; trimming keeps the group until then): the latest time a rule's quota is whole again.
  */
 export function rlKeep(rules: readonly RuleConfig[], rs: RuleStates, now: number): number {
-  let latest = 0;
+  // the latest time (µs) a rule's quota is whole again, at least now
+  let latest = now;
   for (const r of rules) {
     const s = rs.get(r.tag)!;
-    let reset = 0;
-    if (r.alg === RL_TOKEN) reset = s[0]! - now;
-    else if (r.alg === RL_SLIDING) {
-      if (s[1]! > 0) reset = (s[0]! + rlSlideK(s)) * r.slotUs - now;
-    } else if (s[1]! > 0) reset = (s[0]! + 1) * r.windowUs - now;
-    if (reset > latest) latest = reset;
+    let at = 0;
+    if (r.alg === RL_TOKEN) at = s[0]!;
+    else if (s[1] === 0) at = 0;
+    else if (r.alg === RL_FIXED) at = (s[0]! + 1) * r.windowUs;
+    else at = (s[0]! + rlSlideK(s)) * r.slotUs;
+    if (at > latest) latest = at;
   }
   if (rs.size > rules.length) {
     const keep = new Set(rules.map((r) => r.tag));
     for (const tag of [...rs.keys()]) if (!keep.has(tag)) rs.delete(tag);
   }
-  return Math.floor((now + latest) / 1000) + 1;
+  return Math.floor(latest / 1000) + 1;
 }
