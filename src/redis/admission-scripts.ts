@@ -35,7 +35,7 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
   );
 }
 
-/** One lane's config block (./plan-lanes.ts) and how many rules it carries (each adds a RuleState to a reply). */
+/** One lane's config block (./plan-lanes.ts) and how many rules it carries (each adds its mark to a reply). */
 export interface Lane {
   readonly config: string;
   readonly rules: number;
