@@ -204,5 +204,27 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
         { name: 'fw', limit: 7, windowMs: 1000, remaining: 5, resetMs: 1000 - (clock.ms % 1000) },
       ]);
     });
+
+    test("a sliding window's reset is when its newest sub-window holding units leaves, also from an empty newest one", async () => {
+      const clock = new ManualClock();
+      // on a whole second: sub-windows of 100 ms start here, and the fixed window too
+      clock.advance(1000 - (clock.ms % 1000));
+      const [s] = bind(
+        clock,
+        roomy([
+          { name: 'sw', limit: 10, windowMs: 1000, algorithm: 'sliding-window' },
+          { name: 'fw', limit: 3, windowMs: 1000, algorithm: 'fixed-window' },
+        ]),
+      );
+      expect((await s!.admit(input('a', 3))).allowed).toBe(true);
+      // two sub-windows later nothing was spent in the newest: the units of the first leave at 1,100 ms
+      clock.advance(250);
+      const d = await s!.admit(input('a'));
+      expect(d).toMatchObject({ allowed: false, policy: 'fw', retryAfterMs: 750 });
+      expect(d.rules).toEqual([
+        { name: 'sw', limit: 10, windowMs: 1000, remaining: 7, resetMs: 850 },
+        { name: 'fw', limit: 3, windowMs: 1000, remaining: 0, resetMs: 750 },
+      ]);
+    });
   });
 }
