@@ -15,7 +15,7 @@
     -> reply (15 values):
     the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
     deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
-    with rules, then admit.lua's policy and each rule's mark (a duplicate: policy 0, each mark 0);
+    with rules, then admit.lua's policy and each rule's mark (a duplicate: policy 0, each mark −1: nothing decided);
     with cc (request concurrency: CC the library of concurrency.lua, cc its state; ccap the cap, 0 = none), then lease, held (a duplicate: '', 0).
     A request over its cap is deferred like one over the rate. plan: the check's plan ('' = none), the job's.
   The caller opens fs before and closes it after (any number of calls in between).
@@ -32,7 +32,7 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
       local dup = { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, fs.now_us, group, 2, r.id, r.runAt, 0 }
       if fs.cfg.rules then
         dup[16] = 0
-        for i = 1, #fs.cfg.rules do dup[16 + i] = 0 end
+        for i = 1, #fs.cfg.rules do dup[16 + i] = -1 end
       end
       if cc then dup[#dup + 1], dup[#dup + 2] = '', 0 end
       return dup

@@ -11,8 +11,9 @@
     fs_config(text)           -> cfg     parses the config block, one ARGV of 9 (10) comma-separated numbers:
                                          limit,windowMs,burst,reserve,idleMs,epochMs,sustained(0|1),maxGroups,
                                          probationMs (0 = no probation), then, with plans, ',' and spanMs (the
-                                         longest span any plan's rule state needs: the keys outlive it whichever
-                                         plan's rules a call has), then, with rules, ';' and their JSON array (rules.lua)
+                                         longest span any rule state of the limiter or a plan needs: the keys
+                                         outlive it whichever lane's rules a call has, and every lane renews them
+                                         with one TTL), then, with rules, ';' and their JSON array (rules.lua)
                                          (one argument, not nine: every script argument costs the client time on every call)
     fs_open(groups_key, seen_key, cfg, now_override_us, group, peek) -> fs
                                          loads meta (and `group`'s state in the same HMGET, when given), clamps

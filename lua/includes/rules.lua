@@ -11,23 +11,26 @@
                (windows aligned to multiples of windowMs on the store clock)
   State: appended to the group's packed state: until_ms (the group's rule state matters until then: trimming
   keeps the group), then per rule its key (tag · 32 + n: which rule, how many values) and n values:
-    token-bucket   tat: when the bucket is full again, µs (GCRA: tokens = burst − (tat − now) / T)
+    token-bucket   tokens, last µs (small numbers and a difference of times: a time plus a fraction of a µs would
+                   round away at ~1.7e15 µs, so GCRA's one absolute tat is not strict there)
     sliding-window newest sub-window index j, units in the window, units in sub-window j, then `past`: the
                    RL_SLOTS sub-windows before j, packed in one string (sub-window q at q % RL_SLOTS) that is
-                   read only when the window moves or is full
+                   read only when the window moves or is full, or to find a reset while sub-window j is empty
     fixed-window   window index, count
-  In a call the state is one flat array in that layout (rule r's values from r.off), loaded and saved with one
-  struct call each (fs_close packs the group's own values and these in one string, rules.whole); a record in
-  another layout (rules added, removed or changed) keeps the rules whose key is still there.
+  In a call the state is one flat array in that layout (rule r's values from r.off); a record in the current
+  layout loads with one struct call and saves with one (fs_close packs the group's own values and these in one
+  string, rules.whole); a record in another layout (rules added, removed or changed, another build's) is read
+  record by record and keeps the rules whose key is still there.
   The reply carries one number per rule, its `mark`, from which the client works out remaining and reset
-  (src/core/rules.ts ruleStatusOf; Redis does only what must be atomic): token-bucket tat − now (µs),
-  sliding-window used · 16 + k (the newest sub-window holding units leaves the window at (j + k) · slot; 0
-  when empty), fixed-window the count.
+  (src/core/rules.ts ruleStatusOf; Redis does only what must be atomic): token-bucket ns until the bucket is
+  full, (burst − tokens) · T · 1000, sliding-window used · 16 + k (the newest sub-window holding units leaves
+  the window at (j + k) · slot; 0 when empty), fixed-window the count; −1 for each rule of an idempotent
+  duplicate (nothing was decided: remaining 0, reset 0).
   The functions are made on first use (rl_library(), called by fs_config when the config has rules): every
   script call runs the definitions of its local functions, so a limiter without rules makes none of them.
   Functions (fields of the library):
-    config(text, head) -> rules, span_ms  rules = list of { tag, alg, limit, window_us, burst, T, tau, eps,
-                                             slot_us, n, off, key, fmt } and rules.fmt, rules.count, rules.len
+    config(text, head) -> rules, span_ms  rules = list of { tag, alg, limit, window_us, burst, T, Tns, slot_us,
+                                             n, off, key, fmt } and rules.fmt, rules.count, rules.len
                                              (the packed layout), rules.whole
                                              (head .. fmt: head is the group's own struct format, FS_PACK)
     load(rules, blob, at) -> v             the flat state from the rule state at byte `at` of a stored record
@@ -59,12 +62,12 @@ local function rl_library()
     for i = 1, #nums, 5 do
       local alg, limit, window_ms, burst = nums[i + 1], nums[i + 2], nums[i + 3], nums[i + 4]
       local window_us = window_ms * 1000
-      local r = { tag = nums[i], alg = alg, limit = limit, window_us = window_us, burst = burst, T = 0, tau = 0,
-                  eps = 0, slot_us = 0, n = 2, off = count + 2, key = 0, fmt = 'ddd' }
+      local r = { tag = nums[i], alg = alg, limit = limit, window_us = window_us, burst = burst, T = 0, Tns = 0,
+                  slot_us = 0, n = 2, off = count + 2, key = 0, fmt = 'ddd' }
       local span = window_ms
       if alg == RL_TOKEN then
         r.T = window_us / (limit - burst + 1)
-        r.tau, r.eps, r.n, r.fmt = burst * r.T, 1e-9 * r.T, 1, 'dd'
+        r.Tns = r.T * 1000
       elseif alg == RL_SLIDING then
         r.slot_us = window_us / RL_SLOTS
         r.n, r.fmt = RL_SLIDING_N, 'dddd' .. RL_PAST_FMT
@@ -148,19 +151,21 @@ local function rl_library()
       local r = rules[i]
       local alg, o, t = r.alg, r.off, 0
       if v[o - 1] ~= r.key then
-        -- new: a full bucket (tat in the past), an empty window (only this rule's r.n values)
-        v[o - 1], v[o] = r.key, 0
-        if alg ~= RL_TOKEN then v[o + 1] = 0 end
-        if alg == RL_SLIDING then v[o + 2], v[o + 3] = 0, RL_PAST_ZERO end
+        -- new: a full bucket, an empty window (only this rule's r.n values)
+        v[o - 1] = r.key
+        if alg == RL_TOKEN then
+          v[o], v[o + 1] = r.burst, now
+        elseif alg == RL_SLIDING then
+          v[o], v[o + 1], v[o + 2], v[o + 3] = 0, 0, 0, RL_PAST_ZERO
+        else
+          v[o], v[o + 1] = 0, 0
+        end
       end
       if alg == RL_TOKEN then
-        local tat = v[o]
-        if tat < now then
-          tat = now
-          v[o] = now
-        end
-        local over = tat + c * r.T - now - r.tau
-        if over > r.eps then t = over end
+        local tok = v[o] + (now - v[o + 1]) / r.T
+        if tok > r.burst then tok = r.burst end
+        v[o], v[o + 1] = tok, now
+        if tok < c - 1e-9 then t = (c - tok) * r.T end
       elseif alg == RL_SLIDING then
         -- floor(x) as x − x % 1 (Lua's % is floored, so exact for any x): no C call on the hot path
         local j, q = now / r.slot_us, v[o]
@@ -206,7 +211,7 @@ local function rl_library()
       local r = rules[i]
       local o = r.off
       if r.alg == RL_TOKEN then
-        v[o] = v[o] + c * r.T
+        v[o] = v[o] - c
       elseif r.alg == RL_SLIDING then
         v[o + 1], v[o + 2] = v[o + 1] + c, v[o + 2] + c
       else
@@ -226,7 +231,7 @@ local function rl_library()
 
   -- The packed values, v[1] first: until when (ms) the state matters (trimming keeps the group until then),
   -- the latest time a rule's quota is whole again; for a caller that packs them after its own in one string
-  -- (fs_close: rules.whole). Worked out once per group and call, not per decision.
+  -- (fs_close: rules.whole; rl_pack). Worked out when the state is packed, not per decision.
   local function rl_values(rules, v, now)
     -- the latest time (µs) a rule's quota is whole again, at least now
     local latest = now
@@ -234,7 +239,7 @@ local function rl_library()
       local r = rules[i]
       local o, alg, at = r.off, r.alg, 0
       if alg == RL_TOKEN then
-        at = v[o]
+        at = v[o + 1] + (r.burst - v[o]) * r.T
       elseif v[o + 1] == 0 then
         at = 0
       elseif alg == RL_FIXED then
@@ -266,7 +271,7 @@ local function rl_library()
       local ru = rules[i]
       local o, alg, mark = ru.off, ru.alg, 0
       if alg == RL_TOKEN then
-        mark = v[o] - now
+        mark = (ru.burst - v[o]) * ru.Tns
       elseif alg == RL_SLIDING then
         local used = v[o + 1]
         if used > 0 then mark = used * RL_MARK + rl_slide_k(v, o) end

@@ -151,7 +151,7 @@ export function decide(
   let ruleStatus: number[] | false = false;
   if (rules && rs) {
     if (allowed && !fs.peek) rlSpend(rules, rs, c);
-    ruleStatus = rlMarks(rules, rs, now);
+    ruleStatus = rlMarks(rules, rs);
     rst.rulesUntil = rlKeep(rules, rs, now);
   }
 

@@ -42,15 +42,14 @@ export interface RuleConfig {
   readonly burst: number;
   readonly name: string;
   readonly T: number;
-  /** Token bucket: burst · T (how far ahead of now tat may run), and 1e-9 of a token in µs. */
-  readonly tau: number;
-  readonly eps: number;
+  /** Token bucket: T in ns (a reply's mark is ns until the bucket is full). */
+  readonly Tns: number;
   readonly slotUs: number;
 }
 
 /**
  * Rule state of one group: tag → values (rules.lua's, with a sliding window's past as numbers): token-bucket
- * [tat], sliding-window [j, used, cur, past (RL_SLOTS counts, sub-window q at 3 + q % RL_SLOTS)],
+ * [tokens, last µs], sliding-window [j, used, cur, past (RL_SLOTS counts, sub-window q at 3 + q % RL_SLOTS)],
  * fixed-window [window index, count].
  */
 export type RuleStates = Map<number, number[]>;
@@ -88,7 +87,7 @@ export function rlConfig(rules: readonly RuleSpec[] | undefined): [RuleConfig[] 
       span += Math.ceil(span / RL_SLOTS);
     }
     if (span > spanMs) spanMs = span;
-    return { tag: spec.tag, alg, limit: spec.limit, windowUs, burst: spec.burst, name: spec.name, T, tau: spec.burst * T, eps: 1e-9 * T, slotUs };
+    return { tag: spec.tag, alg, limit: spec.limit, windowUs, burst: spec.burst, name: spec.name, T, Tns: T * 1000, slotUs };
   });
   return [out, spanMs];
 }
@@ -97,12 +96,15 @@ export function rlConfig(rules: readonly RuleSpec[] | undefined): [RuleConfig[] 
 function rlState(r: RuleConfig, rs: RuleStates, now: number): number[] {
   let s = rs.get(r.tag);
   if (!s) {
-    // new: a full bucket (tat in the past), an empty window
-    s = r.alg === RL_SLIDING ? new Array<number>(3 + RL_SLOTS).fill(0) : r.alg === RL_TOKEN ? [0] : [0, 0];
+    // new: a full bucket, an empty window
+    s = r.alg === RL_SLIDING ? new Array<number>(3 + RL_SLOTS).fill(0) : r.alg === RL_TOKEN ? [r.burst, now] : [0, 0];
     rs.set(r.tag, s);
   }
   if (r.alg === RL_TOKEN) {
-    if (s[0]! < now) s[0] = now;
+    let tok = s[0]! + (now - s[1]!) / r.T;
+    if (tok > r.burst) tok = r.burst;
+    s[0] = tok;
+    s[1] = now;
   } else if (r.alg === RL_SLIDING) {
     const j = Math.floor(now / r.slotUs);
     const q = s[0]!;
@@ -140,8 +142,8 @@ function rlState(r: RuleConfig, rs: RuleStates, now: number): number[] {
 /** Time until rule r admits c units (µs; 0 = now). */
 function rlWait(r: RuleConfig, s: number[], now: number, c: number): number {
   if (r.alg === RL_TOKEN) {
-    const over = s[0]! + c * r.T - now - r.tau;
-    return over > r.eps ? over : 0;
+    if (s[0]! >= c - 1e-9) return 0;
+    return (c - s[0]!) * r.T;
   }
   if (r.alg === RL_SLIDING) {
     const j = s[0]!;
@@ -181,7 +183,7 @@ export function rlCheck(rules: readonly RuleConfig[], rs: RuleStates, now: numbe
 export function rlSpend(rules: readonly RuleConfig[], rs: RuleStates, c: number): void {
   for (const r of rules) {
     const s = rs.get(r.tag)!;
-    if (r.alg === RL_TOKEN) s[0] = s[0]! + c * r.T;
+    if (r.alg === RL_TOKEN) s[0] = s[0]! - c;
     else if (r.alg === RL_SLIDING) {
       s[1] = s[1]! + c;
       s[2] = s[2]! + c;
@@ -201,13 +203,13 @@ function rlSlideK(s: readonly number[]): number {
 
 /**
  * Each rule's mark, as a reply carries it (rl_reply_decision; a reply's numbers are whole: Redis truncates):
- * token-bucket tat − now (µs), sliding-window used · RL_MARK + k (0 when empty), fixed-window the count.
- * ruleStatusOf works out remaining and reset from it.
+ * token-bucket ns until the bucket is full, sliding-window used · RL_MARK + k (0 when empty), fixed-window the
+ * count; −1 (an idempotent duplicate's) says nothing was decided. ruleStatusOf works out remaining and reset.
  */
-export function rlMarks(rules: readonly RuleConfig[], rs: RuleStates, now: number): number[] {
+export function rlMarks(rules: readonly RuleConfig[], rs: RuleStates): number[] {
   return rules.map((r) => {
     const s = rs.get(r.tag)!;
-    if (r.alg === RL_TOKEN) return Math.trunc(s[0]! - now);
+    if (r.alg === RL_TOKEN) return Math.trunc((r.burst - s[0]!) * r.Tns);
     if (r.alg === RL_SLIDING) return s[1]! > 0 ? s[1]! * RL_MARK + rlSlideK(s) : 0;
     return s[1]!;
   });
@@ -216,14 +218,15 @@ export function rlMarks(rules: readonly RuleConfig[], rs: RuleStates, now: numbe
 /**
  * What a rule's mark says at `nowUs` (the decision's time): units left under it, and µs until it is whole again.
  * Both stores derive a decision's rule fields here, so they agree by construction. A token bucket's mark is
- * whole µs: `remaining` can read one unit high only while the next unit is less than 1 µs away.
+ * whole ns: `remaining` can read one unit high only while the next unit is less than 1 ns away.
  */
 export function ruleStatusOf(rule: RuleSpec, mark: number, nowUs: number): { remaining: number; resetUs: number } {
+  if (mark < 0) return { remaining: 0, resetUs: 0 };
   const windowUs = rule.windowMs * 1000;
   if (rule.algorithm === 'token-bucket') {
-    const T = windowUs / (rule.limit - rule.burst + 1);
-    const left = Math.floor(rule.burst - mark / T + 1e-9);
-    return { remaining: left < 0 ? 0 : left, resetUs: mark };
+    const Tns = (windowUs / (rule.limit - rule.burst + 1)) * 1000;
+    const left = Math.floor(rule.burst - mark / Tns + 1e-9);
+    return { remaining: left < 0 ? 0 : left, resetUs: mark / 1000 };
   }
   if (mark === 0) return { remaining: rule.limit, resetUs: 0 };
   if (rule.algorithm === 'sliding-window') {
@@ -244,7 +247,7 @@ export function rlKeep(rules: readonly RuleConfig[], rs: RuleStates, now: number
   for (const r of rules) {
     const s = rs.get(r.tag)!;
     let at = 0;
-    if (r.alg === RL_TOKEN) at = s[0]!;
+    if (r.alg === RL_TOKEN) at = s[1]! + (r.burst - s[0]!) * r.T;
     else if (s[1] === 0) at = 0;
     else if (r.alg === RL_FIXED) at = (s[0]! + 1) * r.windowUs;
     else at = (s[0]! + rlSlideK(s)) * r.slotUs;

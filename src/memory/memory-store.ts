@@ -91,7 +91,8 @@ export class MemoryStore implements Store {
             atUs: fs.nowUs,
             group: input.group,
             policy: rules ? 0 : undefined,
-            rules: rules ? rules.map(() => 0) : [],
+            // each rule's mark −1: nothing was decided (remaining 0, reset 0), as admit-defer.lua's duplicate
+            rules: rules ? rules.map(() => -1) : [],
             lease: cap > 0 ? '' : undefined,
             held: cap > 0 ? 0 : undefined,
           };

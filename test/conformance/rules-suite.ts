@@ -205,6 +205,15 @@ export function describeRuleCases(name: string, setup: () => Promise<StoreHarnes
       ]);
     });
 
+    test('a fast token-bucket rule stays strict at the clock values stores really see (µs since 1970: fractions of a µs are rounded there)', async () => {
+      const clock = new ManualClock();
+      // 10,000 per ms: a unit every ~0.105 µs, below what a double resolves at ~1.7e15 µs; its burst is 500
+      const [s] = bind(clock, roomy([{ name: 'fast', limit: 10_000, windowMs: 1 }]));
+      let admitted = 0;
+      for (let i = 0; i < 600; i++) if ((await s!.admit(input('a'))).allowed) admitted += 1;
+      expect(admitted).toBe(500);
+    });
+
     test("a sliding window's reset is when its newest sub-window holding units leaves, also from an empty newest one", async () => {
       const clock = new ManualClock();
       // on a whole second: sub-windows of 100 ms start here, and the fixed window too

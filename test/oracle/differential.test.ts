@@ -122,7 +122,7 @@ describe('the oracle notices a one-constant change in a script', () => {
     ['the attempts cap (fail.lua)', 'if r.attempts >= cap then', 'if r.attempts > cap then'],
     ['the sliding-window sub-windows (rules.lua)', 'local RL_SLOTS = 10', 'local RL_SLOTS = 9'],
     ["a sliding window's newest sub-window dropped when the window moves (rules.lua)", 'past[k] = v[o + 2]', 'past[k] = 0'],
-    ["a new token-bucket rule clearing the next rule's key (rules.lua)", 'if alg ~= RL_TOKEN then v[o + 1] = 0 end', 'v[o + 1] = 0'],
+    ["a new fixed-window rule clearing the next rule's key (rules.lua)", 'v[o], v[o + 1] = 0, 0', 'v[o], v[o + 1], v[o + 2] = 0, 0, 0'],
     [
       "a sliding window's reset from its newest sub-window only (rules.lua)",
       'if v[o + 2] > 0 then return RL_RING end',
@@ -158,6 +158,7 @@ describe('the oracle notices a one-constant change in a script', () => {
       expect(result.failed).toBe(true);
       expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
     },
-    120_000,
+    // a mutation the runs meet late takes ~30 s alone, several times that next to the other suites
+    300_000,
   );
 });

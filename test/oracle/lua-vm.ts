@@ -31,8 +31,20 @@ local function sfmt(fmt)
   if string.find(fmt, '^[<>=]') then return fmt end
   return '<' .. string.gsub(fmt, '^!', '')
 end
+-- 'c<n>' packs a string of exactly n bytes (Redis's struct fails on a shorter one and cuts a longer one; Lua 5.3
+-- pads and refuses: the scripts must never rely on either)
+local function sstrings(fmt, ...)
+  local k = 0
+  for kind, n in string.gmatch(string.gsub(fmt, '^[<>=!]', ''), '([dc])(%d*)') do
+    k = k + 1
+    local v = select(k, ...)
+    if kind == 'c' and (type(v) ~= 'string' or #v ~= tonumber(n)) then
+      error('oracle: struct.pack c' .. n .. ' given ' .. type(v) .. (type(v) == 'string' and (' of ' .. #v .. ' bytes') or ''), 3)
+    end
+  end
+end
 struct = {
-  pack = function(fmt, ...) return spack(sfmt(fmt), ...) end,
+  pack = function(fmt, ...) sstrings(fmt, ...); return spack(sfmt(fmt), ...) end,
   unpack = function(fmt, s, pos) return sunpack(sfmt(fmt), s, pos) end,
   size = function(fmt) return ssize(sfmt(fmt)) end,
 }
