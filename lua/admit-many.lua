@@ -43,7 +43,7 @@ for i = 4, #ARGV - 3, 4 do
   out[n + 8], out[n + 9], out[n + 10] = math.ceil(r.reset_us / 1000), r.active, fs.now_us
   out[n + 11], out[n + 12] = r.group, math.floor(r.empty_us / 1000)
   n = n + 12
-  if r.rules then n = RL.reply(out, n, r, fs.now_us) end
+  if r.rules then n = RL.reply(out, n, r) end
   if cc then
     out[n + 1], out[n + 2] = r.lease, r.held
     n = n + 2

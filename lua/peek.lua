@@ -23,5 +23,5 @@ local r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), 1, false)
 local out = { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
               math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_us, r.group,
               math.floor(r.empty_us / 1000) }
-if r.rules then RL.reply(out, #out, r, fs.now_us) end
+if r.rules then RL.reply(out, #out, r) end
 return out

@@ -53,7 +53,7 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
   local out = { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
                 math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, fs.now_us, d.group, status, id, run_at,
                 math.floor(d.empty_us / 1000) }
-  if d.rules then RL.reply(out, #out, d, fs.now_us) end
+  if d.rules then RL.reply(out, #out, d) end
   if cc then CC.reply(out, d) end
   return out
 end

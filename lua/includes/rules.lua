@@ -36,7 +36,7 @@
     load(rules, blob, at) -> v             the flat state from the rule state at byte `at` of a stored record
     check(rules, v, now, c) -> ok, wait_us, index   index: the violated rule with the longest wait (first on ties)
     spend(rules, v, c)
-    reply(out, n, r, now) -> n                appends a decision's policy and each rule's mark to a reply
+    reply(out, n, r) -> n                     appends a decision's policy and each rule's mark to a reply
     pack(rules, v, now) -> blob            the rule state alone (a call deciding one group under two plans' rules)
     values(rules, v, now) -> ...           what pack packs, for fs_close's one struct.pack (rules.whole)
 ]]
@@ -263,7 +263,7 @@ local function rl_library()
   -- Appends a decision's rule fields to a reply (admit.lua) after its field n: the policy, then each rule's
   -- mark (see the header: the client works out remaining and reset). Call it right after fs_decide. Returns the
   -- reply's new length.
-  local function rl_reply_decision(out, n, r, now)
+  local function rl_reply_decision(out, n, r)
     local rules, v = r.rules, r.rs
     n = n + 1
     out[n] = r.policy
