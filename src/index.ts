@@ -12,12 +12,12 @@ export {
   type Health,
   type HealthStatus,
   type RedisHealth,
-} from './limiter';
-export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './options';
+} from './limiter/limiter';
+export { resolveLimiterOptions, type ResolvedLimiterOptions, type StoreErrorPolicy } from './limiter/options';
 export { RedisStore, type RedisStoreOptions } from './redis/redis-store';
 export { MemoryStore, type MemoryStoreOptions } from './memory/memory-store';
 export { OVERFLOW_GROUP } from './core/fair-share';
-export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './headers';
+export { createHeaderWriter, retryAfterSeconds, type HeaderFormat, type HeaderMap } from './middleware/headers';
 export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './middleware/shared';
 export type { LimitError, ProblemDetails } from './middleware/rejection';
 export { Dispatcher, type DispatcherOptions, type DispatcherEvents } from './queue/dispatcher';
@@ -58,9 +58,9 @@ export type {
   RuleStatus,
   Store,
 } from './types';
-export type { Rule } from './rule-options';
-export type { Plan } from './plan-options';
-export type { RuleAlgorithm, RuleSpec } from './core/rules';
+export type { Rule } from './limiter/rule-options';
+export type { Plan } from './limiter/plan-options';
+export type { RuleAlgorithm, RuleSpec } from './types';
 export type {
   ClaimedJob,
   ClaimResult,
@@ -74,4 +74,4 @@ export type {
   JobInfo,
   JobState,
   QueueStore,
-} from './queue/types';
+} from './types';

@@ -1,7 +1,8 @@
 /** From the core's result to the reply both stores give (whole ms), and from that to the public Decision. */
 import type { ConcurrencyResult } from './concurrency';
 import type { FairShareResult } from './fair-share';
-import { ruleStatusOf, type RuleSpec } from './rules';
+import { ruleStatusOf } from './rules';
+import type { RuleSpec } from '../types';
 import type { ConcurrencyStatus, Decision, GroupStatus, RuleStatus } from '../types';
 
 const COLOURS = ['green', 'yellow', 'red'] as const;

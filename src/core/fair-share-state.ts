@@ -23,7 +23,7 @@ export const NEWCOMERS_GROUP = '*new*';
 /** Used when a spec carries no `maxGroups`. */
 export const DEFAULT_MAX_GROUPS = 10_000;
 
-/** A LimiterSpec that may carry maxGroups and probationMs (src/options.ts puts them there; absent: none). */
+/** A LimiterSpec that may carry maxGroups and probationMs (src/limiter/options.ts puts them there; absent: none). */
 
 export interface FairShareConfig {
   readonly limit: number;

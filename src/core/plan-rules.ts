@@ -2,7 +2,8 @@
  * A check's rules under plans, for both backends: the rules a check's plan names, and the plans whose rules
  * differ from the limiter's (each with its rules' config text, what follows ';' in the config block).
  */
-import { rulesConfigText, type RuleSpec } from './rules';
+import { rulesConfigText } from './rules';
+import type { RuleSpec } from '../types';
 import type { AdmitInput, LimiterSpec } from '../types';
 
 /** The rules a check's decision names: its plan's, or the limiter's. */

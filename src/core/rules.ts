@@ -3,19 +3,7 @@
  * as lua/includes/rules.lua, name for name (see there for the algorithms and the state each keeps).
  */
 
-export type RuleAlgorithm = 'token-bucket' | 'sliding-window' | 'fixed-window';
-
-/** A resolved rule (src/options.ts validates the user's and fills in burst and tag). */
-export interface RuleSpec {
-  readonly name: string;
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly algorithm: RuleAlgorithm;
-  /** Token-bucket size (the others ignore it): max(1, ceil(limit / 20)). */
-  readonly burst: number;
-  /** Names the rule's state: a rule whose name, algorithm or window changes starts afresh. */
-  readonly tag: number;
-}
+import type { RuleAlgorithm, RuleSpec } from '../types';
 
 /** Sub-windows of a sliding-window rule: it may wait up to windowMs / RL_SLOTS longer than an exact log. */
 export const RL_SLOTS = 10;

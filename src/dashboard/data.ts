@@ -3,9 +3,9 @@
  * (./traffic.ts) and from the store's queue (job counts, each busy group's jobs, the newest dead letters),
  * each store read bounded by the limiter's `timeoutMs` so a failing store leaves a gap, not a hung page.
  */
-import type { Limiter } from '../limiter';
-import { withTimeout } from '../store-call';
-import type { GroupJobCounts, JobCounts } from '../queue/types';
+import type { Limiter } from '../limiter/limiter';
+import { withTimeout } from '../util/store-call';
+import type { GroupJobCounts, JobCounts } from '../types';
 import type { Series } from './second-ring';
 import type { LimiterTraffic } from './traffic';
 

@@ -8,12 +8,12 @@
  * need an `X-Requested-With` header, which a cross-site form cannot send. Anything else is the app's (next()).
  */
 import { ConfigError } from '../errors';
-import type { Limiter } from '../limiter';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
+import type { Limiter } from '../limiter/limiter';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { readLimiter, type ActionsState, type DashboardData } from './data';
 import { PAGE_HEADERS, PAGE_HTML } from './page';
 import { LimiterTraffic } from './traffic';
-import { func, integer, optional, optionsObject, refuse } from '../validate';
+import { func, integer, optional, optionsObject, refuse } from '../util/validate';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -4,7 +4,7 @@
  * top-k, src/metrics/top-groups.ts: untrusted ids never grow it) and of every other group together, plus the
  * guaranteed share the store last answered for each busy group, and whether the breaker is open.
  */
-import type { Limiter } from '../limiter';
+import type { Limiter } from '../limiter/limiter';
 import { TopGroups, outcomeOf } from '../metrics/top-groups';
 import type { Decision } from '../types';
 import { SecondRing, type Series } from './second-ring';

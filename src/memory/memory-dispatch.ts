@@ -9,7 +9,7 @@ import { decide } from '../core/fair-share-decide';
 import type { RuleConfig } from '../core/rules';
 import { heldMember, parseMember, type JobRecord } from '../queue/job-record';
 import type { SortedSet } from '../core/sorted-set';
-import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from '../queue/types';
+import type { ClaimedJob, ClaimResult, DispatchOptions, DispatchResult } from '../types';
 
 export interface DispatchParts {
   readonly delayed: SortedSet;

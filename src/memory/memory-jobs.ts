@@ -2,10 +2,11 @@
  * Job records on in-memory structures, step for step with the Lua: the write (job_defer in includes/job.lua),
  * job status (get-job.lua) and dead letters (list-dead.lua, dead-letters.lua), over the MemoryQueue's sets.
  */
-import { heldMember, jobMember, toJobInfo, type EnqueueInput, type EnqueueResult, type JobRecord } from '../queue/job-record';
+import { heldMember, jobMember, toJobInfo, type JobRecord } from '../queue/job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
 import type { WaitingSince } from './memory-since';
 import type { SortedSet } from '../core/sorted-set';
-import type { JobInfo } from '../queue/types';
+import type { JobInfo } from '../types';
 import { deadPage } from '../queue/validate';
 
 export interface JobParts {

@@ -5,7 +5,7 @@
 import { jobMember, type JobRecord } from '../queue/job-record';
 import type { WaitingSince } from './memory-since';
 import type { SortedSet } from '../core/sorted-set';
-import type { FailOutcome, FailResult } from '../queue/types';
+import type { FailOutcome, FailResult } from '../types';
 
 /** What ending a lease needs of the MemoryQueue. */
 export interface LeaseEndParts {

@@ -11,7 +11,7 @@ import type { JobRecord } from '../queue/job-record';
 import { GroupFlight } from './memory-flight';
 import { WaitingSince } from './memory-since';
 import { SortedSet } from '../core/sorted-set';
-import { integer } from '../validate';
+import { integer } from '../util/validate';
 
 export interface MemoryQueueOptions {
   /** The limiter whose budget the dispatcher spends. */

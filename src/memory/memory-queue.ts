@@ -10,7 +10,8 @@ import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispa
 import { completeInMemory, failInMemory, reclaimInMemory } from './memory-lease-ends';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
 import { MemoryQueueState } from './memory-queue-state';
-import { heldPrefix, jobMember, type EnqueueInput, type EnqueueResult, type JobRecord } from '../queue/job-record';
+import { heldPrefix, jobMember, type JobRecord } from '../queue/job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
 import type {
   ClaimedJob,
   ClaimResult,
@@ -23,7 +24,7 @@ import type {
   JobCounts,
   JobInfo,
   QueueStore,
-} from '../queue/types';
+} from '../types';
 import { claimCount } from '../queue/validate';
 
 export type { MemoryQueueOptions } from './memory-queue-state';

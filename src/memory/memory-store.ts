@@ -21,7 +21,7 @@ import { rulesOfCheck } from '../core/plan-rules';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
-import { func } from '../validate';
+import { func } from '../util/validate';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */

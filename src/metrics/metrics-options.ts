@@ -1,11 +1,11 @@
 /** The options of `registerMetrics` (bulk-limiter/prometheus) and their validation. */
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../errors';
-import type { Limiter } from '../limiter';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
+import type { Limiter } from '../limiter/limiter';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import type { Dispatcher } from '../queue/dispatcher';
 import type { Worker } from '../queue/worker';
-import { integer, optionsObject, refuse } from '../validate';
+import { integer, optionsObject, refuse } from '../util/validate';
 
 export interface MetricsOptions {
   /** A prom-client `Registry` (e.g. `require('prom-client').register`). */

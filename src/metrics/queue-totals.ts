@@ -1,6 +1,6 @@
 /**
  * What registerMetrics counts of workers and dispatchers (their events), per limiter: the totals it reads at
- * scrape time (src/prometheus.ts).
+ * scrape time (src/metrics/prometheus.ts).
  */
 import { HistogramCounts } from './collector';
 import type { Dispatcher } from '../queue/dispatcher';

@@ -5,7 +5,7 @@
  * IPv6 addresses (`::ffff:192.0.2.1`) are left as they are.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { integer } from '../validate';
+import { integer } from '../util/validate';
 
 export const DEFAULT_IPV6_SUBNET = 56;
 

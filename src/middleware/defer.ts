@@ -3,13 +3,13 @@
  * request that the limiter wrote as a job (202 Accepted + Location + `{ jobId, state, runAt }`).
  * Delivery of deferred jobs is at-least-once (see Worker): handlers should be idempotent.
  */
-import type { HeaderMap } from '../headers';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
-import type { Limiter } from '../limiter';
+import type { HeaderMap } from './headers';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import type { Limiter } from '../limiter/limiter';
 import type { EnqueuedJob } from '../queue/offload';
-import type { JobState } from '../queue/types';
+import type { JobState } from '../types';
 import type { Decision } from '../types';
-import { func, isIntegerIn, oneOf, refuse } from '../validate';
+import { func, isIntegerIn, oneOf, refuse } from '../util/validate';
 
 type MaybePromise<T> = T | Promise<T>;
 

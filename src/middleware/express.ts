@@ -9,7 +9,7 @@ import { PROBLEM_CONTENT_TYPE } from './rejection';
 import { createRunner, type BulkLimiterOptions } from './shared';
 import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
-import type { HeaderMap } from '../headers';
+import type { HeaderMap } from './headers';
 import type { Decision } from '../types';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 

@@ -6,12 +6,12 @@
  * route without that parameter is only visible per request: a 500 and one warning WRN_BL_ROUTE_PARAM.
  */
 import { ConfigError } from '../errors';
-import type { Limiter } from '../limiter';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
-import type { JobInfo, JobState } from '../queue/types';
+import type { Limiter } from '../limiter/limiter';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import type { JobInfo, JobState } from '../types';
 import { createMisconfigured } from './misconfigured';
 import type { ProblemDetails } from './rejection';
-import { boolean, func, refuse } from '../validate';
+import { boolean, func, refuse } from '../util/validate';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -12,7 +12,7 @@ import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { createDashboard, type DashboardOptions } from '../dashboard/handler';
 import type { Decision } from '../types';
-import { refuse } from '../validate';
+import { refuse } from '../util/validate';
 
 export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './shared';
 export type { LimitError, ProblemDetails } from './rejection';

@@ -3,13 +3,51 @@
  * construction, and the limiter options given inline, picked out for createLimiter.
  */
 import { ConfigError } from '../errors';
-import type { LimiterOptions } from '../limiter';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
-import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../options';
+import type { LimiterOptions } from '../limiter/limiter';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../limiter/options';
 import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import { validateDefer } from './defer';
-import type { BulkLimiterOptions } from './shared';
-import { func, isIntegerIn, oneOf, optional, optionsObject, refuse } from '../validate';
+import type { HeaderFormat } from './headers';
+import type { Limiter } from '../limiter/limiter';
+import type { DeferOptions } from './defer';
+import { func, isIntegerIn, oneOf, optional, optionsObject, refuse } from '../util/validate';
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Middleware options. `Ctx` is Express's `req` or Koa's `ctx`. Pass `limiter`, or limiter options inline. */
+export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
+  /** A limiter from `createLimiter` (share one between routes to share its budget). */
+  readonly limiter?: Limiter;
+  /** The group (tenant) of a request; untrusted input. @defaultValue the client IP (`req.ip` / `ctx.ip`) */
+  readonly group?: (ctx: Ctx) => MaybePromise<string | undefined | null>;
+  /**
+   * The default group (the client IP) puts IPv6 clients in one group per subnet of this prefix length;
+   * `false`: one group per address. IPv4 and IPv4-mapped addresses are single clients. Only without `group`.
+   * @defaultValue `56`
+   */
+  readonly ipv6Subnet?: number | false;
+  /** A request without a group: `'shared'` puts all of them in one group, `'reject'` answers 400. @defaultValue `'shared'` */
+  readonly missingGroup?: 'shared' | 'reject';
+  /** The group's weight (tier). @defaultValue `1` */
+  readonly weight?: number | ((group: string, ctx: Ctx) => MaybePromise<number>);
+  /** Units this request uses. @defaultValue `1` */
+  readonly cost?: number | ((ctx: Ctx) => MaybePromise<number>);
+  /**
+   * The group's plan (one of the limiter's `plans`): its weight (unless `weight` is given) and its rules.
+   * `undefined`: the limiter's `defaultPlan`, or none. A name that is not a plan is the server's mistake: a 500
+   * and one WRN_BL_OPTION_RESULT warning, never a 4xx. @defaultValue none
+   */
+  readonly plan?: (group: string, ctx: Ctx) => MaybePromise<string | undefined>;
+  /** Requests for which this returns true are not counted and get no headers. */
+  readonly skip?: (ctx: Ctx) => MaybePromise<boolean>;
+  /** Header format: IETF draft fields, legacy `X-RateLimit-*`, or none. @defaultValue `'draft'` */
+  readonly headers?: HeaderFormat;
+  /** `'respond'`: answer 429/503/400 with a problem+json body; `'next'`: hand the http-error to the app's error handler. @defaultValue `'respond'` */
+  readonly onLimit?: 'respond' | 'next';
+  /** Defer denied requests as jobs (202 + Location) instead of answering 429. */
+  readonly defer?: DeferOptions<Ctx>;
+}
 
 const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {

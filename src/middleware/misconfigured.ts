@@ -11,7 +11,7 @@
 import createError from 'http-errors';
 import { ConfigError, describeValue } from '../errors';
 import type { Logger } from '../types';
-import { isIntegerIn } from '../validate';
+import { isIntegerIn } from '../util/validate';
 import type { LimitError, ProblemDetails, Rejection } from './rejection';
 
 export const OPTION_RESULT = 'ERR_BL_OPTION_RESULT';

@@ -4,9 +4,9 @@
  * 429's `violated-policies` and body. A name that is not a plan of the limiter is the server's mistake: a 500
  * through ./misconfigured.ts (one WRN_BL_OPTION_RESULT warning), never a 4xx blamed on the client.
  */
-import type { RuleSpec } from '../core/rules';
-import { createHeaderWriter, type HeaderFormat, type HeaderWriter } from '../headers';
-import type { CheckOptions, Limiter } from '../limiter';
+import type { RuleSpec } from '../types';
+import { createHeaderWriter, type HeaderFormat, type HeaderWriter } from './headers';
+import type { CheckOptions, Limiter } from '../limiter/limiter';
 import type { Misconfigured } from './misconfigured';
 import { quotaBodyWriter, type Rejection } from './rejection';
 

@@ -5,7 +5,7 @@
  */
 import createError, { type HttpError } from 'http-errors';
 import type { InputError } from '../errors';
-import { retryAfterSeconds, type HeaderMap } from '../headers';
+import { retryAfterSeconds, type HeaderMap } from './headers';
 import type { EnqueueError } from '../queue/offload';
 import type { Decision } from '../types';
 

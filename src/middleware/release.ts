@@ -3,7 +3,7 @@
  * (sent, or the client went away), and when the adapter says so (Koa: a downstream handler threw). Exactly once.
  */
 import type { ServerResponse } from 'node:http';
-import type { Limiter } from '../limiter';
+import type { Limiter } from '../limiter/limiter';
 import type { Decision } from '../types';
 
 const NOTHING = (): void => {};

@@ -13,55 +13,20 @@
  * warning WRN_BL_MISSING_GROUP (once per limiter).
  */
 import { ConfigError, InputError, describeValue } from '../errors';
-import type { HeaderFormat, HeaderMap } from '../headers';
-import { createLimiter, type CheckOptions, type Limiter, type LimiterOptions } from '../limiter';
-import { isDegraded } from '../outage-policy';
+import type { HeaderMap } from './headers';
+import { createLimiter, type CheckOptions, type Limiter } from '../limiter/limiter';
+import { isDegraded } from '../limiter/outage/outage-policy';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
-import { deferredOutcome, offloadedOutcome, type DeferOptions, type DeferredOutcome } from './defer';
+import { deferredOutcome, offloadedOutcome, type DeferredOutcome } from './defer';
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
-import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
+import { limiterOptionsOf, validateMiddlewareOptions, type BulkLimiterOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
 import { createPlanStep } from './plan-step';
 import { badRequest, limitRejection, queueFullRejection, quotaBodyWriter, type Rejection } from './rejection';
 
 export type { DeferOptions, DeferredBody } from './defer';
-
-type MaybePromise<T> = T | Promise<T>;
-
-/** Middleware options. `Ctx` is Express's `req` or Koa's `ctx`. Pass `limiter`, or limiter options inline. */
-export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
-  /** A limiter from `createLimiter` (share one between routes to share its budget). */
-  readonly limiter?: Limiter;
-  /** The group (tenant) of a request; untrusted input. @defaultValue the client IP (`req.ip` / `ctx.ip`) */
-  readonly group?: (ctx: Ctx) => MaybePromise<string | undefined | null>;
-  /**
-   * The default group (the client IP) puts IPv6 clients in one group per subnet of this prefix length;
-   * `false`: one group per address. IPv4 and IPv4-mapped addresses are single clients. Only without `group`.
-   * @defaultValue `56`
-   */
-  readonly ipv6Subnet?: number | false;
-  /** A request without a group: `'shared'` puts all of them in one group, `'reject'` answers 400. @defaultValue `'shared'` */
-  readonly missingGroup?: 'shared' | 'reject';
-  /** The group's weight (tier). @defaultValue `1` */
-  readonly weight?: number | ((group: string, ctx: Ctx) => MaybePromise<number>);
-  /** Units this request uses. @defaultValue `1` */
-  readonly cost?: number | ((ctx: Ctx) => MaybePromise<number>);
-  /**
-   * The group's plan (one of the limiter's `plans`): its weight (unless `weight` is given) and its rules.
-   * `undefined`: the limiter's `defaultPlan`, or none. A name that is not a plan is the server's mistake: a 500
-   * and one WRN_BL_OPTION_RESULT warning, never a 4xx. @defaultValue none
-   */
-  readonly plan?: (group: string, ctx: Ctx) => MaybePromise<string | undefined>;
-  /** Requests for which this returns true are not counted and get no headers. */
-  readonly skip?: (ctx: Ctx) => MaybePromise<boolean>;
-  /** Header format: IETF draft fields, legacy `X-RateLimit-*`, or none. @defaultValue `'draft'` */
-  readonly headers?: HeaderFormat;
-  /** `'respond'`: answer 429/503/400 with a problem+json body; `'next'`: hand the http-error to the app's error handler. @defaultValue `'respond'` */
-  readonly onLimit?: 'respond' | 'next';
-  /** Defer denied requests as jobs (202 + Location) instead of answering 429. */
-  readonly defer?: DeferOptions<Ctx>;
-}
+export type { BulkLimiterOptions } from './middleware-options';
 
 export type Outcome = { readonly kind: 'pass'; readonly headers: HeaderMap; readonly decision: Decision | undefined } | Rejection | DeferredOutcome;
 

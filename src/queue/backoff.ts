@@ -3,7 +3,7 @@
  * delay = random() × min(capMs, baseMs × 2^(attempt − 1)). Full jitter spreads retries of jobs that
  * failed together, so they do not come back as one herd.
  */
-import { func, integer } from '../validate';
+import { func, integer } from '../util/validate';
 
 export interface BackoffOptions {
   /**

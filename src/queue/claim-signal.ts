@@ -3,7 +3,7 @@
  * queue object that sleeps on a full ready list refills it as soon as there is room, not after a poll.
  * Claims by other processes are not seen here; the Dispatcher's short ready-full sleep covers those.
  */
-import type { QueueStore } from './types';
+import type { QueueStore } from '../types';
 
 type Listener = (claimed: number) => void;
 

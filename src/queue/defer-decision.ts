@@ -4,7 +4,7 @@
  * horizon becomes the denial reason instead.
  */
 import type { Decision } from '../types';
-import type { EnqueueResult } from './job-record';
+import type { EnqueueResult } from '../types';
 
 export function withDeferral(decision: Decision, outcome: EnqueueResult | undefined): Decision {
   if (decision.allowed || !outcome) return decision;

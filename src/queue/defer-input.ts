@@ -4,7 +4,7 @@
  */
 import { InputError, describeValue } from '../errors';
 import type { DeferInput } from '../types';
-import { integer } from '../validate';
+import { integer } from '../util/validate';
 import { resolveDurability, type DurabilityOptions, type ResolvedDurability } from './durability';
 
 /** Limiter options for deferred work (accepted by `createLimiter` next to the admission options). */

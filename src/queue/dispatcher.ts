@@ -15,15 +15,15 @@
  */
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff } from './backoff';
 import { onClaimed } from './claim-signal';
-import { schedulerOf, type Scheduler } from '../scheduler';
+import { schedulerOf, type Scheduler } from '../util/scheduler';
 import { settlesWithin, Sleeper } from './sleeper';
-import type { DispatchOptions, DispatchResult, QueueStore } from './types';
+import type { DispatchOptions, DispatchResult, QueueStore } from '../types';
 import { requireQueue, type QueueHolder } from './validate';
-import { integer, loggerOption } from '../validate';
+import { integer, loggerOption } from '../util/validate';
 
 export interface DispatcherOptions {
   /** The limiter whose deferred jobs this dispatcher moves. */
@@ -55,6 +55,22 @@ export interface DispatcherOptions {
   readonly logger?: Logger;
 }
 
+const DISPATCHER_OPTIONS: OptionNames<DispatcherOptions> = {
+  limiter: true,
+  readyMax: true,
+  moveMax: true,
+  promoteMax: true,
+  scanMax: true,
+  leaseMs: true,
+  pollMs: true,
+  reclaimIntervalMs: true,
+  maxStalls: true,
+  logger: true,
+};
+
+/** The option names of `new Dispatcher()` (a typo is refused with a suggestion). */
+export const DISPATCHER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(DISPATCHER_OPTIONS));
+
 export interface DispatcherEvents {
   /** After every step that moved or promoted something. */
   dispatched: [result: DispatchResult];
@@ -79,7 +95,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly reclaimIntervalMs: number;
   private readonly maxStalls: number;
   private readonly logger: Logger;
-  /** Time and timers; a test attaches a manual one to the options (see src/scheduler.ts). */
+  /** Time and timers; a test attaches a manual one to the options (see src/util/scheduler.ts). */
   private readonly scheduler: Scheduler;
   private readonly sleeper: Sleeper;
   private readonly retryDelay: Backoff = exponentialBackoff({ baseMs: 100, capMs: 5000 });
@@ -98,7 +114,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
 
   constructor(options: DispatcherOptions) {
     super();
-    refuseUnknownOptions(options, QUEUE_OPTION_NAMES.dispatcher, 'new Dispatcher()');
+    refuseUnknownOptions(options, DISPATCHER_OPTION_NAMES, 'new Dispatcher()');
     this.queue = requireQueue(options?.limiter);
     this.batch = {
       readyMax: integer('readyMax', options.readyMax, { fallback: 1000 }),

@@ -7,8 +7,8 @@
  */
 import { ConfigError, StoreError } from '../errors';
 import type { Decision, DurableWrites, LimiterStore } from '../types';
-import type { EnqueueInput, EnqueueResult } from './job-record';
-import { isIntegerIn, refuse } from '../validate';
+import type { EnqueueInput, EnqueueResult } from '../types';
+import { isIntegerIn, refuse } from '../util/validate';
 
 export interface DurabilityOptions {
   /** Replicas that must acknowledge a job's write before it is answered (Redis WAIT). */

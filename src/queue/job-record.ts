@@ -2,7 +2,7 @@
  * The job record both queue stores keep (one cjson object per job in Redis, one object in memory),
  * the member format of delayed/pending/ready, and the conversion to the public JobInfo.
  */
-import type { JobInfo, JobState } from './types';
+import type { JobInfo, JobState } from '../types';
 
 /** `waiting` covers delayed, pending and ready: the store tells which from where the member sits. */
 export type RecordState = 'waiting' | 'active' | 'completed' | 'dead';
@@ -107,30 +107,4 @@ export function toJobInfo(r: JobRecord, state: JobState, runAt: number): JobInfo
 /** A record as it sits in Redis (cjson; absent fields decode as missing). */
 export function decodeRecord(raw: string): JobRecord {
   return JSON.parse(raw) as JobRecord;
-}
-
-/** What `enqueue` (and a deferred admission) answers. */
-export type EnqueueResult =
-  { readonly status: 'written' | 'duplicate'; readonly id: string; readonly runAt: number } | { readonly status: 'backlog-full' | 'defer-horizon' };
-
-export interface EnqueueInput {
-  readonly group: string;
-  /** Integer ≥ 1. */
-  readonly weight: number;
-  /** Integer ≥ 1. */
-  readonly cost: number;
-  readonly type: string;
-  /** JSON text. */
-  readonly payload: string;
-  readonly idempotencyKey?: string;
-  readonly maxBacklog: number;
-  /** Due after this many ms (0 = now). */
-  readonly delayMs: number;
-  readonly maxDeferMs: number;
-  /** Most jobs of the group (with a cap) running at once; absent or 0 = no cap. */
-  readonly groupConcurrency?: number;
-  /** The job's own maxAttempts (over the worker's); absent or 0 = the worker's. */
-  readonly maxAttempts?: number;
-  /** The job's plan (a claim decides it under that plan's rules); absent or '' = none. */
-  readonly plan?: string;
 }

@@ -7,7 +7,7 @@
 import { BulkLimiterError } from '../errors';
 import { isPermanent } from './permanent-error';
 import { isRetryLater } from './retry-later-error';
-import type { ClaimedJob, FailResult } from './types';
+import type { ClaimedJob, FailResult } from '../types';
 import type { WorkerConfig, WorkerJob } from './worker-options';
 import { messageOf } from './validate';
 

@@ -4,10 +4,10 @@
  * options are checked here (InputError), a refusal is an `EnqueueError` carrying when to try again.
  */
 import { BulkLimiterError, InputError, describeValue } from '../errors';
-import { refuseUnknownOptions, type OptionNames } from '../option-names';
-import { codeOf, isIntegerIn } from '../validate';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import { codeOf, isIntegerIn } from '../util/validate';
 import { toDeferInput, type DeferRequest, type ResolvedDeferOptions } from './defer-input';
-import type { EnqueueInput, EnqueueResult } from './job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
 
 export interface EnqueueOptions extends DeferRequest {
   /** Due after this many ms (0 = now). At most `maxDeferMs`. @defaultValue `0` */

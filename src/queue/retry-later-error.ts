@@ -4,7 +4,7 @@
  * cap (`maxSnoozes` on the Worker), so a job that is always told to wait cannot loop forever.
  */
 import { BulkLimiterError } from '../errors';
-import { integer, isIntegerIn } from '../validate';
+import { integer, isIntegerIn } from '../util/validate';
 
 export class RetryLaterError extends BulkLimiterError {
   /** How long to wait before the job is due again (ms, integer ≥ 0). */

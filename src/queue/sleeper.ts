@@ -3,7 +3,7 @@
  * when `wake()` is called (stop, close). `sleep(0)` yields to the event loop (setImmediate), so a loop
  * that is told "call again now" still lets I/O and timers run: it never spins.
  */
-import { realScheduler, type Scheduler } from '../scheduler';
+import { realScheduler, type Scheduler } from '../util/scheduler';
 
 export class Sleeper {
   private finish: (() => void) | undefined;

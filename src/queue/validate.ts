@@ -2,8 +2,11 @@
  * What the Dispatcher and Worker need from a limiter, and the job API's argument checks.
  */
 import { describeValue, InputError } from '../errors';
-import { refuse } from '../validate';
-import { CLAIM_MAX, type QueueStore } from './types';
+import { refuse } from '../util/validate';
+import type { QueueStore } from '../types';
+
+/** Most jobs one `claimMany` / `completeAndClaim` call takes; larger counts are clamped. */
+export const CLAIM_MAX = 1000;
 
 /** A limiter (from `createLimiter`) or anything else that exposes the limiter's queue operations. */
 export interface QueueHolder {

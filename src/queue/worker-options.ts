@@ -1,13 +1,13 @@
 /**
  * Worker options: TSDoc with defaults, validated once at construction into a frozen config.
  */
-import { QUEUE_OPTION_NAMES, refuseUnknownOptions } from '../option-names';
-import { schedulerOf, type Scheduler } from '../scheduler';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import { schedulerOf, type Scheduler } from '../util/scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
-import type { QueueStore } from './types';
+import type { QueueStore } from '../types';
 import { requireQueue, type QueueHolder } from './validate';
-import { func, integer, loggerOption, plainObject, refuse } from '../validate';
+import { func, integer, loggerOption, plainObject, refuse } from '../util/validate';
 
 /** What a handler sees of its job. */
 export interface WorkerJob<Payload = unknown> {
@@ -65,6 +65,23 @@ export interface WorkerOptions<Jobs extends JobTypes = Record<string, unknown>> 
   readonly logger?: Logger;
 }
 
+const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
+  limiter: true,
+  handlers: true,
+  concurrency: true,
+  leaseMs: true,
+  maxAttempts: true,
+  maxSnoozes: true,
+  maxStalls: true,
+  backoff: true,
+  keepCompletedMs: true,
+  idleWaitMs: true,
+  logger: true,
+};
+
+/** The option names of `new Worker()` (a typo is refused with a suggestion). */
+export const WORKER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(WORKER_OPTIONS));
+
 export interface WorkerConfig {
   readonly queue: QueueStore;
   readonly handlers: ReadonlyMap<string, JobHandler>;
@@ -77,12 +94,12 @@ export interface WorkerConfig {
   readonly keepCompletedMs: number;
   readonly idleWaitMs: number;
   readonly logger: Logger;
-  /** Time and timers of the worker and its runs; a test attaches a manual one to the options (src/scheduler.ts). */
+  /** Time and timers of the worker and its runs; a test attaches a manual one to the options (src/util/scheduler.ts). */
   readonly scheduler: Scheduler;
 }
 
 export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptions<Jobs>): WorkerConfig {
-  refuseUnknownOptions(options, QUEUE_OPTION_NAMES.worker, 'new Worker()');
+  refuseUnknownOptions(options, WORKER_OPTION_NAMES, 'new Worker()');
   const queue = requireQueue(options?.limiter);
   const handlers = options.handlers;
   plainObject('handlers', handlers, { expected: 'an object of job type → handler' });

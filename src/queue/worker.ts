@@ -17,7 +17,7 @@ import { exponentialBackoff } from './backoff';
 import { reportClaimed } from './claim-signal';
 import { JobRun, type RunOutcome } from './job-run';
 import { settlesWithin, Sleeper } from './sleeper';
-import type { ClaimedJob } from './types';
+import type { ClaimedJob } from '../types';
 import { resolveWorkerOptions, type JobTypes, type WorkerConfig, type WorkerJob, type WorkerOptions } from './worker-options';
 
 export type { JobHandler, JobHandlers, JobTypes, WorkerJob, WorkerOptions } from './worker-options';

@@ -4,7 +4,8 @@
  * typed arguments, and the decoder is told what the reply holds (the lane's rule count, whether the call had a cap).
  */
 import { plansSpanMs } from '../core/fair-share';
-import { rulesConfigText, type RuleSpec } from '../core/rules';
+import { rulesConfigText } from '../core/rules';
+import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
 import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';

@@ -11,7 +11,7 @@
  */
 import { StoreError } from '../errors';
 import type { AdmitInput, Decision, DurableWrites } from '../types';
-import type { EnqueueInput, EnqueueResult } from '../queue/job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
 import { reopenIfEnded } from './reopen';
 import type { RedisClient } from './admission-scripts';
 

@@ -50,9 +50,6 @@ export interface LimiterKeys {
   readonly slots: string;
 }
 
-/** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
-export const NAME_PATTERN = /^[A-Za-z0-9._\-:/]{1,64}$/;
-
 export function limiterKeys(prefix: string, name: string): LimiterKeys {
   const tag = `{${prefix}:${name}}`;
   return {

@@ -4,7 +4,8 @@
  * scripts are unchanged: one call decides every check under one config). A limiter without plans has one
  * lane and batches exactly as before.
  */
-import { rulesConfigText, type RuleSpec } from '../core/rules';
+import { rulesConfigText } from '../core/rules';
+import type { RuleSpec } from '../types';
 import { distinctPlanRules } from '../core/plan-rules';
 import type { AdmitInput, LimiterSpec } from '../types';
 import { ScriptBatcher, type RunMany, type RunOne } from './script-batcher';

@@ -3,8 +3,9 @@
  * replies (src/redis/lua-sources.generated.ts, from the headers in lua/) as the QueueStore answers them.
  */
 import { STATUS, type CompleteClaimReply, type EnqueueArgs, type EnqueueReply, type LeasedJob } from './lua-sources.generated';
-import { decodeRecord, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
-import type { ClaimedJob, CompleteAndClaimResult } from '../queue/types';
+import { decodeRecord } from '../queue/job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
+import type { ClaimedJob, CompleteAndClaimResult } from '../types';
 
 /** A claimed job (the record is decoded here, not in Redis). */
 function toClaimedJob({ id, record, token, leaseUntil }: LeasedJob): ClaimedJob {

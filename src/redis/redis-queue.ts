@@ -6,13 +6,14 @@
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors';
 import { ScriptBatcher } from './script-batcher';
-import { limiterKeys, NAME_PATTERN, type LimiterKeys } from './keys';
+import { limiterKeys, type LimiterKeys } from './keys';
 import * as lua from './lua-sources.generated';
 import type { Ack, QueueKeys, ScriptBinding } from './lua-sources.generated';
 import { claimPlansArg } from './plan-lanes';
 import { fairShareConfigBlock, runBound, type RedisClient } from './admission-scripts';
 import type { Clock, LimiterSpec } from '../types';
-import { decodeRecord, toJobInfo, type EnqueueInput, type EnqueueResult } from '../queue/job-record';
+import { decodeRecord, toJobInfo } from '../queue/job-record';
+import type { EnqueueInput, EnqueueResult } from '../types';
 import { queueKeyBlock } from './queue-keys';
 import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
 import type {
@@ -27,9 +28,9 @@ import type {
   JobCounts,
   JobInfo,
   QueueStore,
-} from '../queue/types';
+} from '../types';
 import { claimCount, deadPage } from '../queue/validate';
-import { integer, refuse } from '../validate';
+import { NAME_PATTERN, integer, refuse } from '../util/validate';
 
 export interface RedisQueueOptions {
   readonly client: RedisClient;

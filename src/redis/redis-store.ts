@@ -8,9 +8,10 @@ import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
-import { NAME_PATTERN, allKeys, limiterKeys, type LimiterKeys } from './keys';
+import { allKeys, limiterKeys, type LimiterKeys } from './keys';
+import { firstConnection, readRedisInfo, redisProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
-import type { EnqueueResult } from '../queue/job-record';
+import type { EnqueueResult } from '../types';
 import { RedisQueue } from './redis-queue';
 import { rulesOfCheck } from '../core/plan-rules';
 import { laneBatcher, ruleLanes } from './plan-lanes';
@@ -32,7 +33,7 @@ import {
   type Lane,
   type RedisClient,
 } from './admission-scripts';
-import { func, integer, optional, refuse } from '../validate';
+import { NAME_PATTERN, func, integer, optional, refuse } from '../util/validate';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -166,6 +167,9 @@ export class RedisStore implements Store {
         await this.client.del(...allKeys(keys));
       },
       close: () => queue.close(),
+      probe: redisProbe(this.client as unknown as HealthClient, keys.groups),
+      firstConnection: () => firstConnection(this.client as unknown as HealthClient),
+      serverInfo: () => readRedisInfo(this.client as unknown as HealthClient),
       // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals
       // get a connection of their own (on Cluster, to the slot's master), so live checks never queue behind a WAIT.
       durableWrites: () =>

@@ -3,7 +3,7 @@
  * while the client is still asking the sentinels for the master: connect() rejects with "Connection is closed."
  * and the client gives up. Seen in test/redis/sentinel-failover.test.ts under load. A limiter must not stay
  * down until a restart for that: connections bulk-limiter opens itself are reopened at their next use, and the
- * user's client is reopened by the breaker's probe (src/health.ts), but only when it ended unasked: never after
+ * user's client is reopened by the breaker's probe (src/limiter/health.ts), but only when it ended unasked: never after
  * the user's own quit() or disconnect().
  */
 

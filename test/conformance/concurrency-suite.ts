@@ -5,7 +5,7 @@
  * Same harness as store-suite.ts; all timing on the injected clock.
  */
 import { CC_SWEEP } from '../../src/core/concurrency';
-import { resolveRules } from '../../src/rule-options';
+import { resolveRules } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';
 

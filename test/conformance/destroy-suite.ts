@@ -3,7 +3,7 @@
  * binding, and destroy leaves it as a fresh limiter's (no job, dead letter, idempotency key, job sequence or
  * dispatcher lease left), for this handle and for every other handle of the same limiter.
  */
-import type { EnqueueInput } from '../../src/queue/job-record';
+import type { EnqueueInput } from '../../src/types';
 import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';
 
 const job = (group: string, over: Partial<EnqueueInput> = {}): EnqueueInput => ({

@@ -4,7 +4,7 @@
  * plan's tighter rule holds for its jobs too, and a group's plan-only rule state survives its jobs starting.
  * Injected clock; the queue is driven by hand (dispatch, claim), as a worker would.
  */
-import type { Limiter, LimiterOptions } from '../../src/limiter';
+import type { Limiter, LimiterOptions } from '../../src/limiter/limiter';
 import { ManualClock, maxInAnyWindow, slidingRule as sliding, useLimiters, type StoreHarness } from './store-suite';
 
 const MOVE = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 };

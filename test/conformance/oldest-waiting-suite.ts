@@ -3,7 +3,7 @@
  * a job waits from the time it is due until it starts; a job not yet due is not waiting. On an injected clock,
  * same harness as store-suite.ts.
  */
-import type { EnqueueInput } from '../../src/queue/job-record';
+import type { EnqueueInput } from '../../src/types';
 import type { LimiterStore } from '../../src/types';
 import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';
 

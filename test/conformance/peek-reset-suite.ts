@@ -4,7 +4,7 @@
  * that follows it; a reset lets a denied group in again, clears its rules and probation, gives its weight
  * back, keeps its deferred jobs and touches no other group. Same harness as store-suite.ts; injected clock.
  */
-import { resolveRules } from '../../src/rule-options';
+import { resolveRules } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, GroupStatus, LimiterSpec, LimiterStore, Store } from '../../src/types';
 import { ManualClock, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 

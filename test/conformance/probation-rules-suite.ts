@@ -5,8 +5,8 @@
  * two newcomers never share rule state, and a flood of new ids keeps the state within maxGroups. Same harness
  * as store-suite.ts; all timing on the injected clock.
  */
-import { resolvePlans } from '../../src/plan-options';
-import { resolveRules, type Rule } from '../../src/rule-options';
+import { resolvePlans } from '../../src/limiter/plan-options';
+import { resolveRules, type Rule } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, Store } from '../../src/types';
 import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 

@@ -3,8 +3,8 @@
  * any window, a denial by one policy spends in none, the policy that said no is named, rule state outlives
  * idle trimming. Same harness as store-suite.ts; all timing on the injected clock.
  */
-import type { Rule } from '../../src/rule-options';
-import { resolveRules } from '../../src/rule-options';
+import type { Rule } from '../../src/limiter/rule-options';
+import { resolveRules } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarness, type StoreHarness } from './store-suite';
 

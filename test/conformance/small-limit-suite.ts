@@ -4,7 +4,7 @@
  * bucket) light tenants lost 20–30 % of requests they were entitled to and the flood got 1.2–1.3× its fair
  * share. Same harness as store-suite.ts.
  */
-import { resolveLimiterOptions } from '../../src/options';
+import { resolveLimiterOptions } from '../../src/limiter/options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, maxInAnyWindow, seededRandom, useHarness, type StoreHarness } from './store-suite';
 

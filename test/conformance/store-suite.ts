@@ -3,8 +3,8 @@
  * clock, so results do not depend on machine speed. `make(clock, handles)` returns `handles` stores that
  * share state (several ioredis clients on Redis; one instance in memory).
  */
-import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
-import type { Rule } from '../../src/rule-options';
+import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
+import type { Rule } from '../../src/limiter/rule-options';
 import type { AdmitInput, Clock, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 

@@ -3,10 +3,10 @@
  * package (express-rate-limit, rate-limiter-flexible, BullMQ) uses for the option.
  */
 import { ConfigError } from '../../src/errors';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
-import { suggestOption } from '../../src/option-names';
+import { suggestOption } from '../../src/util/option-names';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';

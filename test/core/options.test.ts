@@ -1,5 +1,5 @@
 import { ConfigError } from '../../src/errors';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/options';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions } from '../../src/limiter/options';
 import { MemoryStore } from '../../src/memory/memory-store';
 
 const codeOf = (options: unknown): string | undefined => {

@@ -1,5 +1,5 @@
 /**
- * The shared option checks (src/validate.ts): each accepts what it should, returns the value or the fallback,
+ * The shared option checks (src/util/validate.ts): each accepts what it should, returns the value or the fallback,
  * and refuses with a ConfigError whose code comes from the option's name and whose message names the option
  * and shows the value.
  */
@@ -17,7 +17,7 @@ import {
   plainObject,
   positiveNumber,
   refuse,
-} from '../../src/validate';
+} from '../../src/util/validate';
 
 /** The ConfigError `run` throws. */
 function refusal(run: () => unknown): ConfigError {

@@ -6,13 +6,13 @@
 import Koa from 'koa';
 import request from 'supertest';
 import { ConfigError } from '../../src/errors';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { LimiterTraffic } from '../../src/dashboard/traffic';
 import type { DashboardData, GroupView } from '../../src/dashboard/data';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/memory/memory-store';
-import type { LimiterObserver } from '../../src/limiter';
+import type { LimiterObserver } from '../../src/limiter/limiter';
 import { deadJob, mounts } from './fixtures';
 
 let seq = 0;

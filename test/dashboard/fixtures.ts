@@ -3,7 +3,7 @@ import express from 'express';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { RequestListener } from 'node:http';
-import type { Limiter } from '../../src/limiter';
+import type { Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { Dispatcher } from '../../src/queue/dispatcher';

@@ -12,7 +12,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { bulkLimiter, dashboard } from '../../src/middleware/express';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { deadJob } from './fixtures';

@@ -6,14 +6,14 @@
  */
 import request from 'supertest';
 import type { RequestListener } from 'node:http';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { DashboardData } from '../../src/dashboard/data';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });
 jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware/express'), { virtual: true });
 jest.mock('bulk-limiter/koa', () => jest.requireActual('../../src/middleware/koa'), { virtual: true });
-jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/prometheus'), { virtual: true });
+jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/metrics/prometheus'), { virtual: true });
 
 interface ExampleApp {
   createApp(options: { limiter: unknown }): unknown;

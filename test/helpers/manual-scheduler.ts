@@ -2,9 +2,9 @@
  * A scheduler whose time moves only when the test says: `advance(ms)` runs the timers that fall due, one at a
  * time in order of due time (ties in the order they were set), and lets the promise chains each one starts
  * settle before the next, so a loop on it takes the same steps on every run, however loaded the machine.
- * Attach it with `withScheduler(options, scheduler)` (src/scheduler.ts).
+ * Attach it with `withScheduler(options, scheduler)` (src/util/scheduler.ts).
  */
-import { sleepOn, type CancelTimer, type Scheduler } from '../../src/scheduler';
+import { sleepOn, type CancelTimer, type Scheduler } from '../../src/util/scheduler';
 
 interface Timer {
   readonly at: number;

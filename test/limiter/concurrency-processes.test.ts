@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

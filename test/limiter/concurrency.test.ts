@@ -3,10 +3,10 @@
  * request the cap turned away, release as a no-op for decisions without a slot, and the `'local'` fallback
  * taking no slot.
  */
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { ConfigError, InputError } from '../../src/errors';
 import { MemoryStore } from '../../src/memory/memory-store';
-import { CONCURRENCY_SNOOZE_MS } from '../../src/concurrency-check';
+import { CONCURRENCY_SNOOZE_MS } from '../../src/limiter/concurrency-check';
 import { FaultStore } from './fault-store';
 
 let seq = 0;

@@ -4,7 +4,7 @@
  * without the payload. Each check reports one decision to observers. Both stores, on an injected clock.
  */
 import type Redis from 'ioredis';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/redis/redis-store';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';

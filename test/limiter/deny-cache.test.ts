@@ -3,12 +3,12 @@
  * calls are counted.
  */
 import type Redis from 'ioredis';
-import { DenyCache } from '../../src/deny-cache';
+import { DenyCache } from '../../src/limiter/deny-cache';
 import { ConfigError } from '../../src/errors';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { RedisStore } from '../../src/redis/redis-store';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
-import { withScheduler } from '../../src/scheduler';
+import { withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler } from '../helpers/manual-scheduler';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

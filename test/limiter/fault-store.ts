@@ -1,6 +1,6 @@
 /** A hand-written LimiterStore fault double: answers from MemoryStore, or throws, or hangs, on command (admit, counts, peek, reset). */
 import { MemoryStore } from '../../src/memory/memory-store';
-import type { JobCounts } from '../../src/queue/types';
+import type { JobCounts } from '../../src/types';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Store } from '../../src/types';
 
 export type FaultMode = 'ok' | 'throw' | 'hang';

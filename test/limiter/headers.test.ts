@@ -1,5 +1,5 @@
-import { createHeaderWriter, retryAfterSeconds } from '../../src/headers';
-import { resolveRules } from '../../src/rule-options';
+import { createHeaderWriter, retryAfterSeconds } from '../../src/middleware/headers';
+import { resolveRules } from '../../src/limiter/rule-options';
 import type { Decision } from '../../src/types';
 
 const at = 1_800_000_000_000;

@@ -1,4 +1,4 @@
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { ConfigError, InputError } from '../../src/errors';
 import { FaultStore } from './fault-store';
 

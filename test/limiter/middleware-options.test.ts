@@ -1,5 +1,5 @@
 import { ConfigError } from '../../src/errors';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { bulkLimiter as expressLimiter } from '../../src/middleware/express';
 import { bulkLimiter as koaLimiter } from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/memory/memory-store';

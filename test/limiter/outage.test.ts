@@ -1,11 +1,11 @@
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { StoreError } from '../../src/errors';
-import { PROBE_MIN_MS } from '../../src/breaker';
-import { createOutageGuard } from '../../src/outage';
-import { isDegraded, localSpec } from '../../src/outage-policy';
-import { withTimeout } from '../../src/store-call';
-import type { StoreErrorPolicy } from '../../src/options';
-import { realScheduler, withScheduler } from '../../src/scheduler';
+import { PROBE_MIN_MS } from '../../src/limiter/outage/breaker';
+import { createOutageGuard } from '../../src/limiter/outage/outage';
+import { isDegraded, localSpec } from '../../src/limiter/outage/outage-policy';
+import { withTimeout } from '../../src/util/store-call';
+import type { StoreErrorPolicy } from '../../src/limiter/options';
+import { realScheduler, withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
 import { SPEC_DEFAULTS } from '../helpers/spec';

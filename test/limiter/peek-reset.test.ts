@@ -3,9 +3,9 @@
  * failure rejected with a StoreError whatever the onStoreError policy (they are not admissions). The
  * semantics on each store are in test/conformance/peek-reset-suite.ts.
  */
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { ConfigError, InputError, StoreError } from '../../src/errors';
-import type { StoreErrorPolicy } from '../../src/options';
+import type { StoreErrorPolicy } from '../../src/limiter/options';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { FaultStore } from './fault-store';
 

@@ -4,8 +4,8 @@
  * a plan is the server's mistake (ConfigError ERR_BL_UNKNOWN_PLAN), never an InputError the middleware answers 400.
  */
 import { ConfigError } from '../../src/errors';
-import { createLimiter, type LimiterOptions } from '../../src/limiter';
-import type { EnqueueInput } from '../../src/queue/job-record';
+import { createLimiter, type LimiterOptions } from '../../src/limiter/limiter';
+import type { EnqueueInput } from '../../src/types';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Store } from '../../src/types';
 import { FaultStore } from './fault-store';

@@ -3,8 +3,8 @@
  * restarts (by pid): checks answer at once during the outage with ioredis defaults, service resumes by itself.
  */
 import Redis from 'ioredis';
-import { createLimiter, type Limiter } from '../../src/limiter';
-import { isDegraded } from '../../src/outage-policy';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
+import { isDegraded } from '../../src/limiter/outage/outage-policy';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

@@ -3,7 +3,7 @@
  * queue on or off), the policy answers while Redis is down, and the limiter recovers by itself.
  */
 import type Redis from 'ioredis';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

@@ -6,9 +6,9 @@
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import type { BulkLimiterOptions } from '../../src/middleware/shared';
-import type { LimiterOptions } from '../../src/options';
+import type { LimiterOptions } from '../../src/limiter/options';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision, Logger, Store } from '../../src/types';
 import { admissionState } from '../helpers/memory-state';

@@ -5,7 +5,7 @@
  */
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import type { Decision } from '../../src/types';
 import { tenant, type CaseEnv, type HttpCase } from './cases';
 

@@ -8,7 +8,7 @@ import Koa from 'koa';
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
 import type Redis from 'ioredis';
-import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter';
+import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { Dispatcher } from '../../src/queue/dispatcher';

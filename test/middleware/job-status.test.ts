@@ -8,7 +8,7 @@ import Koa from 'koa';
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
 import { ConfigError } from '../../src/errors';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/memory/memory-store';

@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import request from 'supertest';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { bulkLimiter } from '../../src/middleware/koa';
 import type { Decision } from '../../src/types';
 import type { Harness, Options } from './cases';

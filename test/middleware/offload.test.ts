@@ -8,7 +8,7 @@ import express from 'express';
 import Koa from 'koa';
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import type { DeferOptions } from '../../src/middleware/shared';

@@ -1,7 +1,7 @@
 /** HTTP cases for rules (cases.ts runs them through Express and Koa): the policy that said no, one header item per policy. */
 import type { RequestListener } from 'node:http';
 import request from 'supertest';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { tenant, type HttpCase } from './cases';
 
 const get = (app: RequestListener, path: string) => request(app).get(path);

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import type { LimiterSpec } from '../../src/types';
 import { ruleLanes } from '../../src/redis/plan-lanes';
-import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
-import type { ClaimedJob, QueueStore } from '../../src/queue/types';
+import type { EnqueueInput, EnqueueResult } from '../../src/types';
+import type { ClaimedJob, QueueStore } from '../../src/types';
 import type { AdmitInput, Decision, GroupStatus, PeekInput } from '../../src/types';
 
 /** One backend under test. */

@@ -9,18 +9,19 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { ConfigError } from '../../src/errors';
 import { METRICS_OPTION_NAMES } from '../../src/metrics/metrics-options';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
-import { QUEUE_OPTION_NAMES } from '../../src/option-names';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions } from '../../src/options';
+import { DISPATCHER_OPTION_NAMES } from '../../src/queue/dispatcher';
+import { WORKER_OPTION_NAMES } from '../../src/queue/worker-options';
+import { LIMITER_OPTION_NAMES, resolveLimiterOptions } from '../../src/limiter/options';
 import { DEFER_OPTION_NAMES } from '../../src/queue/defer-input';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision } from '../../src/types';
-import { codeOf } from '../../src/validate';
+import { codeOf } from '../../src/util/validate';
 import { README_PATH } from './readme-blocks';
 
 const root = join(__dirname, '..', '..');
@@ -75,8 +76,8 @@ describe('option tables', () => {
     expect(sorted(tableAfter('`jobStatus({ limiter, group })` answers'))).toEqual(
       sorted(knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never))),
     );
-    expect(sorted(tableAfter('`new Dispatcher({ limiter, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.dispatcher));
-    expect(sorted(tableAfter('`new Worker({ limiter, handlers, ... })`'))).toEqual(sorted(QUEUE_OPTION_NAMES.worker));
+    expect(sorted(tableAfter('`new Dispatcher({ limiter, ... })`'))).toEqual(sorted(DISPATCHER_OPTION_NAMES));
+    expect(sorted(tableAfter('`new Worker({ limiter, handlers, ... })`'))).toEqual(sorted(WORKER_OPTION_NAMES));
   });
 });
 
@@ -98,7 +99,9 @@ describe('events', () => {
     expect(sorted(quotedOnLine(prefix))).toEqual(sorted(eventsOf(file, name)));
   });
   it("the limiter's", () => {
-    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(sorted(eventsOf('limiter-api.ts', 'LimiterEvents')));
+    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(
+      sorted(eventsOf('limiter/limiter-api.ts', 'LimiterEvents')),
+    );
   });
 });
 
@@ -203,8 +206,8 @@ describe('the one list of error and warning codes', () => {
   const optionNames = [
     ...LIMITER_OPTION_NAMES,
     ...DEFER_OPTION_NAMES,
-    ...QUEUE_OPTION_NAMES.dispatcher,
-    ...QUEUE_OPTION_NAMES.worker,
+    ...DISPATCHER_OPTION_NAMES,
+    ...WORKER_OPTION_NAMES,
     ...METRICS_OPTION_NAMES,
     ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
     ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),

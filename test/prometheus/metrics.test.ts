@@ -3,8 +3,8 @@
  * under 100,000 distinct groups, outage metrics, worker and dispatcher metrics, and validation.
  */
 import { Registry } from 'prom-client';
-import { createLimiter } from '../../src/limiter';
-import { OTHER_GROUP, registerMetrics } from '../../src/prometheus';
+import { createLimiter } from '../../src/limiter/limiter';
+import { OTHER_GROUP, registerMetrics } from '../../src/metrics/prometheus';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';

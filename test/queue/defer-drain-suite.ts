@@ -4,8 +4,8 @@
  * Before: jobs were due at staggered guaranteed slots and the dispatcher slept until the green slot, so a
  * group with 1/10 of Σw drained at ~10/s with the backend idle. Store-agnostic: each store supplies a target.
  */
-import { resolveLimiterOptions } from '../../src/options';
-import type { DispatchOptions, DispatchResult } from '../../src/queue/types';
+import { resolveLimiterOptions } from '../../src/limiter/options';
+import type { DispatchOptions, DispatchResult } from '../../src/types';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { startWhatTheBudgetAllows } from './drain-harness';
 

@@ -7,8 +7,8 @@ import { Dispatcher, type DispatcherOptions } from '../../src/queue/dispatcher';
 import { reportClaimed } from '../../src/queue/claim-signal';
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import { Worker } from '../../src/queue/worker';
-import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/queue/types';
-import { withScheduler } from '../../src/scheduler';
+import type { DispatchOptions, DispatchResult, QueueStore } from '../../src/types';
+import { withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 

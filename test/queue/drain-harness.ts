@@ -5,7 +5,7 @@
  * store time, so tests can check the window bound and per-group drain ratios. Store-agnostic: each store
  * supplies a DrainTarget.
  */
-import type { ClaimedJob, DispatchOptions, DispatchResult, JobCounts, QueueStore } from '../../src/queue/types';
+import type { ClaimedJob, DispatchOptions, DispatchResult, JobCounts, QueueStore } from '../../src/types';
 
 export interface DrainTarget {
   enqueue(group: string, weight: number): Promise<void>;

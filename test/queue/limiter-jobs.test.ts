@@ -1,7 +1,7 @@
 /**
  * The job API on the limiter facade (getJob, counts, dead letters) with a real Worker, on MemoryStore.
  */
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';

@@ -4,7 +4,7 @@
  */
 import type Redis from 'ioredis';
 import { EnqueueError } from '../../src/queue/offload';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';

@@ -2,8 +2,8 @@
  * describeQueueStore(name, make): the one conformance suite every QueueStore passes (MemoryQueue,
  * RedisQueue). Time is an injected clock the suite moves by hand; no speed assertions.
  */
-import type { EnqueueInput, EnqueueResult } from '../../src/queue/job-record';
-import type { QueueStore } from '../../src/queue/types';
+import type { EnqueueInput, EnqueueResult } from '../../src/types';
+import type { QueueStore } from '../../src/types';
 import type { Clock, LimiterSpec } from '../../src/types';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 

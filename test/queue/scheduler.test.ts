@@ -2,7 +2,7 @@
  * The scheduler the Dispatcher, Worker and outage guard take their time from: the real one's timers and
  * sleep, how a test attaches a manual one, and the manual one's order of timers.
  */
-import { realScheduler, schedulerOf, withScheduler } from '../../src/scheduler';
+import { realScheduler, schedulerOf, withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 
 describe('realScheduler', () => {

@@ -4,8 +4,8 @@
  * Jobs whose lease died with the killed processes run again and are charged again, so job starts plus live
  * admissions stay ≤ limit in every window (store times: a claim's leaseUntil − leaseMs, a decision's `at`).
  */
-import { createLimiter } from '../../src/limiter';
-import { resolveLimiterOptions } from '../../src/options';
+import { createLimiter } from '../../src/limiter/limiter';
+import { resolveLimiterOptions } from '../../src/limiter/options';
 import { RedisQueue } from '../../src/redis/redis-queue';
 import { RedisStore } from '../../src/redis/redis-store';
 import { maxInWindow } from './drain-harness';

@@ -5,9 +5,9 @@
  * Worker on both stores; times are the store's (a claim's leaseUntil − leaseMs, a decision's `at`).
  */
 import type Redis from 'ioredis';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
-import type { QueueStore } from '../../src/queue/types';
+import type { QueueStore } from '../../src/types';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/redis/redis-store';

@@ -2,7 +2,7 @@
  * Typed payloads: a Worker typed with a map of job types to payloads checks its handlers at compile time
  * (`npm run typecheck` compiles this file; the @ts-expect-error lines fail the build if they stop erring).
  */
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { Worker } from '../../src/queue/worker';
 
 interface Jobs {

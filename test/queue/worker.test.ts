@@ -6,8 +6,8 @@ import { Dispatcher } from '../../src/queue/dispatcher';
 import { RetryLaterError } from '../../src/queue/retry-later-error';
 import { Worker, type JobHandler, type WorkerJob, type WorkerOptions } from '../../src/queue/worker';
 import { MemoryQueue } from '../../src/memory/memory-queue';
-import type { QueueStore } from '../../src/queue/types';
-import { withScheduler } from '../../src/scheduler';
+import type { QueueStore } from '../../src/types';
+import { withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 

@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import type Redis from 'ioredis';
-import { resolvePlans } from '../../src/plan-options';
-import { resolveRules } from '../../src/rule-options';
+import { resolvePlans } from '../../src/limiter/plan-options';
+import { resolveRules } from '../../src/limiter/rule-options';
 import { RedisStore } from '../../src/redis/redis-store';
 import type { Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';

@@ -4,7 +4,7 @@
  * the Sentinel failover test meets only under load (see src/redis/reopen.ts).
  */
 import Redis from 'ioredis';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';

@@ -9,7 +9,7 @@
  * The durable connection also follows a manual failover (the old master closes it) and a slot moved to
  * another master (the old one answers MOVED).
  */
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { limiterKeys } from '../../src/redis/keys';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startCluster, type RedisCluster } from '../helpers/redis-cluster';

@@ -5,8 +5,8 @@
 import type Redis from 'ioredis';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/redis/redis-store';
-import { resolvePlans } from '../../src/plan-options';
-import { resolveRules } from '../../src/rule-options';
+import { resolvePlans } from '../../src/limiter/plan-options';
+import { resolveRules } from '../../src/limiter/rule-options';
 import type { LimiterSpec, LimiterStore } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 

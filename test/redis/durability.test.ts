@@ -7,7 +7,7 @@
 import express from 'express';
 import type Redis from 'ioredis';
 import request from 'supertest';
-import { createLimiter, type Limiter } from '../../src/limiter';
+import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { bulkLimiter } from '../../src/middleware/express';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { limiterKeys } from '../../src/redis/keys';

@@ -5,7 +5,7 @@
  * none beyond the latest time something in it is needed plus the grace (1 h).
  */
 import type Redis from 'ioredis';
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { Worker } from '../../src/queue/worker';
 import { RedisStore } from '../../src/redis/redis-store';

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readRedisInfo } from '../../src/health';
+import { readRedisInfo } from '../../src/redis/redis-health';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 
 const ROOT = join(__dirname, '..', '..');

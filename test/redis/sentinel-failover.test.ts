@@ -7,7 +7,7 @@
  * others were answered 503 and promised nothing. Without `durability` the same run promised 196 jobs and lost
  * 28 of them (those taken while the replica was behind).
  */
-import { createLimiter } from '../../src/limiter';
+import { createLimiter } from '../../src/limiter/limiter';
 import { RedisStore } from '../../src/redis/redis-store';
 import { startSentinel, type SentinelSetup } from '../helpers/redis-server';
 import { until } from '../queue/fixtures/queues';

@@ -3,10 +3,10 @@
  * while it is open a background probe asks the store every PROBE_MIN_MS … PROBE_MAX_MS (doubling); the first
  * probe that answers closes it (WRN_BL_STORE_RECOVERED). ./outage.ts skips the store while it is open.
  */
-import type { StoreError } from './errors';
-import type { Scheduler } from './scheduler';
-import { toStoreError, withTimeout } from './store-call';
-import type { Logger } from './types';
+import type { StoreError } from '../../errors';
+import type { Scheduler } from '../../util/scheduler';
+import { toStoreError, withTimeout } from '../../util/store-call';
+import type { Logger } from '../../types';
 
 /** The background probe's first delay and its cap (it doubles in between). */
 export const PROBE_MIN_MS = 100;

@@ -1,29 +1,29 @@
 /**
  * The framework-agnostic facade: `createLimiter(options).check(group, { cost, weight, defer })` → Decision.
- * Options are validated once (src/options.ts, src/queue/defer-input.ts); each check validates its untrusted
- * input, then makes one store call through the outage guard (src/outage.ts). With `defer`, a denied request
+ * Options are validated once (src/limiter/options.ts, src/queue/defer-input.ts); each check validates its untrusted
+ * input, then makes one store call through the outage guard (src/limiter/outage/outage.ts). With `defer`, a denied request
  * is written as a job in that same call; the job API (`getJob`, `counts`, dead letters) and `queue` (for the
  * Dispatcher and Worker) read the same store.
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck } from './deferring-check';
 import { DenyCache } from './deny-cache';
-import { InputError, describeValue } from './errors';
+import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
-import { createHealthCheck, firstConnection, storeProbe } from './health';
+import { createHealthCheck, storeProbe } from './health';
 import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
-import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage';
-import { refuseUnknownOptions, type OptionNames } from './option-names';
+import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage/outage';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { checkPlan } from './plan-options';
-import { schedulerOf } from './scheduler';
+import { schedulerOf } from '../util/scheduler';
 import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions } from './options';
-import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from './queue/defer-input';
-import { createDurability } from './queue/durability';
-import { toEnqueuedJob, toEnqueueInput } from './queue/offload';
-import type { AdmitInput, Decision, LimiterStore } from './types';
-import { codeOf, isIntegerIn, optionsObject } from './validate';
+import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from '../queue/defer-input';
+import { createDurability } from '../queue/durability';
+import { toEnqueuedJob, toEnqueueInput } from '../queue/offload';
+import type { AdmitInput, Decision, LimiterStore } from '../types';
+import { codeOf, isIntegerIn, optionsObject } from '../util/validate';
 
-export type { DeferLimiterOptions, DeferRequest } from './queue/defer-input';
+export type { DeferLimiterOptions, DeferRequest } from '../queue/defer-input';
 export type { Health, HealthStatus, RedisHealth } from './health';
 export type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
 
@@ -55,7 +55,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { spec, maxGroupLength, maxCost, maxWeight, defaultPlan } = resolved;
   const plans = spec.plans;
   const store: LimiterStore = resolved.store.bind(spec);
-  // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/scheduler.ts).
+  // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/util/scheduler.ts).
   const scheduler = schedulerOf(options);
   const now = (): number => scheduler.now();
   const denyCache = resolved.denyCache === undefined ? undefined : new DenyCache(resolved.denyCache, spec.windowMs, now);
@@ -71,8 +71,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   };
   let closed = false;
-  const probe = storeProbe(resolved.store, store, spec.name, () => closed);
-  const connecting = firstConnection(resolved.store);
+  const probe = storeProbe(store, () => closed);
+  const connecting = store.firstConnection?.();
   const durable = deferOptions.durability && createDurability(store, deferOptions.durability);
   const guard: OutageGuard = createOutageGuard(durable?.store ?? store, {
     policy: resolved.onStoreError,
@@ -88,7 +88,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   });
   const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, windowMs: spec.windowMs, scope: scopeIdempotency });
   const healthCheck = createHealthCheck({
-    store: resolved.store,
+    store,
     probe,
     guard,
     timeoutMs: resolved.timeoutMs,

@@ -7,11 +7,11 @@
  * A check with an idempotency key always goes in one call: the key must be looked up before anything is
  * decided, or a retried request whose job exists could run now as well.
  */
-import { InputError } from './errors';
-import type { OutageGuard } from './outage';
-import type { Durability } from './queue/durability';
-import { checkDeferRequest, toDeferInput, type DeferRequest, type ResolvedDeferOptions } from './queue/defer-input';
-import type { AdmitInput, Decision } from './types';
+import { InputError } from '../errors';
+import type { OutageGuard } from './outage/outage';
+import type { Durability } from '../queue/durability';
+import { checkDeferRequest, toDeferInput, type DeferRequest, type ResolvedDeferOptions } from '../queue/defer-input';
+import type { AdmitInput, Decision } from '../types';
 
 /** Groups remembered as denied at once; past it the memory starts afresh (a miss costs one more call). */
 const MAX_REMEMBERED = 10_000;

@@ -2,9 +2,9 @@
  * The limiter's side of request concurrency (the store's is lua/includes/concurrency.lua and
  * src/core/concurrency.ts): the per-check cap, the jittered wait of a request the cap turned away, and release.
  */
-import { InputError, describeValue } from './errors';
-import type { Decision, LimiterStore, Logger } from './types';
-import { isIntegerIn } from './validate';
+import { InputError, describeValue } from '../errors';
+import type { Decision, LimiterStore, Logger } from '../types';
+import { isIntegerIn } from '../util/validate';
 
 /** Largest cap a check may give: far beyond any fleet's requests in flight, small for the store's counters. */
 const MAX_CONCURRENCY = 1_000_000;

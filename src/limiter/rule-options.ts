@@ -1,10 +1,11 @@
 /**
  * The `rules` option: validated once at construction into resolved RuleSpecs (src/core/rules.ts runs them).
  */
-import { RULE_LIMIT_MAX, ruleTag, type RuleAlgorithm, type RuleSpec } from './core/rules';
-import { ConfigError, describeValue } from './errors';
-import { refuseUnknownOptions } from './option-names';
-import { integer, oneOf, plainObject, refuse } from './validate';
+import { RULE_LIMIT_MAX, ruleTag } from '../core/rules';
+import type { RuleAlgorithm, RuleSpec } from '../types';
+import { ConfigError, describeValue } from '../errors';
+import { refuseUnknownOptions } from '../util/option-names';
+import { integer, oneOf, plainObject, refuse } from '../util/validate';
 
 /** A per-group cap: at most `limit` units per `windowMs` for each group, on top of its fair share. */
 export interface Rule {
@@ -29,7 +30,7 @@ export const MAX_RULES = 8;
 
 /**
  * The rules of `value`, validated. `path` names the option in messages and `code` is the error's code: a
- * plan's rules (src/plan-options.ts) are `plans.<name>.rules`, with ERR_BL_PLANS.
+ * plan's rules (src/limiter/plan-options.ts) are `plans.<name>.rules`, with ERR_BL_PLANS.
  */
 export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULES'): readonly RuleSpec[] {
   const fail = (message: string): never => {

@@ -2,8 +2,8 @@
  * The option checks every entry point shares: each throws ConfigError with the option's code and a message
  * "Expected `name` to be …, got <the value and its type>", and returns the value narrowed (or the fallback).
  */
-import { ConfigError, describeValue } from './errors';
-import type { Logger } from './types';
+import { ConfigError, describeValue } from '../errors';
+import type { Logger } from '../types';
 
 /**
  * The error code of an option or argument: `maxBacklog` → `ERR_BL_MAX_BACKLOG`, a path joins its parts
@@ -113,3 +113,6 @@ export function loggerOption(value: unknown): Logger {
   }
   return value as Logger;
 }
+
+/** Prefixes and limiter names: letters, digits and `._-:/`, so they can never open or close a hash tag. */
+export const NAME_PATTERN = /^[A-Za-z0-9._\-:/]{1,64}$/;

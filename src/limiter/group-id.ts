@@ -1,6 +1,6 @@
 /** The group ids the limiter accepts from a request (untrusted input): bounded, well-formed, never a shared group's name. */
-import { InputError, describeValue } from './errors';
-import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from './core/fair-share';
+import { InputError, describeValue } from '../errors';
+import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from '../core/fair-share';
 
 /**
  * A group id: a non-empty string of at most `maxBytes` UTF-8 bytes (any characters but a lone surrogate, which

@@ -1,5 +1,5 @@
 /** A store call's time limit (`timeoutMs`) and its failures as StoreError: for the outage guard, health and metrics reads. */
-import { StoreError } from './errors';
+import { StoreError } from '../errors';
 import { realScheduler, type Scheduler } from './scheduler';
 
 /** Rejects with a StoreError when `promise` does not settle within `timeoutMs`. */

@@ -15,12 +15,12 @@
  * Warnings are logged once per outage. The breaker is ./breaker.ts, the policies ./outage-policy.ts.
  */
 import { createBreaker } from './breaker';
-import { StoreError } from './errors';
-import type { StoreErrorPolicy } from './options';
+import { StoreError } from '../../errors';
+import type { StoreErrorPolicy } from '../../types';
 import { POLICY_WARNINGS, policyDecider } from './outage-policy';
-import { realScheduler, type Scheduler } from './scheduler';
-import { toStoreError, withTimeout } from './store-call';
-import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from './types';
+import { realScheduler, type Scheduler } from '../../util/scheduler';
+import { toStoreError, withTimeout } from '../../util/store-call';
+import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from '../../types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
 export interface GuardObserver {

@@ -19,8 +19,8 @@
  * With a concurrency cap (`decision.concurrency`), the draft fields end with a `"concurrency"` item: `q` the cap,
  * `r` the slots left after this request, `t` the Retry-After when the cap said no (else 0). No `w`: it is not a window.
  */
-import type { RuleSpec } from './core/rules';
-import type { Decision } from './types';
+import type { RuleSpec } from '../types';
+import type { Decision } from '../types';
 
 export type HeaderFormat = 'draft' | 'legacy' | false;
 

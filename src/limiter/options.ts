@@ -2,18 +2,16 @@
  * Limiter options: documented defaults, validation once at construction, a frozen resolved config.
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
-import { DEFAULT_MAX_GROUPS } from './core/fair-share';
-import { DEFAULT_LEASE_MS } from './core/concurrency';
+import { DEFAULT_MAX_GROUPS } from '../core/fair-share';
+import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
-import { MemoryStore } from './memory/memory-store';
-import { refuseUnknownOptions, type OptionNames } from './option-names';
-import { NAME_PATTERN } from './redis/keys';
-import type { LimiterSpec, Logger, PlanSpec, Store } from './types';
-import { boolean, integer, loggerOption, oneOf, optionsObject, refuse } from './validate';
-
-export type StoreErrorPolicy = 'allow' | 'deny' | 'local';
+import { MemoryStore } from '../memory/memory-store';
+import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import type { LimiterSpec, Logger, PlanSpec, Store, StoreErrorPolicy } from '../types';
+export type { StoreErrorPolicy } from '../types';
+import { NAME_PATTERN, boolean, integer, loggerOption, oneOf, optionsObject, refuse } from '../util/validate';
 
 export interface LimiterOptions {
   /** Where limiter state lives. @defaultValue `new MemoryStore()` */

@@ -15,7 +15,7 @@
  *   group would have taken it) is denied locally instead; the unit goes to a sampled call or another group.
  *   In a flood at per-second limits this answers nearly every denial in-process.
  */
-import type { Decision } from './types';
+import type { Decision } from '../types';
 
 export interface DenyCacheOptions {
   /**
@@ -29,7 +29,7 @@ export interface DenyCacheOptions {
   /**
    * How long a denial is answered in-process: `'hint'` while the store would certainly deny too (never
    * denies what the store would admit); `'retry'` until the retry time the store gave the group (far fewer
-   * store calls in floods at fast limits; see the header of src/deny-cache.ts). @defaultValue `'hint'`
+   * store calls in floods at fast limits; see the header of src/limiter/deny-cache.ts). @defaultValue `'hint'`
    */
   readonly hold?: 'hint' | 'retry';
 }

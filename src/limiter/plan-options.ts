@@ -3,12 +3,12 @@
  * rules merge with the limiter's by name (mergeRules), so the limiter's rules are the defaults every plan
  * inherits; a check names its plan (`check(group, { plan })`), and the store decides it under that plan's rules.
  */
-import type { RuleSpec } from './core/rules';
-import { ConfigError, describeValue } from './errors';
-import { refuseUnknownOptions } from './option-names';
+import type { RuleSpec } from '../types';
+import { ConfigError, describeValue } from '../errors';
+import { refuseUnknownOptions } from '../util/option-names';
 import { MAX_RULES, resolveRules, type Rule } from './rule-options';
-import type { PlanSpec } from './types';
-import { integer, plainObject, refuse } from './validate';
+import type { PlanSpec } from '../types';
+import { integer, plainObject, refuse } from '../util/validate';
 
 /** A tier of groups: e.g. `{ free: { weight: 1, rules: [...] }, pro: { weight: 5 } }`. */
 export interface Plan {

@@ -7,16 +7,16 @@
  * are untrusted, so only the `topGroups` busiest groups get series of their own (src/metrics/top-groups.ts).
  */
 import type { Metric } from 'prom-client';
-import type { Limiter } from './limiter';
-import { Collector, HistogramCounts, type Sample } from './metrics/collector';
-import { validateMetricsOptions, type MetricsOptions } from './metrics/metrics-options';
-import { countDispatcher, countWorker, type JobTotals } from './metrics/queue-totals';
-import { TopGroups, outcomeOf } from './metrics/top-groups';
-import { withTimeout } from './store-call';
-import type { JobCounts } from './queue/types';
+import type { Limiter } from '../limiter/limiter';
+import { Collector, HistogramCounts, type Sample } from './collector';
+import { validateMetricsOptions, type MetricsOptions } from './metrics-options';
+import { countDispatcher, countWorker, type JobTotals } from './queue-totals';
+import { TopGroups, outcomeOf } from './top-groups';
+import { withTimeout } from '../util/store-call';
+import type { JobCounts } from '../types';
 
-export { OTHER_GROUP } from './metrics/top-groups';
-export type { MetricsOptions } from './metrics/metrics-options';
+export { OTHER_GROUP } from './top-groups';
+export type { MetricsOptions } from './metrics-options';
 
 export interface Metrics {
   /** Counts workers and dispatchers started after `registerMetrics` too. */

@@ -1,13 +1,13 @@
 /**
  * The limiter's public interface and per-call options (`createLimiter` in ./limiter.ts builds one).
  */
-import type { StoreError } from './errors';
+import type { StoreError } from '../errors';
 import type { Health } from './health';
 import type { LimiterOptions as AdmissionOptions, ResolvedLimiterOptions, StoreErrorPolicy } from './options';
-import type { DeferLimiterOptions, DeferRequest, ResolvedDeferOptions } from './queue/defer-input';
-import type { EnqueuedJob, EnqueueOptions } from './queue/offload';
-import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from './queue/types';
-import type { Decision, GroupStatus, LimiterSpec } from './types';
+import type { DeferLimiterOptions, DeferRequest, ResolvedDeferOptions } from '../queue/defer-input';
+import type { EnqueuedJob, EnqueueOptions } from '../queue/offload';
+import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from '../types';
+import type { Decision, GroupStatus, LimiterSpec } from '../types';
 
 /** The limiter's events (a typed listener map). */
 export interface LimiterEvents {
@@ -31,7 +31,7 @@ export interface LimiterObserver {
   storeCall?(ms: number, failed: boolean): void;
 }
 
-/** Options of `createLimiter`: admission (src/options.ts) and deferred work. */
+/** Options of `createLimiter`: admission (src/limiter/options.ts) and deferred work. */
 export type LimiterOptions = AdmissionOptions & DeferLimiterOptions;
 
 /** Per-call options of `check`. */

@@ -3,10 +3,10 @@
  * `'allow'` and `'deny'` make up a decision without quota numbers (isDegraded); `'local'` asks the MemoryStore's
  * admission core in this process, sized `limit / instances`.
  */
-import type { StoreErrorPolicy } from './options';
-import type { Scheduler } from './scheduler';
-import { MemoryStore } from './memory/memory-store';
-import type { AdmitInput, Decision, LimiterSpec } from './types';
+import type { StoreErrorPolicy } from '../../types';
+import type { Scheduler } from '../../util/scheduler';
+import { MemoryStore } from '../../memory/memory-store';
+import type { AdmitInput, Decision, LimiterSpec } from '../../types';
 
 /** Logged once per outage, when the breaker opens. */
 export const POLICY_WARNINGS: Record<StoreErrorPolicy, string> = {

@@ -4,9 +4,7 @@
  * which option was probably meant: a close misspelling, or the name another package uses for it
  * (express-rate-limit, rate-limiter-flexible, BullMQ).
  */
-import { ConfigError } from './errors';
-import type { DispatcherOptions } from './queue/dispatcher';
-import type { WorkerOptions } from './queue/worker-options';
+import { ConfigError } from '../errors';
 
 /** A map with every key of T, so a list of option names cannot miss one (express-rate-limit's KeysEnum). */
 export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
@@ -109,34 +107,3 @@ function editDistance(a: string, b: string, max: number): number {
   }
   return previous[b.length] ?? max + 1;
 }
-
-const DISPATCHER_OPTIONS: OptionNames<DispatcherOptions> = {
-  limiter: true,
-  readyMax: true,
-  moveMax: true,
-  promoteMax: true,
-  scanMax: true,
-  leaseMs: true,
-  pollMs: true,
-  reclaimIntervalMs: true,
-  maxStalls: true,
-  logger: true,
-};
-const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
-  limiter: true,
-  handlers: true,
-  concurrency: true,
-  leaseMs: true,
-  maxAttempts: true,
-  maxSnoozes: true,
-  maxStalls: true,
-  backoff: true,
-  keepCompletedMs: true,
-  idleWaitMs: true,
-  logger: true,
-};
-/** The option names of `new Dispatcher()` and `new Worker()` (kept here, next to the check, so the queue code needs one call). */
-export const QUEUE_OPTION_NAMES = Object.freeze({
-  dispatcher: Object.freeze(Object.keys(DISPATCHER_OPTIONS)),
-  worker: Object.freeze(Object.keys(WORKER_OPTIONS)),
-});

@@ -1,0 +1,98 @@
+/**
+ * What the limiter asks its store outside of admissions, through the store contract's optional methods: the
+ * breaker's probe, and `limiter.health()` with the server's role, version and eviction policy (`serverInfo`).
+ * A store without a probe is probed with a queue read (`queue.counts()`), which changes nothing.
+ */
+import type { OutageGuard } from './outage/outage';
+import { toStoreError, withTimeout } from '../util/store-call';
+import type { Scheduler } from '../util/scheduler';
+import type { LimiterStore, Logger, ServerInfo } from '../types';
+
+export type HealthStatus = 'up' | 'degraded' | 'down';
+
+/** What the Redis server behind a RedisStore says about itself. */
+export type RedisHealth = Pick<ServerInfo, 'role' | 'version' | 'maxmemoryPolicy'>;
+
+/** `limiter.health()`: answered within `timeoutMs`, never rejected. */
+export interface Health {
+  /**
+   * `'up'`: the store answers and the breaker is closed. `'degraded'`: the store answers, but the breaker is
+   * still open (checks are answered by `onStoreError` until the next probe) or Redis is a replica.
+   * `'down'`: the store did not answer within `timeoutMs`.
+   */
+  readonly status: HealthStatus;
+  /** How long the store took to answer (ms); `timeoutMs` when it did not. */
+  readonly latencyMs: number;
+  /** Why the status is not `'up'`: the store's last error. */
+  readonly lastError?: string;
+  /** On a RedisStore whose server answered. */
+  readonly redis?: RedisHealth;
+}
+
+/** The breaker's probe: the store's own (`LimiterStore.probe`), or a queue read, which changes nothing. */
+export function storeProbe(bound: LimiterStore, closed: () => boolean = () => false): () => Promise<unknown> {
+  const probe = bound.probe?.bind(bound);
+  return probe ? () => probe(closed) : () => bound.queue.counts();
+}
+
+/**
+ * Whether Redis may evict the limiter's keys: only once `maxmemory` is set (0 = no limit, nothing is evicted),
+ * and under any policy but `noeviction`. The limiter's keys carry TTLs, so `volatile-*` policies may evict
+ * them too (admission state, queued jobs).
+ */
+export function mayEvict(info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): boolean {
+  return info.maxmemory > 0 && info.maxmemoryPolicy !== 'noeviction';
+}
+
+export interface HealthCheck {
+  health(): Promise<Health>;
+  /** Reads INFO once in the background (after the first connection) to warn about eviction early. */
+  checkEvictionSoon(connecting: Promise<void> | undefined): void;
+}
+
+export function createHealthCheck(options: {
+  readonly store: LimiterStore;
+  readonly probe: () => Promise<unknown>;
+  readonly guard: OutageGuard;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly name: string;
+  /** Time and timers of the health check's timeout. @defaultValue the real one */
+  readonly scheduler?: Scheduler;
+}): HealthCheck {
+  const { store, probe, guard, timeoutMs, logger, name, scheduler } = options;
+  const serverInfo = store.serverInfo?.bind(store);
+  let warned = false;
+  const warnIfEvicting = (info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): void => {
+    if (warned || !mayEvict(info)) return;
+    warned = true;
+    logger.warn(
+      `WRN_BL_MAXMEMORY_POLICY: Redis evicts keys under memory pressure (maxmemory-policy ${info.maxmemoryPolicy}, ` +
+        `maxmemory ${info.maxmemory}); the limiter's keys carry TTLs, so even volatile-* policies may drop its state and queued jobs ` +
+        `(limiter "${name}"). Set maxmemory-policy noeviction.`,
+    );
+  };
+
+  return {
+    async health(): Promise<Health> {
+      const started = performance.now();
+      try {
+        const [, info] = await withTimeout(Promise.all([probe(), serverInfo?.()]), timeoutMs, scheduler);
+        const latencyMs = performance.now() - started;
+        if (info) warnIfEvicting(info);
+        const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };
+        const replica = redis !== undefined && redis.role !== 'master';
+        const status: HealthStatus = guard.failing || replica ? 'degraded' : 'up';
+        const lastError =
+          status === 'up' ? undefined : ((guard.failing ? guard.lastError?.message : undefined) ?? `Redis is a ${redis?.role ?? 'replica'}`);
+        return { status, latencyMs, ...(lastError === undefined ? {} : { lastError }), ...(redis ? { redis } : {}) };
+      } catch (error) {
+        return { status: 'down', latencyMs: performance.now() - started, lastError: toStoreError(error).message };
+      }
+    },
+    checkEvictionSoon(connecting) {
+      if (!serverInfo) return;
+      void (connecting ?? Promise.resolve()).then(serverInfo).then(warnIfEvicting, () => undefined);
+    },
+  };
+}
