@@ -3,7 +3,7 @@
  * from the server reaches the DOM through textContent or an attribute value, never as markup: group ids are
  * untrusted. Written without template literals so it sits in this one.
  */
-export const PAGE_SCRIPT = `
+export const PAGE_SCRIPT: string = `
 'use strict';
 (function () {
   var TOKEN_KEY = 'bulk-limiter-dashboard-token';

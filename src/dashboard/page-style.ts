@@ -1,5 +1,5 @@
 /** The page's stylesheet: one colour per outcome everywhere (text, bars, lines), light and dark. */
-export const PAGE_STYLE = `
+export const PAGE_STYLE: string = `
 :root { color-scheme: light dark; --bg: #f5f6f8; --card: #ffffff; --fg: #18202b; --muted: #667085; --line: #e3e6eb;
   --allowed: #17924f; --denied: #d3382c; --deferred: #c97a00; --limit: #4b5565; --accent: #3b5bdb; }
 @media (prefers-color-scheme: dark) {

@@ -9,7 +9,7 @@ import { PAGE_STYLE } from './page-style';
 
 const hash = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
-export const PAGE_HTML = `<!doctype html>
+export const PAGE_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

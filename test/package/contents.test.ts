@@ -4,15 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { pack } = require('../../scripts/pack') as { pack: (dir: string) => { files: string[] } };
+const { pack } = require('../../scripts/pack') as { pack: (dir: string) => { files: string[]; unpackedSize: number } };
 
 const root = join(__dirname, '..', '..');
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
 let files: string[];
+let unpackedSize: number;
 beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'bl-pack-'));
   try {
-    files = pack(dir).files;
+    ({ files, unpackedSize } = pack(dir));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -30,6 +31,15 @@ test('the package holds dist, README, LICENSE and package.json, and nothing else
       'dist/redis/lua-sources.generated.js',
     ]),
   );
+});
+
+test('the package unpacks to at most 1.5 MB; the generated Lua ships without comments and without a source map', () => {
+  expect(unpackedSize).toBeLessThanOrEqual(1.5e6);
+  expect(files).not.toContain('dist/redis/lua-sources.generated.js.map');
+  const lua = read('dist/redis/lua-sources.generated.js');
+  expect(lua).not.toMatch(/sourceMappingURL/);
+  // A Lua comment would start a line of a script's text (a string constant with \n escapes).
+  expect(lua).not.toMatch(/\\n\s*--/);
 });
 
 test('every source map carries its sources (src/ is not shipped)', () => {
