@@ -20,7 +20,7 @@ const { freePort } = require('./lib/redis');
 const ROOT = join(__dirname, '..');
 const { LUA_SOURCES } = require(join(ROOT, 'dist', 'redis', 'lua-sources.generated.js'));
 const { fairShareConfigBlock } = require(join(ROOT, 'dist', 'redis', 'admission-scripts.js'));
-const { resolveLimiterOptions } = require(join(ROOT, 'dist', 'options.js'));
+const { resolveLimiterOptions } = require(join(ROOT, 'dist', 'limiter', 'options.js'));
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const GROUPS = arg('groups', 10);

@@ -13,7 +13,7 @@ const path = require('node:path');
 const { Registry } = require('prom-client');
 
 const core = require(path.join(__dirname, '..', 'dist', 'index.js'));
-const { registerMetrics } = require(path.join(__dirname, '..', 'dist', 'prometheus.js'));
+const { registerMetrics } = require(path.join(__dirname, '..', 'dist', 'metrics', 'prometheus.js'));
 const { dashboard } = require(path.join(__dirname, '..', 'dist', 'middleware', 'express.js'));
 const { startRedis } = require('./lib/redis');
 

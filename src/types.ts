@@ -1,6 +1,7 @@
 /**
- * Public types and the store contract. Every store (Redis, memory) implements `Store`; one conformance
- * suite (test/conformance) holds them to the same semantics.
+ * The contract, at the bottom of every import chain: the public types a limiter answers in, and what a store
+ * implements (`Store`, `LimiterStore`, `QueueStore`), published as `bulk-limiter/store`. Every store (Redis,
+ * memory) passes one conformance suite (test/conformance).
  */
 
 /** A time source in milliseconds since the epoch (fractions allowed). Stores take one for tests. */

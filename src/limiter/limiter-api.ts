@@ -68,8 +68,9 @@ export interface PeekOptions {
 
 export interface Limiter {
   readonly name: string;
+  /** @internal The resolved spec the stores and middleware read. */
   readonly spec: LimiterSpec;
-  /** The resolved options (limits, outage policy, logger) the middleware reads. */
+  /** @internal The resolved options (limits, outage policy, logger) the middleware reads. */
   readonly options: ResolvedLimiterOptions;
   /**
    * Admits or denies one request of `group`. Rejects with InputError for an unacceptable group id, cost or
@@ -99,7 +100,7 @@ export interface Limiter {
   release(decision: Decision): Promise<boolean>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
-  /** The resolved deferral options. */
+  /** @internal The resolved deferral options. */
   readonly deferOptions: ResolvedDeferOptions;
   /** The deferred-work queue of this limiter, for `new Dispatcher({ limiter })` and `new Worker({ limiter })`. */
   readonly queue: QueueStore;
