@@ -16,6 +16,10 @@
  * limiter) first, then each rule by its name, `q` its limit, `w` its window; on a denial the `t` of the policy
  * that said no is the Retry-After. The legacy fields describe the global share only.
  *
+ * The draft's `w` is whole seconds. A window that is not (100 ms, 1.5 s) is stated over the shortest whole number of
+ * seconds that holds whole windows, its quota scaled to match: `limit: 100, windowMs: 100` is `q=1000;w=1`,
+ * `windowMs: 1500` is `q=200;w=3` (never `q=100;w=1`, which would state a tenth of the rate).
+ *
  * With a concurrency cap (`decision.concurrency`), the draft fields end with a `"concurrency"` item: `q` the cap,
  * `r` the slots left after this request, `t` the Retry-After when the cap said no (else 0). No `w`: it is not a window.
  */
@@ -37,6 +41,14 @@ export function retryAfterSeconds(retryAfterMs: number): number {
 
 const quote = (name: string): string => `"${name.replace(/[\\"]/g, '\\$&')}"`;
 
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/** The draft window of `windowMs`: `w` whole seconds holding `perWindow` whole windows (see the file comment). */
+export function draftWindow(windowMs: number): { readonly w: number; readonly perWindow: number } {
+  const g = gcd(windowMs, 1000);
+  return { w: windowMs / g, perWindow: 1000 / g };
+}
+
 export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[] = []): HeaderWriter {
   const write = rateHeaderWriter(format, policyName, windowMs, rules);
   return format === 'draft' ? withConcurrency(write) : write;
@@ -56,24 +68,27 @@ function withConcurrency(write: HeaderWriter): HeaderWriter {
 }
 
 function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[]): HeaderWriter {
-  const windowS = Math.max(1, Math.ceil(windowMs / 1000));
+  const { w, perWindow } = draftWindow(windowMs);
   // The policy name is a Structured-Field String: escape `\` and `"` (limiter names never contain them anyway).
   const quoted = quote(policyName);
-  const policySuffix = `;w=${windowS}`;
+  const policySuffix = `;w=${w}`;
 
-  if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, rules);
+  if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, perWindow, rules);
   if (format === 'draft') {
     return (d, withQuota = true): HeaderMap => {
       if (d.allowed) {
         return withQuota
-          ? { 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`, RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` }
+          ? {
+              'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
+              RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}`,
+            }
           : {};
       }
       const retry = retryAfterSeconds(d.retryAfterMs);
       return withQuota
         ? {
             'Retry-After': String(retry),
-            'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}`,
+            'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
             RateLimit: `${quoted};r=${d.remaining};t=${retry}`,
           }
         : { 'Retry-After': String(retry) };
@@ -96,9 +111,14 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
 }
 
 /** Draft fields with one item per policy: the global share's, then each rule's (see the file comment). */
-function draftWithRules(quoted: string, policySuffix: string, rules: readonly RuleSpec[]): HeaderWriter {
+function draftWithRules(quoted: string, policySuffix: string, perWindow: number, rules: readonly RuleSpec[]): HeaderWriter {
   const names = rules.map((r) => quote(r.name));
-  const rulePolicies = rules.map((r, i) => `, ${names[i]!};q=${r.limit};w=${Math.max(1, Math.ceil(r.windowMs / 1000))}`).join('');
+  const rulePolicies = rules
+    .map((r, i) => {
+      const window = draftWindow(r.windowMs);
+      return `, ${names[i]!};q=${r.limit * window.perWindow};w=${window.w}`;
+    })
+    .join('');
   return (d, withQuota = true): HeaderMap => {
     const retry = d.allowed ? 0 : retryAfterSeconds(d.retryAfterMs);
     if (!withQuota) return d.allowed ? {} : { 'Retry-After': String(retry) };
@@ -110,7 +130,7 @@ function draftWithRules(quoted: string, policySuffix: string, rules: readonly Ru
       const t = violated === rules[i]!.name ? retry : Math.ceil((st?.resetMs ?? 0) / 1000);
       state += `, ${names[i]!};r=${st?.remaining ?? rules[i]!.limit};t=${t}`;
     }
-    const h: HeaderMap = { 'RateLimit-Policy': `${quoted};q=${d.limit}${policySuffix}${rulePolicies}`, RateLimit: state };
+    const h: HeaderMap = { 'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}${rulePolicies}`, RateLimit: state };
     return d.allowed ? h : { 'Retry-After': String(retry), ...h };
   };
 }

@@ -42,8 +42,14 @@ describe("'draft' headers", () => {
     expect(write(allowed, false)).toEqual({});
     expect(write(denied, false)).toEqual({ 'Retry-After': '5' });
   });
-  test('sub-second windows round up to w=1; policy names are escaped as SF strings', () => {
-    expect(createHeaderWriter('draft', 'a"b\\c', 250)(allowed)['RateLimit-Policy']).toBe('"a\\"b\\\\c";q=250;w=1');
+  test('a window that is not whole seconds is stated over whole seconds at the same rate; names are escaped as SF strings', () => {
+    // `allowed` has a quota of 250 per window: 250 per 250 ms is 1,000 per second, 250 per 1.5 s is 500 per 3 s.
+    expect(createHeaderWriter('draft', 'a"b\\c', 250)(allowed)['RateLimit-Policy']).toBe('"a\\"b\\\\c";q=1000;w=1');
+    expect(createHeaderWriter('draft', 'x', 100)(allowed)['RateLimit-Policy']).toBe('"x";q=2500;w=1');
+    expect(createHeaderWriter('draft', 'x', 1500)(allowed)['RateLimit-Policy']).toBe('"x";q=500;w=3');
+    expect(createHeaderWriter('draft', 'x', 60_000)(allowed)['RateLimit-Policy']).toBe('"x";q=250;w=60');
+    const rules = resolveRules([{ name: 'fast', limit: 10, windowMs: 100 }]);
+    expect(createHeaderWriter('draft', 'x', 100, rules)(allowed)['RateLimit-Policy']).toBe('"x";q=2500;w=1, "fast";q=100;w=1');
   });
 });
 
