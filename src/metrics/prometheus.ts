@@ -27,14 +27,15 @@ export interface Metrics {
 
 /** Store call durations (seconds): sub-millisecond for the MemoryStore, about a millisecond on Redis. */
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
-const POLICIES = ['global', 'outage:allow', 'outage:deny', 'outage:local'] as const;
-const FALLBACK_INDEX = { allow: 1, deny: 2, local: 3 } as const;
+const OUTAGE_POLICIES = ['outage:allow', 'outage:deny', 'outage:local'] as const;
 const JOB_STATES = ['delayed', 'pending', 'ready', 'active', 'completed', 'dead'] as const;
 
 /** What one limiter's observer counts. */
 interface LimiterCounts {
   readonly limiter: Limiter;
-  /** [outcome * POLICIES.length + policy] */
+  /** The `policy` label's values: 'global', 'concurrency', each rule's name, then the outage policies. */
+  readonly policies: readonly string[];
+  /** [outcome * policies.length + policy] */
   readonly decisions: number[];
   readonly groups: TopGroups;
   readonly store: HistogramCounts;
@@ -46,9 +47,12 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const { registry, limiters, workers = [], dispatchers = [], topGroups } = validateMetricsOptions(options);
   const cleanups: Array<() => void> = [];
   const perLimiter = limiters.map((limiter): LimiterCounts => {
+    const policies = policyLabels(limiter);
+    const policyIndex = new Map(policies.map((p, i) => [p, i]));
     const c: LimiterCounts = {
       limiter,
-      decisions: new Array<number>(3 * POLICIES.length).fill(0),
+      policies,
+      decisions: new Array<number>(3 * policies.length).fill(0),
       groups: new TopGroups(topGroups),
       store: new HistogramCounts(STORE_BUCKETS),
       storeErrors: 0,
@@ -58,7 +62,9 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       limiter.observe({
         decision(d, fallback) {
           const outcome = outcomeOf(d);
-          c.decisions[outcome * POLICIES.length + (fallback === undefined ? 0 : FALLBACK_INDEX[fallback])]! += 1;
+          // An admission passed every policy: 'global'. A denial or deferral names the policy that said no.
+          const policy = fallback !== undefined ? `outage:${fallback}` : d.allowed ? 'global' : (d.policy ?? 'global');
+          c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? 0)]! += 1;
           c.groups.add(d.group, outcome);
         },
         storeCall(ms, failed) {
@@ -120,16 +126,16 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const collectors = [
     new Collector(
       'bulk_limiter_decisions_total',
-      'Decisions by limiter, outcome (allowed, denied, deferred) and policy (global: the store decided; outage:<onStoreError>: the outage policy did)',
+      'Decisions by limiter, outcome (allowed, denied, deferred) and policy (the one that said no: global, concurrency or a rule; global for admissions; outage:<onStoreError> when the outage policy decided)',
       'counter',
       byLimiter((c) =>
         c.decisions.flatMap((value, i) => {
           const labels = {
             limiter: c.limiter.name,
-            outcome: ['allowed', 'denied', 'deferred'][Math.floor(i / POLICIES.length)]!,
-            policy: POLICIES[i % POLICIES.length]!,
+            outcome: ['allowed', 'denied', 'deferred'][Math.floor(i / c.policies.length)]!,
+            policy: c.policies[i % c.policies.length]!,
           };
-          return value > 0 || i % POLICIES.length === 0 ? [{ labels, value }] : [];
+          return value > 0 || i % c.policies.length === 0 ? [{ labels, value }] : [];
         }),
       ),
     ),
@@ -243,6 +249,12 @@ export function registerMetrics(options: MetricsOptions): Metrics {
 }
 
 /** The store's job counts within the limiter's timeoutMs; undefined when it fails (the scrape goes on). */
+/** The policies a limiter's decisions can name: bounded by its configuration, never by requests. */
+function policyLabels(limiter: Limiter): string[] {
+  const rules = [...(limiter.spec.rules ?? []), ...[...(limiter.spec.plans?.values() ?? [])].flatMap((plan) => plan.rules ?? [])];
+  return [...new Set(['global', 'concurrency', ...rules.map((rule) => rule.name)]), ...OUTAGE_POLICIES];
+}
+
 async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
   try {
     return await withTimeout(limiter.counts(), limiter.options.timeoutMs);

@@ -7,8 +7,9 @@
  * OTHER_GROUP), so every counter stays monotonic. A labelled group may carry data of its own (`attach`): the
  * dashboard keeps its per-second history there, so it is bounded by the same k.
  */
+import { OTHER_GROUP } from '../limiter/group-id';
 
-export const OTHER_GROUP = '*other*';
+export { OTHER_GROUP };
 /** A power of two. */
 const SAMPLE_EVERY = 8;
 

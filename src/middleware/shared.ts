@@ -16,6 +16,7 @@ import { ConfigError, InputError, describeValue } from '../errors';
 import type { HeaderMap } from './headers';
 import { createLimiter, type CheckOptions, type Limiter } from '../limiter/limiter';
 import { isDegraded } from '../limiter/outage/outage-policy';
+import { reservedGroup } from '../limiter/group-id';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
 import { deferredOutcome, offloadedOutcome, type DeferredOutcome } from './defer';
@@ -98,6 +99,9 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       // or function does not: the server's bug.
       if (typeof group !== 'object') return misconfigured('group', group, 'a string, or undefined / null for none');
       return badRequest(new InputError('ERR_BL_BAD_GROUP', `Expected the group id to be a string, got ${describeValue(group)}`));
+    } else if (group === SHARED_GROUP) {
+      // The shared group of requests without one: a request naming it would spend their quota.
+      return badRequest(reservedGroup(group));
     }
     let check: CheckOptions = constantCheck ?? EMPTY_CHECK;
     if (constantCheck === undefined) {

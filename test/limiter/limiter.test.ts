@@ -39,6 +39,7 @@ describe('createLimiter', () => {
     ['a reversed pair', 'ERR_BL_GROUP_MALFORMED', '\ude00\ud83d'],
     ["the overflow group's name", 'ERR_BL_GROUP_RESERVED', '*overflow*'],
     ["the newcomers' group's name", 'ERR_BL_GROUP_RESERVED', '*new*'],
+    ["the metrics' label of every other group", 'ERR_BL_GROUP_RESERVED', '*other*'],
   ])('group %s → InputError %s, store not called', async (_label, code, group) => {
     const { store, limiter } = make();
     await expect(limiter.check(group as string)).rejects.toMatchObject({ code, constructor: InputError });

@@ -334,6 +334,15 @@ export const CASES: readonly HttpCase[] = [
       expect((await get(app, '/?tenant=')).status).toBe(200);
       expect((await get(app, '/')).status).toBe(429);
       expect(logger.lines.filter((l) => l.startsWith('WRN_BL_MISSING_GROUP'))).toHaveLength(1);
+      // A request cannot name the shared group (nor the metrics' rest): request data, a 400.
+      for (const reserved of ['(missing)', '*other*']) {
+        const res = await get(app, `/?tenant=${encodeURIComponent(reserved)}`);
+        expect({ reserved, status: res.status, detail: JSON.parse(res.text).detail }).toEqual({
+          reserved,
+          status: 400,
+          detail: expect.stringContaining('names a group shared between ids'),
+        });
+      }
     },
   },
   {

@@ -244,3 +244,22 @@ test('bulk_limiter_oldest_waiting_seconds: the age of the oldest due job not sta
   now += 2500;
   expect(value(await registry.metrics(), 'bulk_limiter_oldest_waiting_seconds{limiter="oldest"}')).toBe(2.5);
 });
+
+test("a denial's policy label names the policy that said no: a rule, concurrency or the global share", async () => {
+  const registry = new Registry();
+  const rules = [{ name: 'per-minute', limit: 1, windowMs: 60_000 }];
+  const limiter = createLimiter({ store: new MemoryStore({ clock: () => NOW }), name: 'policies', limit: 100, windowMs: 60_000, rules });
+  const metrics = registerMetrics({ registry, limiters: [limiter] });
+  await limiter.check('a'); // allowed
+  await limiter.check('a'); // denied by the rule
+  const held = await limiter.check('b', { concurrency: 1 }); // allowed, holds b's one slot
+  await limiter.check('b', { concurrency: 1 }); // denied by concurrency
+  const text = await registry.metrics();
+  const series = (outcome: string, policy: string) =>
+    value(text, `bulk_limiter_decisions_total{limiter="policies",outcome="${outcome}",policy="${policy}"}`);
+  expect([series('allowed', 'global'), series('denied', 'per-minute'), series('denied', 'concurrency'), series('denied', 'global')]).toEqual([
+    2, 1, 1, 0,
+  ]);
+  await limiter.release(held);
+  metrics.close();
+});
