@@ -9,7 +9,7 @@ import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
-import type { LimiterSpec, Logger, PlanSpec, Store, StoreErrorPolicy } from '../types';
+import type { LimiterSpec, Logger, PlanSpec, RuleSpec, Store, StoreErrorPolicy } from '../types';
 export type { StoreErrorPolicy } from '../types';
 import { NAME_PATTERN, boolean, integer, loggerOption, oneOf, optionsObject, refuse } from '../util/validate';
 
@@ -188,17 +188,16 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const maxWeight = integer('maxWeight', o.maxWeight, { fallback: 1000 });
   const plans = resolvePlans(o.plans, rules, maxWeight);
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
-  // every rule set a check may be decided under: the limiter's and each plan's
-  const ruleSets = [rules, ...(plans === undefined ? [] : [...plans.values()].map((p) => p.rules))];
   // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
   // combines with rules (the limiter's or a plan's).
   const probationMs = integer('probationMs', o.probationMs, { min: 0, fallback: Math.min(epochMs, 1000) });
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
-  const ruleMax = Math.min(...ruleSets.flatMap((set) => set.map(ruleCapacity)));
+  const capping = smallestRule(rules, plans);
+  const ruleMax = capping?.capacity ?? Infinity;
   const maxCost = integer('maxCost', o.maxCost, { fallback: Math.min(burst - reserve, ruleMax) });
   if (maxCost > burst) refuse('maxCost', `at most \`burst\` (${burst}): a larger cost could never be admitted`, maxCost);
-  if (maxCost > ruleMax) {
-    refuse('maxCost', `at most ${ruleMax}, the most a rule admits at once: a larger cost could never be admitted`, maxCost);
+  if (capping !== undefined && maxCost > ruleMax) {
+    refuse('maxCost', `at most ${ruleMax}, the most ${capping.where} admits at once: a larger cost could never be admitted`, maxCost);
   }
   const onStoreError = oneOf<StoreErrorPolicy, StoreErrorPolicy>('onStoreError', o.onStoreError, ['allow', 'deny', 'local'], { fallback: 'local' });
   const timeoutMs = integer('timeoutMs', o.timeoutMs, { fallback: 500 });
@@ -257,4 +256,21 @@ function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined 
   if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1))
     refuse('denyCache.sampleRate', 'a number from 0 to 1', o.sampleRate, code);
   return Object.freeze({ maxGroups, sampleRate, hold });
+}
+
+/** The rule that admits the least at once, of the limiter's and every plan's (a request must fit each), and where it is. */
+function smallestRule(
+  rules: readonly RuleSpec[],
+  plans: ReadonlyMap<string, PlanSpec> | undefined,
+): { readonly capacity: number; readonly where: string } | undefined {
+  const all = [
+    ...rules.map((rule) => ({ rule, where: `rule "${rule.name}"` })),
+    ...[...(plans ?? [])].flatMap(([plan, spec]) => (spec.rules ?? []).map((rule) => ({ rule, where: `plan "${plan}"'s rule "${rule.name}"` }))),
+  ];
+  let best: { readonly capacity: number; readonly where: string } | undefined;
+  for (const { rule, where } of all) {
+    const capacity = ruleCapacity(rule);
+    if (best === undefined || capacity < best.capacity) best = { capacity, where };
+  }
+  return best;
 }

@@ -77,7 +77,8 @@ export function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOption
 export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
   const o = optionsObject(options);
   refuseUnknownOptions(o, ALL_OPTION_NAMES, 'bulkLimiter()');
-  const inline = Object.keys(o).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k));
+  // An option set to undefined is an option left out (`{ limiter, windowMs: config.windowMs }` with none configured).
+  const inline = Object.keys(o).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k) && (o as Record<string, unknown>)[k] !== undefined);
   if (o.limiter !== undefined) {
     if (typeof o.limiter !== 'object' || o.limiter === null || typeof o.limiter.check !== 'function') {
       refuse('limiter', 'a limiter from createLimiter()', o.limiter);

@@ -6,7 +6,7 @@
  */
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
-import { StoreError } from '../errors';
+import { ConfigError, StoreError } from '../errors';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { firstConnection, readRedisInfo, redisProbe, type HealthClient } from './redis-health';
@@ -84,6 +84,9 @@ export class RedisStore implements Store {
   private readonly maxBatch: number;
 
   constructor(options: RedisStoreOptions) {
+    if (typeof (options as unknown as RedisClient | undefined)?.defineCommand === 'function') {
+      throw new ConfigError('ERR_BL_CLIENT', 'Expected options with a `client`, got an ioredis client itself: pass `new RedisStore({ client })`');
+    }
     const client: unknown = options?.client;
     if (typeof client !== 'object' || client === null || typeof (client as RedisClient).defineCommand !== 'function') {
       refuse('client', 'an ioredis Redis or Cluster', client);

@@ -56,7 +56,16 @@ export function integer<F = never>(
 ): number | F {
   if (absent(value, check)) return check.fallback as F;
   const { min = 1, max } = check;
-  if (!isIntegerIn(value, min, max)) fail(name, value, check, max === undefined ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`);
+  if (!isIntegerIn(value, min, max)) {
+    // 2 ** 53 is an integer ≥ 1 to a reader: say which bound it broke.
+    const unsafe = max === undefined && typeof value === 'number' && Number.isInteger(value) && value > Number.MAX_SAFE_INTEGER;
+    fail(
+      name,
+      value,
+      check,
+      max !== undefined ? `an integer from ${min} to ${max}` : unsafe ? `an integer from ${min} to 2^53 − 1` : `an integer ≥ ${min}`,
+    );
+  }
   return value as number;
 }
 
