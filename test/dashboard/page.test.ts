@@ -4,7 +4,7 @@
  * the counts the responses showed and how long the oldest waiting job has waited, renders the hostile id as
  * text, logs no console error, and offers the dead-letter actions only once a token unlocks them; Retry then
  * really retries the job.
- * UPDATE_SCREENSHOT=1 runs a longer load and writes docs/dashboard.png (the README's picture).
+ * UPDATE_SCREENSHOT=1 runs a longer load and writes docs/dashboard.png (the picture in docs/operations.md).
  */
 import express from 'express';
 import { existsSync, mkdtempSync, statSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Starts a real Redis Cluster for tests: `masters` masters, optionally each with one replica (then with the
- * README's durability settings and a short node timeout, so a killed master's replica is promoted within a
+ * durability settings of docs/operations.md and a short node timeout, so a killed master's replica is promoted within a
  * few seconds). Each node is a redis-server process started here and stopped by pid.
  */
 import { execFile, spawnSync, type ChildProcess } from 'node:child_process';

@@ -166,14 +166,14 @@ export interface SentinelSetup {
   readonly servers: RedisServer[];
   readonly sentinelPorts: number[];
   readonly masterName: string;
-  /** An ioredis client through the sentinels (failoverDetector on, as the README says). */
+  /** An ioredis client through the sentinels (failoverDetector on, as docs/operations.md says). */
   client(options?: RedisOptions): Redis;
   /** The port of the current master, as the sentinels say. */
   masterPort(): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** The README's server settings for durability: AOF, min-replicas-to-write 1 (and no wait before a full sync). */
+/** The server settings for durability docs/operations.md gives: AOF, min-replicas-to-write 1 (and no wait before a full sync). */
 export const DURABLE_SERVER_ARGS: readonly string[] = [
   '--appendonly',
   'yes',
@@ -188,7 +188,7 @@ export const DURABLE_SERVER_ARGS: readonly string[] = [
 ];
 
 /**
- * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as the README advises)
+ * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as docs/operations.md advises)
  * and three sentinels (quorum 2, down after 1 s), each a process started here and stopped by pid.
  */
 export async function startSentinel(): Promise<SentinelSetup> {

@@ -68,32 +68,3 @@ test('license, repository, homepage, bugs and module type are declared', () => {
   });
   expect(read('LICENSE')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 bulk-limiter contributors\n/);
 });
-
-test('README links into the repository are absolute URLs to files that exist, with anchors that exist', () => {
-  const readme = read('README.md');
-  const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((url) => !url.startsWith('#'));
-  // docs/ and the rest of the repository are not shipped: a relative link would not resolve on the registry page.
-  expect(links.filter((url) => !url.startsWith('https://'))).toEqual([]);
-  const blob = 'https://github.com/bulk-limiter/bulk-limiter/blob/main/';
-  const missing: string[] = [];
-  for (const url of links.filter((u) => u.startsWith(blob))) {
-    const [path, anchor] = url.slice(blob.length).split('#') as [string, string | undefined];
-    let text: string;
-    try {
-      text = read(path);
-    } catch {
-      missing.push(url);
-      continue;
-    }
-    // GitHub's heading anchors: lower case, punctuation dropped, spaces to '-'.
-    const anchors = [...text.matchAll(/^#+ (.+)$/gm)].map((m) =>
-      m[1]!
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    );
-    if (anchor !== undefined && !anchors.includes(anchor)) missing.push(url);
-  }
-  expect(missing).toEqual([]);
-  expect(links).toContain(`${blob}docs/algorithm.md`);
-});

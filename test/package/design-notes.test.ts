@@ -1,10 +1,11 @@
 /**
  * Comments cite the design notes as `docs/algorithm.md §N` (or §N.M): every such citation names a section
- * that exists, and every file a comment names that way is in the repository. Every path the README and the notes
- * name exists (a file moved, its mentions follow).
+ * that exists, and every file a comment names that way is in the repository. Every path the README, the pages
+ * of docs/ and bench/README.md name exists (a file moved, its mentions follow).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
+import { docFiles } from './readme-blocks';
 
 const ROOT = join(__dirname, '..', '..');
 const NOTES = readFileSync(join(ROOT, 'docs', 'algorithm.md'), 'utf8');
@@ -25,7 +26,7 @@ test('the design notes number their sections', () => {
 
 test('every docs/algorithm.md citation names a section that exists', () => {
   const sources = ['src', 'lua', 'test', 'bench', 'examples'].flatMap((d) => files(join(ROOT, d)));
-  sources.push(join(ROOT, 'README.md'));
+  sources.push(...docFiles().map((doc) => join(ROOT, doc)));
   const broken: string[] = [];
   let cited = 0;
   for (const file of sources) {
@@ -40,8 +41,8 @@ test('every docs/algorithm.md citation names a section that exists', () => {
   expect(cited).toBeGreaterThan(5);
 });
 
-test('every repository path the README and the design notes name exists', () => {
-  const named = ['README.md', 'docs/algorithm.md', 'bench/README.md'].flatMap((doc) =>
+test('every repository path the README, the docs and bench/README.md name exists', () => {
+  const named = [...docFiles(), 'bench/README.md'].flatMap((doc) =>
     [...readFileSync(join(ROOT, doc), 'utf8').matchAll(/\b(?:src|lua|test|docs|scripts|bench|examples)\/[\w./*-]*[\w*]/g)].map(
       (m) => `${doc}: ${m[0]}`,
     ),

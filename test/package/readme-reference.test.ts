@@ -1,7 +1,8 @@
 /**
- * The README's reference tables against what the code accepts and returns: the option tables (names as the
- * entry points know them), the Decision fields, the 202 body, getJob and job status fields, the events, the one
- * list of error and warning codes (against every code in src/ and lua/), and the first example's numbers.
+ * The reference tables against what the code accepts and returns, wherever they live: the option tables
+ * (docs/reference.md; names as the entry points know them), the Decision fields, the 202 body, getJob and job
+ * status fields, the events (in any doc), and the one list of error and warning codes (docs/errors.md, against
+ * every code in src/ and lua/).
  */
 import express from 'express';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,7 +15,7 @@ import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { DISPATCHER_OPTION_NAMES } from '../../src/queue/dispatcher';
 import { WORKER_OPTION_NAMES } from '../../src/queue/worker-options';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions } from '../../src/limiter/options';
+import { LIMITER_OPTION_NAMES } from '../../src/limiter/options';
 import { DEFER_OPTION_NAMES } from '../../src/queue/defer-input';
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { PermanentError } from '../../src/queue/permanent-error';
@@ -22,29 +23,33 @@ import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision } from '../../src/types';
 import { codeOf } from '../../src/util/validate';
-import { README_PATH } from './readme-blocks';
+import { docFiles, readDoc } from './readme-blocks';
 
 const root = join(__dirname, '..', '..');
-const readme = readFileSync(README_PATH, 'utf8');
+const reference = readDoc('docs/reference.md');
+const guide = readDoc('docs/guide.md');
+const errorsPage = readDoc('docs/errors.md');
+/** README.md and every docs/*.md, one after the other. */
+const allDocs = docFiles().map(readDoc).join('\n');
 const sorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
 
-/** The first column of the first table after the line that contains `marker`. */
-function tableAfter(marker: string): string[] {
-  const lines = readme.split('\n');
+/** The first column of the first table after the line of `doc` that contains `marker`. */
+function tableAfter(marker: string, doc = reference): string[] {
+  const lines = doc.split('\n');
   let i = lines.findIndex((l) => l.includes(marker));
-  if (i < 0) throw new Error(`README has no line with ${marker}`);
+  if (i < 0) throw new Error(`no line with ${marker}`);
   while (i < lines.length && !lines[i]!.startsWith('|')) i++;
   const names: string[] = [];
   for (i += 2; i < lines.length && lines[i]!.startsWith('|'); i++) names.push(/^\| `([^`]+)`/.exec(lines[i]!)?.[1] ?? lines[i]!);
   return names;
 }
 
-/** The names in the first `{ a, b?, c }` on the line that contains `marker` (after it). */
-function braceAfter(marker: string): string[] {
-  const line = readme.split('\n').find((l) => l.includes(marker));
-  const rest = line?.slice(line.indexOf(marker) + marker.length) ?? '';
+/** The names in the first `{ a, b?, c }` after `marker` in `doc` (line breaks joined). */
+function braceAfter(marker: string, doc: string): string[] {
+  const text = doc.replace(/\n[ \t]*/g, ' ');
+  const rest = text.includes(marker) ? text.slice(text.indexOf(marker) + marker.length) : '';
   const inner = /`\{ ([^}]+) \}`/.exec(rest)?.[1];
-  if (inner === undefined) throw new Error(`README has no { … } after ${marker}`);
+  if (inner === undefined) throw new Error(`no { … } after ${marker}`);
   return inner.split(',').map((s) => s.trim().replace(/\?$/, ''));
 }
 
@@ -63,13 +68,13 @@ describe('option tables', () => {
   const middlewareKnown = knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never));
   it('limiter and deferral options', () => {
     expect(sorted(tableAfter('`createLimiter(options)`, or the same options inline'))).toEqual(sorted(LIMITER_OPTION_NAMES));
-    expect(sorted(tableAfter('Deferral options (on the limiter)'))).toEqual(sorted(DEFER_OPTION_NAMES));
+    expect(sorted(tableAfter('## Deferral options'))).toEqual(sorted(DEFER_OPTION_NAMES));
   });
   it('middleware and its defer options', () => {
     const ownNames = middlewareKnown.filter((n) => !LIMITER_OPTION_NAMES.includes(n) && !DEFER_OPTION_NAMES.includes(n));
-    expect(sorted(tableAfter('Middleware-only options'))).toEqual(sorted(ownNames));
+    expect(sorted(tableAfter('## Middleware options'))).toEqual(sorted(ownNames));
     const deferKnown = knownOptions(() => onExpress.bulkLimiter({ limit: 10, defer: { type: 't', statusUrl: String, bogus: 1 } } as never));
-    expect(sorted(tableAfter('Middleware `defer` options'))).toEqual(sorted(deferKnown));
+    expect(sorted(tableAfter('## Middleware `defer` options'))).toEqual(sorted(deferKnown));
   });
   it('jobStatus, Dispatcher and Worker', () => {
     const limiter = createLimiter({ limit: 10 });
@@ -88,9 +93,11 @@ describe('events', () => {
     const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1] ?? '';
     return [...body.matchAll(/^ {2}(\w+):/gm)].map((m) => m[1]!);
   };
+  /** The quoted event names of the paragraph that starts with `prefix` (in any doc). */
   const quotedOnLine = (prefix: string): string[] => {
-    const line = readme.split('\n').find((l) => l.startsWith(prefix)) ?? '';
-    return [...line.matchAll(/`'(\w+)'`/g)].map((m) => m[1]!);
+    const start = allDocs.indexOf(`\n${prefix}`);
+    const paragraph = start < 0 ? '' : allDocs.slice(start, allDocs.indexOf('\n\n', start + 1));
+    return [...paragraph.matchAll(/`'(\w+)'`/g)].map((m) => m[1]!);
   };
   it.each([
     ['Dispatcher events:', 'queue/dispatcher.ts', 'DispatcherEvents'],
@@ -99,7 +106,7 @@ describe('events', () => {
     expect(sorted(quotedOnLine(prefix))).toEqual(sorted(eventsOf(file, name)));
   });
   it("the limiter's", () => {
-    expect(sorted([...readme.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(
+    expect(sorted([...allDocs.matchAll(/limiter\.on\('(\w+)'/g)].map((m) => m[1]!))).toEqual(
       sorted(eventsOf('limiter/limiter-api.ts', 'LimiterEvents')),
     );
   });
@@ -137,7 +144,7 @@ describe('what the code returns', () => {
       const res = await request(app).post('/imports');
       if (res.status === 202) body = res.body as Record<string, unknown>;
     }
-    expect(sorted(braceAfter('- **Deferred request:**'))).toEqual(sorted(Object.keys(body ?? {})));
+    expect(sorted(braceAfter('- **Deferred request:**', guide))).toEqual(sorted(Object.keys(body ?? {})));
     expect(body).toMatchObject({ state: 'delayed', duplicate: false, runAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) });
   });
 
@@ -171,7 +178,7 @@ describe('what the code returns', () => {
     }
     const jobKeys = new Set<string>();
     for (const id of [ok.id, bad.id]) Object.keys((await limiter.getJob(id)) ?? {}).forEach((k) => jobKeys.add(k));
-    expect(sorted(braceAfter('- **Job API:** `limiter.getJob(id)`'))).toEqual(sorted(jobKeys));
+    expect(sorted(braceAfter('- **Job API:** `limiter.getJob(id)`', guide))).toEqual(sorted(jobKeys));
     expect(typeof (await limiter.getJob(ok.id))?.createdAt).toBe('number'); // ms on the store clock
 
     const app = express();
@@ -183,13 +190,12 @@ describe('what the code returns', () => {
       Object.keys(res.body as object).forEach((k) => statusKeys.add(k));
       expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/); // ISO 8601
     }
-    expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with'))).toEqual(sorted(statusKeys));
+    expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with', reference))).toEqual(sorted(statusKeys));
   });
 });
 
 describe('the one list of error and warning codes', () => {
-  const section = readme.slice(readme.indexOf('## Errors and warnings\n'), readme.indexOf('\n## ', readme.indexOf('## Errors and warnings\n') + 1));
-  const listed = new Set([...section.matchAll(/`((?:ERR|WRN)_BL_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  const listed = new Set([...errorsPage.matchAll(/`((?:ERR|WRN)_BL_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
   const files = (dir: string): string[] =>
     readdirSync(dir).flatMap((f) => {
       const path = join(dir, f);
@@ -234,43 +240,7 @@ describe('the one list of error and warning codes', () => {
     expect([...listed].filter((c) => !used.has(c) && !built.has(c)).sort()).toEqual([]);
   });
 
-  it('no other section keeps its own list of codes', () => {
-    expect(readme).not.toMatch(/^Codes: /m);
+  it('no other page keeps its own list of codes', () => {
+    expect(allDocs).not.toMatch(/^Codes: /m);
   });
-});
-
-test("the first example's numbers are the defaults for limit 1000 per 1000 ms, and the limiter keeps them", async () => {
-  const { spec } = resolveLimiterOptions({ limit: 1000, windowMs: 1000 });
-  const rate = spec.limit - spec.burst + 1;
-  expect(readme).toContain(`gets **${spec.burst} at once**`);
-  expect(readme).toContain(`the sustained rate of **${rate} per second**`);
-  // A lone client sending 3 a millisecond: the burst at once, then the sustained rate, and never over 1000 in 1 s.
-  let now = 1_000_000;
-  const limiter = createLimiter({ store: new MemoryStore({ clock: () => now }), limit: 1000, windowMs: 1000 });
-  const allowedAt: number[] = [];
-  const send = async (n: number) => {
-    for (let i = 0; i < n; i++) if ((await limiter.check('lone')).allowed) allowedAt.push(now);
-  };
-  await send(100);
-  expect(allowedAt.length).toBe(spec.burst);
-  for (let ms = 1; ms <= 2000; ms++) {
-    now += 1;
-    await send(3);
-  }
-  const inSecond = (from: number) => allowedAt.filter((t) => t >= from && t < from + 1000).length;
-  expect(inSecond(1_001_000)).toBeGreaterThanOrEqual(rate - 1);
-  expect(inSecond(1_001_000)).toBeLessThanOrEqual(rate + 1);
-  expect(Math.max(...allowedAt.map((t) => inSecond(t)))).toBeLessThanOrEqual(1000);
-  await limiter.close();
-});
-
-test("the per-route section's maxCost numbers are the defaults", () => {
-  const maxCost = (options: { limit: number; burst?: number }) => resolveLimiterOptions({ windowMs: 60_000, ...options }).maxCost;
-  expect(readme).toContain('1 for `limit: 5`, 4 for `limit: 50`');
-  expect([maxCost({ limit: 5 }), maxCost({ limit: 50 })]).toEqual([1, 4]);
-  expect(readme).toContain('the default burst of 2 (maxCost 1)');
-  expect(resolveLimiterOptions({ limit: 10 }).spec.burst).toBe(2);
-  expect(maxCost({ limit: 10 })).toBe(1);
-  expect(readme).toContain('burst: 4 });   // maxCost 3');
-  expect(maxCost({ limit: 10, burst: 4 })).toBe(3);
 });

@@ -1,27 +1,28 @@
 /**
- * Every ```js block of the README is valid as written: all of them compile as the CommonJS files a user would
- * paste them into (fragments, marked `// fragment`, inside an async function), and the complete ones run, each
- * as its own node process in an empty temp directory where `bulk-limiter` is this repository's built package,
- * against a real redis-server (`REDIS_URL`). The convention (README "Development"): a block ends by itself with
- * exit code 0, or it is a server that listens on `PORT` (the runner sets 0) and prints its `http://localhost:<port>`
- * URL; the runner then sends it one GET as a tenant (any answer below 500) and SIGTERM, and the process must end.
- * Any `WRN_BL_` warning in a block's output fails it too: the README's setups must not log false alarms.
+ * Every code block of the README and of docs/*.md is valid as written. `js` blocks compile as the CommonJS
+ * files a user would paste them into (fragments, marked `// fragment`, inside an async function), and the
+ * complete ones run, each as its own node process in an empty temp directory where `bulk-limiter` is this
+ * repository's built package, against a real redis-server (`REDIS_URL`). The convention (docs/development.md):
+ * a block ends by itself with exit code 0, or it is a server that listens on `PORT` (the runner sets 0) and
+ * prints its `http://localhost:<port>` URL; the runner then sends it one GET as a tenant (any answer below 500)
+ * and SIGTERM, and the process must end. Any `WRN_BL_` warning in a block's output fails it too: the docs'
+ * setups must not log false alarms. `sh` blocks name only npm scripts that exist; `text` blocks are output.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
-import { parseBlock, readmeBlocks } from './readme-blocks';
+import { allBlocks, blocksOf, parseBlock, ROOT as root } from './readme-blocks';
 
-const root = join(__dirname, '..', '..');
 const RUN_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /** The runner's GET comes from a tenant, as the examples' clients do (they name it in one of these headers). */
 const CLIENT_HEADERS = { 'x-api-key': 'readme-client', 'x-tenant': 'readme-client' };
-const blocks = readmeBlocks();
-const complete = blocks.filter((b) => !b.fragment);
+const blocks = allBlocks();
+const js = blocks.filter((b) => b.lang === 'js');
+const complete = js.filter((b) => !b.fragment);
 
 let server: RedisServer;
 let redis: Redis;
@@ -41,12 +42,30 @@ afterAll(async () => {
   await server?.stop();
 });
 
-test('the README has complete examples to run, and fragments are marked', () => {
-  expect(complete.length).toBeGreaterThanOrEqual(6);
-  expect(blocks.filter((b) => b.fragment).length).toBeGreaterThanOrEqual(1);
+test('the README and docs/ have complete examples to run, and fragments are marked', () => {
+  expect(complete.filter((b) => b.file === 'README.md').length).toBeGreaterThanOrEqual(6);
+  expect(complete.filter((b) => b.file.startsWith('docs/')).length).toBeGreaterThanOrEqual(6);
+  expect(js.filter((b) => b.fragment).length).toBeGreaterThanOrEqual(1);
 });
 
-test.each(blocks.map((b) => [b.name, b] as const))('%s compiles as written', (_name, block) => {
+test('every code block is js (compiled, and run when complete), sh (npm scripts) or text (output)', () => {
+  expect(blocks.filter((b) => !['js', 'sh', 'text'].includes(b.lang)).map((b) => `${b.name}: \`${b.lang}\``)).toEqual([]);
+});
+
+test('every npm script an sh block runs is one of package.json', () => {
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const named = blocks.filter((b) => b.lang === 'sh').flatMap((b) => [...b.code.matchAll(/\bnpm run ([\w:-]+)/g)].map((m) => [b.name, m[1]!]));
+  expect(named.length).toBeGreaterThanOrEqual(3);
+  expect(named.filter(([, script]) => scripts[script!] === undefined)).toEqual([]);
+});
+
+test("the README's 'Try it' starts from a clone: the demo on the embedded store and the tests, two commands", () => {
+  const tryIt = blocksOf('README.md').find((b) => b.heading === 'Try it' && b.lang === 'sh');
+  const commands = (tryIt?.code ?? '').split('\n').map((l) => l.replace(/#.*/, '').trim());
+  expect(commands).toEqual(['git clone https://github.com/bulk-limiter/bulk-limiter.git', 'cd bulk-limiter', 'npm ci && npm run demo', 'npm test']);
+});
+
+test.each(js.map((b) => [b.name, b] as const))('%s compiles as written', (_name, block) => {
   expect(() => parseBlock(block)).not.toThrow();
 });
 
@@ -102,7 +121,7 @@ function run(file: string): Promise<RunResult> {
 test.each(complete.map((b) => [b.name, b] as const))(
   '%s runs',
   async (_name, block) => {
-    const file = join(dir, `readme-${block.line}.js`);
+    const file = join(dir, `${block.file.replace(/\W/g, '-')}-${block.line}.js`);
     writeFileSync(file, `${block.code}\n`);
     const onRedis = block.code.includes('REDIS_URL');
     if (onRedis && server.pid !== undefined) await redis.flushdb(); // our own server: start each Redis block empty

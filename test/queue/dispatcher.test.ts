@@ -109,7 +109,7 @@ describe.each([memoryBackend(), redisBackend()])('Dispatcher on $name', (backend
     const stoppedAt = Date.now();
     await a.stop();
     await until('b takes over', () => b.isLeader, 5000);
-    // The README's bound: leaseMs × 7/6 after the busy one's last renewal (plus scheduling slack).
+    // The bound in docs/reference.md (Dispatcher leaseMs): leaseMs × 7/6 after the busy one's last renewal (plus scheduling slack).
     expect(Date.now() - stoppedAt).toBeLessThan(300 * (7 / 6) + 500);
     const id = await enqueue(kit.queue);
     await until('b moves work', async () => (await kit.queue.getJob(id))?.state === 'ready', 5000);

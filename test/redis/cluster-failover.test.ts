@@ -1,5 +1,5 @@
 /**
- * A 202 is a promise, on Redis Cluster: 3 masters with a replica each, set up as the README advises (AOF,
+ * A 202 is a promise, on Redis Cluster: 3 masters with a replica each, set up as docs/operations.md advises (AOF,
  * min-replicas-to-write 1), a limiter with durability { replicas: 1 }. Its deferrals go to the master of the
  * limiter's slot and are confirmed with WAIT there. Requests are deferred while that master's replica falls
  * behind (SIGSTOP for 1.5 s) and the master is SIGKILLed; the cluster promotes the replica, the old master

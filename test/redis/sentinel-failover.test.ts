@@ -1,6 +1,6 @@
 /**
  * A 202 is a promise, through a Sentinel failover: one master, one replica and three sentinels, set up as the
- * README advises (AOF, min-replicas-to-write 1, ioredis failoverDetector), a limiter with durability
+ * docs/operations.md advises (AOF, min-replicas-to-write 1, ioredis failoverDetector), a limiter with durability
  * { replicas: 1 }. Requests are deferred while the replica falls behind (SIGSTOP for 1.5 s) and the master is
  * SIGKILLed mid-stream; the sentinels promote the replica and the old master comes back as its replica. Every
  * job a request was promised (a decision carrying a job) is on the new master afterwards: none lost. The
