@@ -1,5 +1,5 @@
 /**
- * Error classes, each with a stable `code` (ERR_BL_*) listed in the README.
+ * Error classes, each with a stable `code` (ERR_BL_*) listed in docs/errors.md.
  */
 
 /** Base class: every error the package throws has a code. */

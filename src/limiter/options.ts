@@ -59,14 +59,14 @@ export interface LimiterOptions {
   /**
    * Answer a group the store just denied in-process (until the store's hint, when it might borrow again, or
    * with `hold: 'retry'` until its retry time), sending only `sampleRate` of its calls on: a flood then costs
-   * few store round trips. Never admits anything, so the global limit holds; see README "Speed on Redis".
+   * few store round trips. Never admits anything, so the global limit holds; see docs/operations.md "Speed on Redis".
    * `true` = the defaults. @defaultValue `false`
    */
   readonly denyCache?: boolean | DenyCacheOptions;
   /**
    * Per-group caps on top of the fair share, decided in the same call, all-or-nothing: e.g.
    * `[{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]`.
-   * See README "Policies". @defaultValue `[]`
+   * See docs/guide.md "Rules". @defaultValue `[]`
    */
   readonly rules?: readonly Rule[];
   /**
@@ -76,7 +76,7 @@ export interface LimiterOptions {
    * with the limiter's `rules` **by name**: a plan rule named like a limiter rule replaces it, the others are
    * added, so the limiter's rules are the defaults every plan inherits. A plan's `concurrency` is its groups'
    * request-concurrency cap (see `concurrency`). Names: 1–64 printable ASCII characters; at most 32 plans.
-   * See README "Plans". @defaultValue none
+   * See docs/guide.md "Plans". @defaultValue none
    */
   readonly plans?: Readonly<Record<string, Plan>>;
   /**

@@ -19,7 +19,7 @@ export interface Plan {
    * plan rule is added. The limiter's rules are the defaults every plan inherits. @defaultValue `[]`
    */
   readonly rules?: readonly Rule[];
-  /** Requests of a group in flight at once, integer ≥ 1. Validated now; enforced once request concurrency lands. */
+  /** Requests of a group in flight at once, integer ≥ 1. Its groups' request-concurrency cap (as the limiter's `concurrency`). */
   readonly concurrency?: number;
 }
 

@@ -25,7 +25,7 @@ export interface Rule {
 
 const RULE_NAME = /^[A-Za-z0-9._-]{1,32}$/;
 const ALGORITHMS: readonly RuleAlgorithm[] = ['token-bucket', 'sliding-window', 'fixed-window'];
-/** Most rules on one limiter: each costs every decision a little (README "Policies"). */
+/** Most rules on one limiter: each costs every decision a little (docs/guide.md "Rules"). */
 export const MAX_RULES = 8;
 
 /**

@@ -10,7 +10,7 @@
  * constant cost / weight above the limiter's maxCost / maxWeight too); 400 for request data, with the
  * InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, ERR_BL_GROUP_MALFORMED, …;
  * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
- * warning WRN_BL_MISSING_GROUP (once per limiter).
+ * warning WRN_BL_MISSING_GROUP (once per middleware).
  */
 import { ConfigError, InputError, describeValue } from '../errors';
 import type { HeaderMap } from './headers';
