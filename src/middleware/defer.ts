@@ -7,8 +7,8 @@ import type { HeaderMap } from './headers';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import type { Limiter } from '../limiter/limiter';
 import type { EnqueuedJob } from '../queue/offload';
-import type { JobState } from '../types';
-import type { Decision } from '../types';
+import type { Decision, JobState, Logger } from '../types';
+import { describeValue } from '../errors';
 import { func, isIntegerIn, oneOf, refuse } from '../util/validate';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -75,11 +75,41 @@ export function validateDefer(defer: unknown): void {
   }
 }
 
+/** The Location of a job's status: `defer.statusUrl`'s answer, checked (see `statusLocation`). */
+export type StatusLocation<Ctx> = (jobId: string, ctx: Ctx) => HeaderMap;
+
+/**
+ * `defer.statusUrl` as a Location field. It runs after the job is written, so a throw or a non-string is the
+ * server's bug with the job already queued: the answer stays the 202 it is (no Location), never a 500 that a
+ * client would retry into a second job; one WRN_BL_OPTION_RESULT per middleware says so.
+ */
+export function statusLocation<Ctx>(defer: DeferOptions<Ctx>, logger: Logger, limiterName: string): StatusLocation<Ctx> {
+  let warned = false;
+  return (jobId, ctx): HeaderMap => {
+    let url: unknown;
+    let failure: unknown;
+    try {
+      url = defer.statusUrl(jobId, ctx);
+    } catch (error) {
+      failure = error;
+    }
+    if (typeof url === 'string' && url !== '') return { Location: url };
+    if (!warned) {
+      warned = true;
+      const gave = failure === undefined ? `gave ${describeValue(url)}` : `threw ${String(failure)}`;
+      logger.warn(
+        `WRN_BL_OPTION_RESULT: \`defer.statusUrl\` ${gave}; expected a URL string. Deferred requests are still queued and answered 202, without Location, until this is fixed (limiter "${limiterName}")`,
+      );
+    }
+    return {};
+  };
+}
+
 /** The 202 of a request offloaded with `when: 'always'` (no admission decided it). */
-export function offloadedOutcome<Ctx>(defer: DeferOptions<Ctx>, job: EnqueuedJob, ctx: Ctx): DeferredOutcome {
+export function offloadedOutcome<Ctx>(location: StatusLocation<Ctx>, job: EnqueuedJob, ctx: Ctx): DeferredOutcome {
   return {
     kind: 'deferred',
-    headers: { Location: defer.statusUrl(job.id, ctx) },
+    headers: location(job.id, ctx),
     decision: undefined,
     body: { jobId: job.id, state: 'delayed', runAt: new Date(job.runAt).toISOString(), duplicate: job.duplicate },
   };
@@ -87,7 +117,7 @@ export function offloadedOutcome<Ctx>(defer: DeferOptions<Ctx>, job: EnqueuedJob
 
 export async function deferredOutcome<Ctx>(
   limiter: Limiter,
-  defer: DeferOptions<Ctx>,
+  location: StatusLocation<Ctx>,
   decision: Decision,
   headers: HeaderMap,
   ctx: Ctx,
@@ -97,7 +127,7 @@ export async function deferredOutcome<Ctx>(
   const state = job.duplicate ? ((await limiter.getJob(job.id).catch(() => null))?.state ?? 'delayed') : 'delayed';
   return {
     kind: 'deferred',
-    headers: { ...headers, Location: defer.statusUrl(job.id, ctx) },
+    headers: { ...headers, ...location(job.id, ctx) },
     decision,
     body: { jobId: job.id, state, runAt: new Date(job.runAt).toISOString(), duplicate: job.duplicate },
   };

@@ -19,7 +19,7 @@ import { isDegraded } from '../limiter/outage/outage-policy';
 import { reservedGroup } from '../limiter/group-id';
 import type { Decision } from '../types';
 import { clientGroup, resolveIpv6Subnet } from './client-ip';
-import { deferredOutcome, offloadedOutcome, type DeferredOutcome } from './defer';
+import { deferredOutcome, offloadedOutcome, statusLocation, type DeferredOutcome } from './defer';
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions, type BulkLimiterOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
@@ -57,6 +57,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const ipv6Subnet = resolveIpv6Subnet(o.ipv6Subnet);
   const groupOf = o.group ?? ((ctx: Ctx) => clientGroup(reader.clientIp(ctx), ipv6Subnet));
   const defer = o.defer;
+  const location = defer && statusLocation(defer, limiter.options.logger, limiter.name);
   const rejectMissing = o.missingGroup === 'reject';
   const { weight, cost, skip } = o;
   const { maxCost, maxWeight } = limiter.options;
@@ -158,7 +159,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     }
     const headers = view.writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
-    if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, defer, decision, headers, ctx);
+    if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, location!, decision, headers, ctx);
     const rule = decision.policy === undefined ? undefined : view.rulePolicies.get(decision.policy);
     if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
     return limitRejection(decision, headers, policies, quotaBody);
@@ -167,7 +168,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   /** `defer.when: 'always'`: the request becomes a job whatever the budget; a refused one is a 429. */
   async function offload(group: string, job: EnqueueOptions, ctx: Ctx): Promise<Outcome> {
     try {
-      return offloadedOutcome(defer!, await limiter.enqueue(group, job), ctx);
+      return offloadedOutcome(location!, await limiter.enqueue(group, job), ctx);
     } catch (error) {
       if (error instanceof EnqueueError) return queueFullRejection(error, policies, quotaBody);
       if (!(error instanceof InputError)) throw error;

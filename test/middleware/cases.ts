@@ -157,6 +157,34 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
     },
   },
   {
+    title: 'a defer.statusUrl that throws or gives no string: the job is queued, so still a 202 with its id (no Location), one warning',
+    async run(env) {
+      for (const [label, statusUrl] of [
+        [
+          'throws',
+          () => {
+            throw new Error('no route');
+          },
+        ],
+        ['gives a number', () => 42 as unknown as string],
+      ] as const) {
+        const logger = recordingLogger();
+        const options = limiterOptions(env, `status-url-${label.replace(/ /g, '-')}`, { limit: 1, burst: 1, logger });
+        const app = env.h.app({ '/': { ...options, group: tenant, defer: { type: 'report', statusUrl } } });
+        expect((await get(app, '/?tenant=a')).status).toBe(200);
+        for (let i = 0; i < 2; i++) {
+          const res = await get(app, '/?tenant=a');
+          expect({ label, status: res.status, location: res.headers.location }).toEqual({ label, status: 202, location: undefined });
+          expect(JSON.parse(res.text)).toMatchObject({ jobId: expect.any(String), state: 'delayed' });
+        }
+        expect(logger.lines).toHaveLength(1);
+        expect(logger.lines[0]).toMatch(
+          /^WRN_BL_OPTION_RESULT: `defer\.statusUrl` (threw Error: no route|gave `42` \(number\)); expected a URL string/,
+        );
+      }
+    },
+  },
+  {
     title: 'request data stays a 400: a group id that is too long or an array (repeated parameter), an Idempotency-Key header over 256 bytes',
     async run(env) {
       const logger = recordingLogger();
