@@ -448,6 +448,11 @@ export interface QueueStore {
    * Redis), which no call returns; returns the unsubscribe.
    */
   onError(listener: (error: unknown) => void): () => void;
+  /**
+   * Resolves when the store's first connection is ready; undefined when there is nothing to wait for. A Worker
+   * or Dispatcher started before it waits for it instead of reporting "not connected" errors at every boot.
+   */
+  firstConnection?(): Promise<void> | undefined;
   complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean>;
   /**
    * `complete(...)` then `claimMany(leaseMs, max)` as one atomic operation (one round trip on Redis), so a

@@ -165,6 +165,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
 
   private async run(token: object): Promise<void> {
     let failures = 0;
+    // Started before the client connects (a boot): wait for it, rather than report "not connected" errors.
+    const connecting = this.queue.firstConnection?.();
+    while (connecting && this.loopToken === token && !(await settlesWithin(connecting, this.pollMs, this.scheduler)));
     while (this.loopToken === token) {
       let sleepMs: number;
       try {

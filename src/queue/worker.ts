@@ -125,6 +125,9 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
 
   private async pump(): Promise<void> {
     let failures = 0;
+    // Started before the client connects (a boot): wait for it, rather than report "not connected" errors.
+    const connecting = this.config.queue.firstConnection?.();
+    while (connecting && this.state === 'running' && !(await settlesWithin(connecting, this.config.idleWaitMs, this.config.scheduler)));
     while (this.state === 'running') {
       const free = this.config.concurrency - this.runs.size;
       if (free <= 0) {

@@ -15,6 +15,7 @@ import type { Clock, LimiterSpec } from '../types';
 import { decodeRecord, toJobInfo } from '../queue/job-record';
 import type { EnqueueInput, EnqueueResult } from '../types';
 import { queueKeyBlock } from './queue-keys';
+import { firstConnection, type HealthClient } from './redis-health';
 import { enqueueArgs, keepOf, toClaimed, toCompleteAndClaim, toEnqueueResult } from './redis-queue-codec';
 import type {
   ClaimedJob,
@@ -181,6 +182,10 @@ export class RedisQueue implements QueueStore {
       });
     this.blockingWait = read;
     return read;
+  }
+
+  firstConnection(): Promise<void> | undefined {
+    return firstConnection(this.client as unknown as HealthClient);
   }
 
   onError(listener: (error: unknown) => void): () => void {
