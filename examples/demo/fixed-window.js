@@ -101,7 +101,7 @@ class FixedWindowLimiter {
         }
         const payload = typeof job.payload === 'string' ? JSON.parse(job.payload) : job.payload;
         try {
-          await handlers[job.type]({ ...job, payload, attempts: 0 });
+          await handlers[job.type]({ ...job, payload, attempts: 0, startedAt: Date.now() });
         } catch {
           // The original design had no retries; a failed job is simply gone.
         }

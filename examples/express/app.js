@@ -26,12 +26,14 @@ const tenantOf = (req) => req.get('x-tenant') || 'anonymous';
 
 /**
  * The deferred-job handlers, shared by the in-process worker and examples/worker.js. The demo measures with
- * the hooks: `onWork` when backend work starts, `onJobDone` when a job finished.
+ * the hooks: `onWork` when backend work starts (with the time it spent the budget: a decision's `at`, a job's
+ * `startedAt`), `onJobDone` when a job finished.
  */
 function createJobHandlers({ onWork, onJobDone } = {}) {
   return {
     async import(job) {
-      onWork?.({ tenant: job.payload.tenant, kind: 'job', at: Date.now() });
+      // at: when the job spent the budget (its claim, on the store's clock), as a live request's decision.at
+      onWork?.({ tenant: job.payload.tenant, kind: 'job', at: job.startedAt });
       await sleep(WORK_MS);
       onJobDone?.({ tenant: job.payload.tenant, at: Date.now() });
       return { imported: job.payload.rows };
@@ -56,7 +58,7 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
   });
 
   const work = async (req, kind) => {
-    onWork?.({ tenant: tenantOf(req), kind, at: Date.now() });
+    onWork?.({ tenant: tenantOf(req), kind, at: req.rateLimit?.at ?? Date.now() });
     await sleep(WORK_MS);
   };
 

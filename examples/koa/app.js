@@ -47,7 +47,7 @@ function createApp({ store, limiter, limit = 100, windowMs = 1000, plans = PLANS
   });
 
   const work = async (ctx, kind) => {
-    onWork?.({ tenant: tenantOf(ctx), kind, at: Date.now() });
+    onWork?.({ tenant: tenantOf(ctx), kind, at: ctx.state.rateLimit?.at ?? Date.now() });
     await sleep(WORK_MS);
   };
 

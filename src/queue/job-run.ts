@@ -47,6 +47,8 @@ export class WorkerClosedError extends BulkLimiterError {
 
 export class JobRun {
   readonly job: WorkerJob | undefined;
+  /** When the claim spent the budget, on the store's clock (`WorkerJob.startedAt`). */
+  readonly startedAt: number;
   readonly controller = new AbortController();
   /** Resolves when the run is acknowledged (or known lost). Never rejects. */
   readonly done: Promise<RunEnd>;
@@ -60,10 +62,18 @@ export class JobRun {
     private readonly hooks: RunHooks,
   ) {
     this.leaseUntil = config.scheduler.now() + config.leaseMs;
+    this.startedAt = claimed.leaseUntil - config.leaseMs;
     let job: WorkerJob | undefined;
     let decodeError: unknown;
     try {
-      job = { id: claimed.id, type: claimed.type, group: claimed.group, payload: JSON.parse(claimed.payload) as unknown, attempts: claimed.attempts };
+      job = {
+        id: claimed.id,
+        type: claimed.type,
+        group: claimed.group,
+        payload: JSON.parse(claimed.payload) as unknown,
+        attempts: claimed.attempts,
+        startedAt: this.startedAt,
+      };
     } catch (error) {
       decodeError = new BulkLimiterError('ERR_BL_JOB_PAYLOAD', `Job ${claimed.id} has a payload that is not JSON: ${messageOf(error)}`);
     }

@@ -18,6 +18,11 @@ export interface WorkerJob<Payload = unknown> {
   readonly payload: Payload;
   /** Earlier runs of this job that ended in an error (0 on the first run). */
   readonly attempts: number;
+  /**
+   * When this run was claimed, in ms on the store's clock (Redis TIME): the moment it spent the limit's budget,
+   * comparable with a live decision's `at`.
+   */
+  readonly startedAt: number;
 }
 
 /**

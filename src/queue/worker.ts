@@ -181,7 +181,10 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
       const run = new JobRun(this.config, job, { onError: (error) => this.report(error), wantsNext: () => this.state === 'running' });
       if (this.aborting) run.abortForClose();
       this.runs.add(run);
-      this.emit('active', run.job ?? { id: job.id, type: job.type, group: job.group, payload: undefined, attempts: job.attempts });
+      this.emit(
+        'active',
+        run.job ?? { id: job.id, type: job.type, group: job.group, payload: undefined, attempts: job.attempts, startedAt: run.startedAt },
+      );
       void run.done.then(({ outcome, next }) => {
         this.runs.delete(run);
         if (next)
@@ -207,6 +210,7 @@ export class Worker<Jobs extends JobTypes = Record<string, unknown>> extends Eve
       group: run.claimed.group,
       payload: run.claimed.payload,
       attempts: run.claimed.attempts,
+      startedAt: run.startedAt,
     };
     switch (outcome.kind) {
       case 'completed':

@@ -47,11 +47,14 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     const { worker } = run({ echo: async (job) => (seen.push(job), { doubled: (job.payload as { n: number }).n * 2 }) });
     const completed = new Promise<[WorkerJob, unknown]>((resolve) => worker.once('completed', (job, result) => resolve([job, result])));
     const [job, result] = await completed;
-    expect(job).toEqual({ id, type: 'echo', group: 'tenant a', payload: { n: 7 }, attempts: 0 });
+    expect(job).toEqual({ id, type: 'echo', group: 'tenant a', payload: { n: 7 }, attempts: 0, startedAt: expect.any(Number) });
     expect(result).toEqual({ doubled: 14 });
     expect(seen).toHaveLength(1);
     const info = await kit.queue.getJob(id);
     expect(info).toMatchObject({ state: 'completed', attempts: 0, result: { doubled: 14 } });
+    // startedAt is the claim, on the store's clock: after the job was written, before it finished.
+    expect(job.startedAt).toBeGreaterThanOrEqual(info!.createdAt);
+    expect(job.startedAt).toBeLessThanOrEqual(info!.finishedAt!);
   });
 
   test('a throwing handler is retried with backoff, then dead after maxAttempts', async () => {
