@@ -1,11 +1,164 @@
 /**
- * Error classes, each with a stable `code` (ERR_BL_*) listed in docs/errors.md.
+ * Error classes, each with a stable `code` from ERROR_CODES; warnings are logged with a code from WARNING_CODES.
+ * docs/errors.md has one row per code (its cause and its fix); test/package/error-codes.test.ts keeps the
+ * tables, the page and the codes the source writes or builds from option names (util/validate.ts codeOf) equal.
  */
+
+/**
+ * Every error code, keyed by its name without `ERR_BL_`. A ConfigError about an option has the option's name in
+ * upper snake case (`windowMs` → `WINDOW_MS`, a `defer` option of the middleware `DEFER_<NAME>`); an InputError
+ * about an argument of a call is `BAD_<NAME>`.
+ */
+export const ERROR_CODES = Object.freeze({
+  // Any entry point: the options argument.
+  OPTIONS: 'ERR_BL_OPTIONS',
+  UNKNOWN_OPTION: 'ERR_BL_UNKNOWN_OPTION',
+  LOGGER: 'ERR_BL_LOGGER',
+  // createLimiter options (also inline in bulkLimiter).
+  LIMIT: 'ERR_BL_LIMIT',
+  WINDOW_MS: 'ERR_BL_WINDOW_MS',
+  NAME: 'ERR_BL_NAME',
+  STORE: 'ERR_BL_STORE',
+  BURST: 'ERR_BL_BURST',
+  RESERVE: 'ERR_BL_RESERVE',
+  SUSTAINED: 'ERR_BL_SUSTAINED',
+  IDLE_MS: 'ERR_BL_IDLE_MS',
+  EPOCH_MS: 'ERR_BL_EPOCH_MS',
+  MAX_GROUPS: 'ERR_BL_MAX_GROUPS',
+  PROBATION_MS: 'ERR_BL_PROBATION_MS',
+  MAX_GROUP_LENGTH: 'ERR_BL_MAX_GROUP_LENGTH',
+  MAX_COST: 'ERR_BL_MAX_COST',
+  MAX_WEIGHT: 'ERR_BL_MAX_WEIGHT',
+  ON_STORE_ERROR: 'ERR_BL_ON_STORE_ERROR',
+  TIMEOUT_MS: 'ERR_BL_TIMEOUT_MS',
+  INSTANCES: 'ERR_BL_INSTANCES',
+  DENY_CACHE: 'ERR_BL_DENY_CACHE',
+  CONCURRENCY: 'ERR_BL_CONCURRENCY',
+  CONCURRENCY_LEASE_MS: 'ERR_BL_CONCURRENCY_LEASE_MS',
+  RULES: 'ERR_BL_RULES',
+  PLANS: 'ERR_BL_PLANS',
+  DEFAULT_PLAN: 'ERR_BL_DEFAULT_PLAN',
+  MAX_BACKLOG: 'ERR_BL_MAX_BACKLOG',
+  MAX_DEFER_MS: 'ERR_BL_MAX_DEFER_MS',
+  MAX_PAYLOAD_BYTES: 'ERR_BL_MAX_PAYLOAD_BYTES',
+  GROUP_CONCURRENCY: 'ERR_BL_GROUP_CONCURRENCY',
+  DURABILITY: 'ERR_BL_DURABILITY',
+  // Store options.
+  CLIENT: 'ERR_BL_CLIENT',
+  PREFIX: 'ERR_BL_PREFIX',
+  MAX_BATCH: 'ERR_BL_MAX_BATCH',
+  CLOCK: 'ERR_BL_CLOCK',
+  MAX_DEAD: 'ERR_BL_MAX_DEAD',
+  // bulkLimiter options and its `defer` options.
+  LIMITER: 'ERR_BL_LIMITER',
+  GROUP: 'ERR_BL_GROUP',
+  IPV6_SUBNET: 'ERR_BL_IPV6_SUBNET',
+  MISSING_GROUP: 'ERR_BL_MISSING_GROUP',
+  WEIGHT: 'ERR_BL_WEIGHT',
+  COST: 'ERR_BL_COST',
+  PLAN: 'ERR_BL_PLAN',
+  SKIP: 'ERR_BL_SKIP',
+  HEADERS: 'ERR_BL_HEADERS',
+  ON_LIMIT: 'ERR_BL_ON_LIMIT',
+  DEFER: 'ERR_BL_DEFER',
+  DEFER_TYPE: 'ERR_BL_DEFER_TYPE',
+  DEFER_PAYLOAD: 'ERR_BL_DEFER_PAYLOAD',
+  DEFER_IDEMPOTENCY_KEY: 'ERR_BL_DEFER_IDEMPOTENCY_KEY',
+  DEFER_STATUS_URL: 'ERR_BL_DEFER_STATUS_URL',
+  DEFER_WHEN: 'ERR_BL_DEFER_WHEN',
+  DEFER_GROUP_CONCURRENCY: 'ERR_BL_DEFER_GROUP_CONCURRENCY',
+  // jobStatus options.
+  PUBLIC: 'ERR_BL_PUBLIC',
+  PARAM: 'ERR_BL_PARAM',
+  ID: 'ERR_BL_ID',
+  // Dispatcher and Worker options, backoff and RetryLaterError.
+  READY_MAX: 'ERR_BL_READY_MAX',
+  MOVE_MAX: 'ERR_BL_MOVE_MAX',
+  PROMOTE_MAX: 'ERR_BL_PROMOTE_MAX',
+  SCAN_MAX: 'ERR_BL_SCAN_MAX',
+  LEASE_MS: 'ERR_BL_LEASE_MS',
+  POLL_MS: 'ERR_BL_POLL_MS',
+  RECLAIM_INTERVAL_MS: 'ERR_BL_RECLAIM_INTERVAL_MS',
+  MAX_STALLS: 'ERR_BL_MAX_STALLS',
+  HANDLERS: 'ERR_BL_HANDLERS',
+  MAX_ATTEMPTS: 'ERR_BL_MAX_ATTEMPTS',
+  MAX_SNOOZES: 'ERR_BL_MAX_SNOOZES',
+  KEEP_COMPLETED_MS: 'ERR_BL_KEEP_COMPLETED_MS',
+  IDLE_WAIT_MS: 'ERR_BL_IDLE_WAIT_MS',
+  BACKOFF: 'ERR_BL_BACKOFF',
+  BACKOFF_BASE_MS: 'ERR_BL_BACKOFF_BASE_MS',
+  BACKOFF_CAP_MS: 'ERR_BL_BACKOFF_CAP_MS',
+  BACKOFF_RANDOM: 'ERR_BL_BACKOFF_RANDOM',
+  RETRY_DELAY_MS: 'ERR_BL_RETRY_DELAY_MS',
+  // registerMetrics and dashboard options.
+  REGISTRY: 'ERR_BL_REGISTRY',
+  LIMITERS: 'ERR_BL_LIMITERS',
+  WORKERS: 'ERR_BL_WORKERS',
+  DISPATCHERS: 'ERR_BL_DISPATCHERS',
+  TOP_GROUPS: 'ERR_BL_TOP_GROUPS',
+  AUTHORIZE: 'ERR_BL_AUTHORIZE',
+  PATH: 'ERR_BL_PATH',
+  // The server's mistakes found by a call or a request.
+  UNKNOWN_PLAN: 'ERR_BL_UNKNOWN_PLAN',
+  OPTION_RESULT: 'ERR_BL_OPTION_RESULT',
+  // InputError: the group id and the arguments of a call.
+  NO_GROUP: 'ERR_BL_NO_GROUP',
+  GROUP_EMPTY: 'ERR_BL_GROUP_EMPTY',
+  BAD_GROUP: 'ERR_BL_BAD_GROUP',
+  GROUP_TOO_LONG: 'ERR_BL_GROUP_TOO_LONG',
+  GROUP_MALFORMED: 'ERR_BL_GROUP_MALFORMED',
+  GROUP_RESERVED: 'ERR_BL_GROUP_RESERVED',
+  BAD_COST: 'ERR_BL_BAD_COST',
+  BAD_WEIGHT: 'ERR_BL_BAD_WEIGHT',
+  BAD_GROUP_CONCURRENCY: 'ERR_BL_BAD_GROUP_CONCURRENCY',
+  BAD_CONCURRENCY: 'ERR_BL_BAD_CONCURRENCY',
+  BAD_DELAY_MS: 'ERR_BL_BAD_DELAY_MS',
+  BAD_MAX_ATTEMPTS: 'ERR_BL_BAD_MAX_ATTEMPTS',
+  BAD_DEFER: 'ERR_BL_BAD_DEFER',
+  BAD_JOB_TYPE: 'ERR_BL_BAD_JOB_TYPE',
+  BAD_IDEMPOTENCY_KEY: 'ERR_BL_BAD_IDEMPOTENCY_KEY',
+  BAD_PAYLOAD: 'ERR_BL_BAD_PAYLOAD',
+  PAYLOAD_TOO_LARGE: 'ERR_BL_PAYLOAD_TOO_LARGE',
+  DEAD_PAGE: 'ERR_BL_DEAD_PAGE',
+  // EnqueueError.
+  BACKLOG_FULL: 'ERR_BL_BACKLOG_FULL',
+  DEFER_HORIZON: 'ERR_BL_DEFER_HORIZON',
+  // StoreError.
+  STORE_TIMEOUT: 'ERR_BL_STORE_TIMEOUT',
+  STORE_FAILED: 'ERR_BL_STORE_FAILED',
+  STORE_REPLY: 'ERR_BL_STORE_REPLY',
+  STORE_CONFIG: 'ERR_BL_STORE_CONFIG',
+  NOT_DURABLE: 'ERR_BL_NOT_DURABLE',
+  LIMITER_CLOSED: 'ERR_BL_LIMITER_CLOSED',
+  // The queue: thrown by handlers, by a job's run, or recorded on a job.
+  RETRY_LATER: 'ERR_BL_RETRY_LATER',
+  PERMANENT: 'ERR_BL_PERMANENT',
+  LEASE_LOST: 'ERR_BL_LEASE_LOST',
+  WORKER_CLOSED: 'ERR_BL_WORKER_CLOSED',
+  NO_HANDLER: 'ERR_BL_NO_HANDLER',
+  JOB_PAYLOAD: 'ERR_BL_JOB_PAYLOAD',
+  JOB_RESULT: 'ERR_BL_JOB_RESULT',
+} as const);
+
+/** Every warning code (the start of a message to `logger.warn`), keyed by its name without `WRN_BL_`. */
+export const WARNING_CODES = Object.freeze({
+  MISSING_GROUP: 'WRN_BL_MISSING_GROUP',
+  OPTION_RESULT: 'WRN_BL_OPTION_RESULT',
+  ROUTE_PARAM: 'WRN_BL_ROUTE_PARAM',
+  STORE_FAIL_OPEN: 'WRN_BL_STORE_FAIL_OPEN',
+  STORE_FAIL_CLOSED: 'WRN_BL_STORE_FAIL_CLOSED',
+  STORE_FAIL_LOCAL: 'WRN_BL_STORE_FAIL_LOCAL',
+  STORE_RECOVERED: 'WRN_BL_STORE_RECOVERED',
+  MAXMEMORY_POLICY: 'WRN_BL_MAXMEMORY_POLICY',
+} as const);
+
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+export type WarningCode = (typeof WARNING_CODES)[keyof typeof WARNING_CODES];
 
 /** Base class: every error the package throws has a code. */
 export class BulkLimiterError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;

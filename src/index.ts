@@ -34,7 +34,7 @@ export { PermanentError } from './queue/permanent-error';
 export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
 export type { DurabilityOptions } from './queue/durability';
 export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/backoff';
-export { BulkLimiterError, ConfigError, InputError, StoreError } from './errors';
+export { BulkLimiterError, ConfigError, InputError, StoreError, ERROR_CODES, WARNING_CODES, type ErrorCode, type WarningCode } from './errors';
 export type { Rule } from './limiter/rule-options';
 export type { Plan } from './limiter/plan-options';
 // Types by name: `export type *` would also list a module's values as named exports that do not exist.

@@ -100,7 +100,7 @@ local function fs_config(text)
   end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
     string.match(text, FS_CONFIG_PATTERN)
-  if not limit then error('ERR_BL_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
+  if not limit then error('ERR_BL_STORE_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
   if plans_span_ms ~= '' and tonumber(plans_span_ms) > span_ms then span_ms = tonumber(plans_span_ms) end
   limit, burst, idle_ms = tonumber(limit), tonumber(burst), tonumber(idle_ms)
   local window_us, epoch_us = tonumber(window_ms) * 1000, tonumber(epoch_ms) * 1000

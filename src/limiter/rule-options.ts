@@ -3,7 +3,7 @@
  */
 import { RULE_LIMIT_MAX, ruleTag } from '../core/rules';
 import type { RuleAlgorithm, RuleSpec } from '../types';
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, describeValue, type ErrorCode } from '../errors';
 import { refuseUnknownOptions } from '../util/option-names';
 import { integer, oneOf, plainObject, refuse } from '../util/validate';
 
@@ -32,7 +32,7 @@ export const MAX_RULES = 8;
  * The rules of `value`, validated. `path` names the option in messages and `code` is the error's code: a
  * plan's rules (src/limiter/plan-options.ts) are `plans.<name>.rules`, with ERR_BL_PLANS.
  */
-export function resolveRules(value: unknown, path = 'rules', code = 'ERR_BL_RULES'): readonly RuleSpec[] {
+export function resolveRules(value: unknown, path = 'rules', code: ErrorCode = 'ERR_BL_RULES'): readonly RuleSpec[] {
   const fail = (message: string): never => {
     throw new ConfigError(code, message);
   };

@@ -9,7 +9,7 @@
  * ConfigError as `cause`.
  */
 import createError from 'http-errors';
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, describeValue, type WarningCode } from '../errors';
 import type { Logger } from '../types';
 import { isIntegerIn } from '../util/validate';
 import type { LimitError, ProblemDetails, Rejection } from './rejection';
@@ -28,7 +28,7 @@ const BODY = JSON.stringify(PROBLEM);
  * Answers requests whose options gave unusable values: `misconfigured(option, value, expected)` → a 500
  * Rejection, warned once per option. `detail` replaces "gave <value>; expected <expected>" when given.
  */
-export type Misconfigured = (option: string, value: unknown, expected: string, detail?: { code: string; message: string }) => Rejection;
+export type Misconfigured = (option: string, value: unknown, expected: string, detail?: { code: WarningCode; message: string }) => Rejection;
 
 export function createMisconfigured(logger: Logger, limiterName: string): Misconfigured {
   const warned = new Set<string>();

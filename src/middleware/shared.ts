@@ -8,7 +8,7 @@
  * Codes: ConfigError ERR_BL_OPTIONS, ERR_BL_UNKNOWN_OPTION, ERR_BL_LIMITER, ERR_BL_GROUP, ERR_BL_SKIP,
  * ERR_BL_MISSING_GROUP, ERR_BL_HEADERS, ERR_BL_ON_LIMIT, ERR_BL_WEIGHT, ERR_BL_COST, ERR_BL_PLAN (at construction; a
  * constant cost / weight above the limiter's maxCost / maxWeight too); 400 for request data, with the
- * InputError's code: ERR_BL_GROUP_MISSING, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, ERR_BL_GROUP_MALFORMED, …;
+ * InputError's code: ERR_BL_NO_GROUP, ERR_BL_GROUP_EMPTY, ERR_BL_BAD_GROUP, ERR_BL_GROUP_TOO_LONG, ERR_BL_GROUP_MALFORMED, …;
  * 500 + WRN_BL_OPTION_RESULT when a function option gives an unusable value (./misconfigured.ts);
  * warning WRN_BL_MISSING_GROUP (once per middleware).
  */
@@ -87,7 +87,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     }
     let group = await groupOf(ctx);
     if (group === undefined || group === null || group === '') {
-      if (rejectMissing) return badRequest(new InputError('ERR_BL_GROUP_MISSING', 'The request has no group id'));
+      if (rejectMissing) return badRequest(new InputError('ERR_BL_NO_GROUP', 'The request has no group id'));
       if (!warnedMissing) {
         warnedMissing = true;
         limiter.options.logger.warn(

@@ -89,7 +89,7 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
     : duplicateLink(client as unknown as WriteConnection, writerOn, () => closed);
 
   const send = async <T extends object>(write: (writer: Writer) => Promise<T>): Promise<T> => {
-    if (closed) throw new StoreError('ERR_BL_STORE', 'The limiter is closed');
+    if (closed) throw new StoreError('ERR_BL_LIMITER_CLOSED', 'The limiter is closed');
     const link = await links.current();
     const session = link.session;
     try {
@@ -148,9 +148,9 @@ function slotMasterLinks(cluster: ClusterClient, slotKey: string, writerOn: (cli
     const [host, port] = master === undefined ? [] : [master.slice(0, master.lastIndexOf(':')), Number(master.slice(master.lastIndexOf(':') + 1))];
     const node = nodes.find((n) => n.options.host === host && n.options.port === port) ?? nodes[0];
     if (master === undefined || node === undefined) {
-      throw new StoreError('ERR_BL_STORE', `No master is known for slot ${slot} of Redis Cluster yet`);
+      throw new StoreError('ERR_BL_STORE_FAILED', `No master is known for slot ${slot} of Redis Cluster yet`);
     }
-    if (closed()) throw new StoreError('ERR_BL_STORE', 'The limiter is closed');
+    if (closed()) throw new StoreError('ERR_BL_LIMITER_CLOSED', 'The limiter is closed');
     // retryStrategy null (as ioredis's node connections): a lost connection ends, and the next write looks again.
     const connection = node.duplicate({ host, port, readOnly: false, retryStrategy: null, lazyConnect: true });
     const opened = openLink(connection, writerOn);

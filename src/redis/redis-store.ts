@@ -141,7 +141,7 @@ export class RedisStore implements Store {
       (what: string) =>
       (error: unknown): never => {
         if (error instanceof StoreError) throw error;
-        throw new StoreError('ERR_BL_STORE', `Redis ${what} failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
+        throw new StoreError('ERR_BL_STORE_FAILED', `Redis ${what} failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
           cause: error,
         });
       };

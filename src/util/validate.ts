@@ -2,18 +2,19 @@
  * The option checks every entry point shares: each throws ConfigError with the option's code and a message
  * "Expected `name` to be …, got <the value and its type>", and returns the value narrowed (or the fallback).
  */
-import { ConfigError, describeValue } from '../errors';
+import { ConfigError, describeValue, type ErrorCode } from '../errors';
 import type { Logger } from '../types';
 
 /**
  * The error code of an option or argument: `maxBacklog` → `ERR_BL_MAX_BACKLOG`, a path joins its parts
- * (`backoff.baseMs` → `ERR_BL_BACKOFF_BASE_MS`); `prefix` goes after `ERR_BL_` (`BAD_`, `DEFER_`).
+ * (`backoff.baseMs` → `ERR_BL_BACKOFF_BASE_MS`); `prefix` goes after `ERR_BL_` (`BAD_`, `DEFER_`). Every name
+ * an entry point passes is in ERROR_CODES (test/package/error-codes.test.ts builds them all).
  */
-export function codeOf(name: string, prefix = ''): string {
+export function codeOf(name: string, prefix = ''): ErrorCode {
   return `ERR_BL_${prefix}${name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/\./g, '_')
-    .toUpperCase()}`;
+    .toUpperCase()}` as ErrorCode;
 }
 
 /**
@@ -21,13 +22,13 @@ export function codeOf(name: string, prefix = ''): string {
  * the helper's own), `fallback` (returned for `undefined`; `{ fallback: undefined }` makes the option optional).
  */
 export interface Check<F> {
-  readonly code?: string;
+  readonly code?: ErrorCode;
   readonly expected?: string;
   readonly fallback?: F;
 }
 
 /** Throws the ConfigError of option `name`: "Expected `name` to be <expected>, got <value>". */
-export function refuse(name: string, expected: string, value: unknown, code = codeOf(name)): never {
+export function refuse(name: string, expected: string, value: unknown, code: ErrorCode = codeOf(name)): never {
   throw new ConfigError(code, `Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`);
 }
 

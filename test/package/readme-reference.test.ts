@@ -1,18 +1,15 @@
 /**
  * The reference tables against what the code accepts and returns, wherever they live: the option tables
  * (docs/reference.md; names as the entry points know them), the Decision fields, the 202 body, getJob and job
- * status fields, the events (in any doc), and the one list of error and warning codes (docs/errors.md, against
- * every code in src/ and lua/).
+ * status fields and the events (in any doc). The error codes: ./error-codes.test.ts.
  */
 import express from 'express';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { ConfigError } from '../../src/errors';
-import { METRICS_OPTION_NAMES } from '../../src/metrics/metrics-options';
 import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
-import * as onKoa from '../../src/middleware/koa';
 import { DISPATCHER_OPTION_NAMES } from '../../src/queue/dispatcher';
 import { WORKER_OPTION_NAMES } from '../../src/queue/worker-options';
 import { LIMITER_OPTION_NAMES } from '../../src/limiter/options';
@@ -22,13 +19,11 @@ import { PermanentError } from '../../src/queue/permanent-error';
 import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision } from '../../src/types';
-import { codeOf } from '../../src/util/validate';
 import { docFiles, readDoc } from './readme-blocks';
 
 const root = join(__dirname, '..', '..');
 const reference = readDoc('docs/reference.md');
 const guide = readDoc('docs/guide.md');
-const errorsPage = readDoc('docs/errors.md');
 /** README.md and every docs/*.md, one after the other. */
 const allDocs = docFiles().map(readDoc).join('\n');
 const sorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
@@ -191,56 +186,5 @@ describe('what the code returns', () => {
       expect((res.body as { createdAt: unknown }).createdAt).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/); // ISO 8601
     }
     expect(sorted(braceAfter('`jobStatus({ limiter, group })` answers `GET …/:id` with', reference))).toEqual(sorted(statusKeys));
-  });
-});
-
-describe('the one list of error and warning codes', () => {
-  const listed = new Set([...errorsPage.matchAll(/`((?:ERR|WRN)_BL_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
-  const files = (dir: string): string[] =>
-    readdirSync(dir).flatMap((f) => {
-      const path = join(dir, f);
-      return statSync(path).isDirectory() ? files(path) : [path];
-    });
-  // Codes as written in the source; a name that ends in `_` is the start of a code built from an option name.
-  const sources = [...files(join(root, 'src')).filter((f) => !f.endsWith('.generated.ts')), ...files(join(root, 'lua'))];
-  const used = new Set(
-    sources.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:ERR|WRN)_BL_[A-Z0-9_]+/g)].map((m) => m[0]).filter((c) => !c.endsWith('_'))),
-  );
-
-  // Codes built from an option's name (codeOf): every entry point's option names.
-  const limiter = createLimiter({ limit: 10 });
-  const optionNames = [
-    ...LIMITER_OPTION_NAMES,
-    ...DEFER_OPTION_NAMES,
-    ...DISPATCHER_OPTION_NAMES,
-    ...WORKER_OPTION_NAMES,
-    ...METRICS_OPTION_NAMES,
-    ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
-    ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),
-    ...knownOptions(() => onKoa.dashboard({ limiters: [limiter], bogus: 1 } as never)),
-    // the stores' options and exponentialBackoff's have no list of names of their own
-    ...['client', 'prefix', 'clock', 'maxBatch', 'maxDead'],
-    ...['baseMs', 'capMs', 'random'].map((n) => `backoff.${n}`),
-  ];
-  const deferNames = knownOptions(() => onExpress.bulkLimiter({ limit: 10, defer: { type: 't', statusUrl: String, bogus: 1 } } as never));
-  // check() and enqueue() options give InputError ERR_BL_BAD_<NAME>.
-  const callNames = ['cost', 'weight', 'groupConcurrency', 'delayMs', 'maxAttempts'];
-  const built = new Set([
-    ...optionNames.map((n) => codeOf(n)),
-    ...deferNames.map((n) => codeOf(n, 'DEFER_')),
-    ...callNames.map((n) => codeOf(n, 'BAD_')),
-  ]);
-
-  it('lists every code the source uses or builds from an option name', () => {
-    expect(used.size).toBeGreaterThan(50);
-    expect([...used, ...built].filter((c) => !listed.has(c)).sort()).toEqual([]);
-  });
-
-  it('lists only codes the package can give: written in the source, or built from an option name', () => {
-    expect([...listed].filter((c) => !used.has(c) && !built.has(c)).sort()).toEqual([]);
-  });
-
-  it('no other page keeps its own list of codes', () => {
-    expect(allDocs).not.toMatch(/^Codes: /m);
   });
 });

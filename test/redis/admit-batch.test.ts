@@ -225,7 +225,7 @@ test('a batch the script refuses rejects each of its checks with a StoreError', 
   const results = await Promise.allSettled([batched.admit({ group: 'a', weight: 1, cost: 1 }), batched.admit({ group: '', weight: 1, cost: 1 })]);
   for (const r of results) {
     expect(r.status).toBe('rejected');
-    expect((r as PromiseRejectedResult).reason).toMatchObject({ name: 'StoreError', code: 'ERR_BL_STORE' });
+    expect((r as PromiseRejectedResult).reason).toMatchObject({ name: 'StoreError', code: 'ERR_BL_STORE_FAILED' });
   }
   expect((await batched.admit({ group: 'a', weight: 1, cost: 1 })).allowed).toBe(true); // nothing was spent
   await batched.destroy();
