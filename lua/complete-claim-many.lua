@@ -27,7 +27,7 @@ for i = 4, #ARGV - 7, 8 do
     out[#out + 1] = { completed, {}, -1 }
   else
     fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans)
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans, false)
     out[#out + 1] = { completed, claimed, wake }
   end
 end

@@ -17,7 +17,7 @@ local claimed, wake = {}, -1
 -- Nothing ready: no budget to open (the common end of a drain).
 if redis.call('LLEN', K.ready) > 0 then
   local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]))
+  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]), false)
   fs_close(fs)
 end
 job_keep(K, now, now + tonumber(ARGV[8]), job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))

@@ -28,8 +28,10 @@ function arrivals(group, processes, durationMs) {
     }
     return times;
   }
-  const perMs = group.rate / processes / 1000;
-  for (let t = from + exp(perMs); t < to; t += exp(perMs)) times.push(t);
+  // bunch = k: Poisson instants at rate / k, each with k requests at once (a page load, a batch, a retry wave)
+  const k = group.bunch ?? 1;
+  const perMs = group.rate / k / processes / 1000;
+  for (let t = from + exp(perMs); t < to; t += exp(perMs)) for (let i = 0; i < k; i++) times.push(t);
   return times;
 }
 

@@ -41,9 +41,15 @@ function fairnessMetrics({ log, groups, spec, steady, stepAtMs, durationMs }) {
     utilisation: totalA / Math.min(totalD, capacity),
     jain: jain(live.map((i) => a[i] / f[i])),
     guarantee: Math.min(...live.map((i) => a[i] / Math.min(d[i], (capacity * w[i]) / wsum))),
+    // tenants whose demand is at most their weighted share: the lowest admitted / demand (none: undefined)
+    underShare: minOrUndefined(live.filter((i) => !groups[i].closed && d[i] <= (capacity * w[i]) / wsum).map((i) => a[i] / d[i])),
     perGroup: groups.map((g, i) => ({ name: g.name, weight: w[i], offered: d[i], admitted: a[i], fair: f[i] })),
     convergenceMs: stepAtMs === undefined ? undefined : convergence(log, groups, f, stepAtMs, durationMs),
   };
+}
+
+function minOrUndefined(xs) {
+  return xs.length ? Math.min(...xs) : undefined;
 }
 
 /**

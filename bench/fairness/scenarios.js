@@ -62,6 +62,23 @@ const SCENARIOS = {
       return range(100, (i) => ({ name: `z-${i}`, rate: 3000 / (i + 1) / h, weight: i % 10 === 9 ? 3 : 1 }));
     },
   },
+  s9: {
+    title: 's9 bunched: 10 tenants at 30/s in bunches of 5 requests at once, 10 at 12/s in bunches of 3, next to 2 borrowers at 1500/s',
+    groups: () => [
+      ...range(2, (i) => ({ name: `borrower-${i}`, rate: 1500, weight: 1 })),
+      ...range(10, (i) => ({ name: `bunch5-${i}`, rate: 30, weight: 1, bunch: 5 })),
+      ...range(10, (i) => ({ name: `bunch3-${i}`, rate: 12, weight: i % 2 ? 2 : 1, bunch: 3 })),
+    ],
+  },
+  s10: {
+    title: 's10 limit 100/s (default burst 8, reserve 2): a flooder at 200/s next to a paying tenant (weight 3) at 60/s and 6 light tenants at 5/s',
+    spec: { limit: 100, windowMs: 1000, burst: 8, reserve: 2 },
+    groups: () => [
+      { name: 'flooder', rate: 200, weight: 1 },
+      { name: 'paying-w3', rate: 60, weight: 3 },
+      ...range(6, (i) => ({ name: `light-${i}`, rate: 5, weight: 1 })),
+    ],
+  },
   retry: {
     title: 'retry: 20 closed-loop callers honouring retryAfterMs in one group, next to a 3000/s flood',
     groups: () => [

@@ -19,6 +19,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TENANTS = 3;
 const TENANT_RATE = 50;
 const LIMIT = 500;
+/** Requests per id in the returning flood. */
+const RETURNS = 3;
 
 /** Poisson arrival times (ms) at `rate` per second over [from, to). */
 function poisson(rate, from, to) {
@@ -52,9 +54,19 @@ async function runVariant(core, cfg, variant) {
     const floodTo = cfg.warmupMs + cfg.floodMs;
     const schedule = [];
     for (let i = 0; i < TENANTS; i++) for (const t of poisson(TENANT_RATE, 0, floodTo)) schedule.push([t, `tenant-${i}`]);
-    const floodGap = 1000 / cfg.floodRate;
     let n = 0;
-    for (let t = floodFrom; t < floodTo && n < cfg.floodIds; t += floodGap) schedule.push([t, `203.0.113.${n % 256}/${n++}`]);
+    if (variant.returning) {
+      // each new id comes back twice within a second (+0, +300–600 ms, +700–1000 ms): past probationMs (250 ms)
+      // while its sighting is kept, so it graduates unless graduation is bounded; the same request rate in all
+      const idGap = (1000 * RETURNS) / cfg.floodRate;
+      for (let t = floodFrom; t < floodTo && n < cfg.floodIds; t += idGap) {
+        const id = `198.51.100.${n % 256}/${n++}`;
+        schedule.push([t, id], [t + 300 + 300 * Math.random(), id], [t + 700 + 300 * Math.random(), id]);
+      }
+    } else {
+      const floodGap = 1000 / cfg.floodRate;
+      for (let t = floodFrom; t < floodTo && n < cfg.floodIds; t += floodGap) schedule.push([t, `203.0.113.${n % 256}/${n++}`]);
+    }
     schedule.sort((a, b) => a[0] - b[0]);
 
     const tenants = Array.from({ length: TENANTS }, () => ({ sent: 0, admitted: 0 }));
@@ -108,6 +120,7 @@ async function runSybil(cfg) {
   if (!core) return { title: '5. A flood of new ids', intro: `skipped: ${error}`, markdown: '' };
   const variants = [
     { id: 'default', label: 'default options', options: {} },
+    { id: 'returning', label: `default options, each new id sends ${RETURNS} requests within 1 s`, options: {}, returning: true },
     { id: 'max-groups', label: 'maxGroups 200000', options: { maxGroups: 200_000 } },
     // The alternative: every new id registered on its first request (per-identity max-min, Sybil-prone).
     { id: 'no-probation', label: 'probationMs 0 (no probation)', options: { probationMs: 0 } },
@@ -140,7 +153,7 @@ async function runSybil(cfg) {
     ],
     rows.map((r) => [
       r.variant.label,
-      r.shares.map((s) => fmt(s, 2)).join(', '),
+      r.shares.map((s) => fmt(s, 3)).join(', '),
       fmt(r.floodPerSec),
       fmt(r.maxSliding),
       `${fmt(r.memoryMiB, 1)} MiB`,
@@ -150,20 +163,26 @@ async function runSybil(cfg) {
   );
   const byDefault = rows[0];
   const byRules = rows.find((r) => r.variant.id === 'rules');
+  const byReturning = rows.find((r) => r.variant.id === 'returning');
   return {
     title: '5. A flood of new ids (Sybil)',
-    intro: `limit ${LIMIT}/s, default options otherwise; ${TENANTS} established tenants at ${TENANT_RATE}/s each (Poisson, sending ${cfg.warmupMs / 1000} s before the flood), then ${fmt(byDefault.floodSent)} new ids at ${fmt(cfg.floodRate)}/s, one request each, for ${cfg.floodMs / 1000} s; one client process, one fresh redis-server per row.`,
+    intro: `limit ${LIMIT}/s, default options otherwise; ${TENANTS} established tenants at ${TENANT_RATE}/s each (Poisson, sending ${cfg.warmupMs / 1000} s before the flood), then ${fmt(byDefault.floodSent)} new ids at ${fmt(cfg.floodRate)}/s, one request each, for ${cfg.floodMs / 1000} s (the returning row: ${fmt(byReturning.floodSent)} new ids at ${fmt(cfg.floodRate / RETURNS)}/s, ${RETURNS} requests each within a second, the same request rate); one client process, one fresh redis-server per row.`,
     markdown: table,
     checks: [
       {
         name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand (default options)',
-        value: byDefault.shares.map((s) => fmt(s, 2)).join(', '),
+        value: byDefault.shares.map((s) => fmt(s, 3)).join(', '),
         pass: Math.min(...byDefault.shares) >= 0.9,
       },
       {
         name: 'flood of new ids: each established tenant gets ≥ 90 % of its demand with rules (default probation)',
-        value: byRules.shares.map((s) => fmt(s, 2)).join(', '),
+        value: byRules.shares.map((s) => fmt(s, 3)).join(', '),
         pass: Math.min(...byRules.shares) >= 0.9,
+      },
+      {
+        name: `returning flood (each new id sends ${RETURNS} requests within 1 s): each established tenant gets ≥ 97 % of its demand`,
+        value: byReturning.shares.map((s) => fmt(s, 3)).join(', '),
+        pass: Math.min(...byReturning.shares) >= 0.97,
       },
       {
         name: 'flood of new ids: never more than the limit in any 1 s',

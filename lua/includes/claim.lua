@@ -2,7 +2,7 @@
   claim.lua (include) — the claim step: a job's budget is spent when it starts (docs/algorithm.md §3.4).
   Needs includes/fair-share.lua and includes/job.lua first; the caller opens fs before and closes it after.
 
-  job_claim(K, fs, lease_ms, max, leases?, plans?) -> claimed, wake_ms
+  job_claim(K, fs, lease_ms, max, leases?, plans?, stagger?) -> claimed, wake_ms
     Looks at up to CLAIM_SCAN jobs from the head of ready, in order. Each job of a group not yet refused in
     this call goes through the admission core (fs_decide, no retry promise: the same colours and global
     bucket as live requests), a job of a plan under that plan's rules (`plans`: claim_plans, below; a plan it
@@ -15,7 +15,10 @@
     wake_ms: -1 ready is empty; 0 call again now (max reached, or only dropped members were seen);
              > 0 nothing more may start before then. Refused callers are staggered one emission interval
              apart (the counters field 'cw' holds the last slot given), so many workers waiting on the budget
-             wake one after another, not all at once.
+             wake one after another, not all at once. stagger = false (complete-claim: the claim that passes a
+             finished job's slot on, whose caller does not sleep on wake_ms) takes no slot: a slot taken by a
+             caller that never wakes on it pushed the sleeping claimers' slots later, so a drain after a pause
+             started jobs at ~2/3 of the limit (the bucket filled and overflowed meanwhile).
 ]]
 -- One claimed job in a reply (claim.lua, complete-claim.lua): the record as stored, its lease token and deadline.
 -- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int]
@@ -64,7 +67,7 @@ local function job_lease_all(K, leases)
   job_call_chunked('ZADD', K.active, members)
 end
 
-local function job_claim(K, fs, lease_ms, max, leases, plans)
+local function job_claim(K, fs, lease_ms, max, leases, plans, stagger)
   local now = fs.now_ms
   local lease_until = now + lease_ms
   local meta = fs.meta
@@ -119,6 +122,7 @@ local function job_claim(K, fs, lease_ms, max, leases, plans)
   end
   if wake_us == FS_INF then return out, 0 end
   local at = now + math.max(1, math.ceil(wake_us / 1000))
+  if stagger == false then return out, at - now end
   local last = tonumber(redis.call('HGET', K.counters, 'cw') or '0')
   if last >= at and last - at < fs.cfg.window_us / 1000 then
     at = last + math.max(1, math.ceil(fs.cfg.T / 1000))

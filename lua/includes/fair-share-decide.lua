@@ -12,7 +12,11 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local st, newcomer
   group, st, newcomer = fs_group(fs, group, weight)
   local c = cost
-  local b, rho, T = cfg.burst, cfg.reserve, cfg.T
+  local b, rho0, T = cfg.burst, cfg.reserve, cfg.T
+  -- the reserve: at least half the bucket, for a cost that still fits as yellow beside it (c + ρ0 ≤ b stays yellow)
+  local rho = math.floor(b / 2)
+  if rho > b - c then rho = b - c end
+  if rho < rho0 then rho = rho0 end
 
   -- (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
   if meta.ws < st.w then meta.ws = st.w end
@@ -26,23 +30,25 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   -- bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
   -- so one request fits and the group's green keeps refilling while a request waits for c global tokens.
   local bg = b * gamma
-  if bg < rho then bg = rho end
+  if bg < rho0 then bg = rho0 end
   if bg < FS_GREEN_MIN then bg = FS_GREEN_MIN end
   if c > 1 and bg < 2 * c then bg = 2 * c end
   if bg > b then bg = b end
   local bc = b * kappa
   if bc < bg then bc = bg end
+  if bc < FS_CAP_MIN then bc = FS_CAP_MIN end
+  local bw = FS_WITHIN
+  if bg > bw then bw = bg end
   -- another group's green reservation: its units are not ours to take
   local rv = 0
   if meta.rv > 0 and meta.rg ~= group then rv = meta.rv end
-  local yellow_floor = rho
-  if rv > yellow_floor then yellow_floor = rv end
 
   -- (5) refill the group's meters to now (the global bucket was refilled in fs_open)
   local dt = now - st.last
   st.tokMin = fs_refill(st.tokMin, 0, dt, Tg, bg)
   st.tokCap = fs_refill(st.tokCap, 0, dt, Tc, bc)
   st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
+  st.tokW = fs_refill(st.tokW, 0, dt, Tg, bw)
   st.last = now
 
   -- (5b) rules: checked first, spent only if everything admits (rules.lua)
@@ -70,13 +76,46 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     st.tokDem = st.tokDem - c
     meta.fc = meta.fc + c
   end
+  -- (6b) within-share meter at the guaranteed rate, spent by every arrival the rules let through: a group whose
+  -- arrivals run within its share keeps it at least a quarter full (priority inside the reserve); a flooder's is empty
+  local within = false
+  if rok and st.tokW >= c - FS_EPS then
+    st.tokW = st.tokW - c
+    within = st.tokW >= bw / 4 - FS_EPS
+  end
+  -- arrivals below the cap rate (the group is below the water level: half its demand meter is left), or only
+  -- admissions below it (it loses the race for yellow units to a faster borrower: half its cap meter is left)
+  local below = st.tokDem >= bc / 2 - FS_EPS
+  local lagging = st.tokCap - c >= bc / 2 - FS_EPS
+  local shared = group == FS_NEWCOMERS or group == FS_OVERFLOW
 
-  -- (7) colour, cap first (RFC 2698 order)
+  -- (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
+  -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
+  -- 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
+  -- cap (ρ + b)/2
   local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
+  -- (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
+  local green_floor = rho / 2
+  if within or shared or (meta.rv > 0 and meta.rg == group) then green_floor = 0 end
+  if green_floor > b - c then green_floor = b - c end
+  if rv > green_floor then green_floor = rv end
+  -- a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
+  -- first to borrowers below theirs, and its cap meter keeps units for the top, which would otherwise overflow
+  local yellow_floor = (rho + b) / 2
+  if yellow_floor > b - c then yellow_floor = b - c end
+  if yellow_floor < rho then yellow_floor = rho end
+  if within then
+    yellow_floor = rho / 4
+  elseif below then
+    yellow_floor = 3 * rho / 4
+  elseif lagging then
+    yellow_floor = 7 * rho / 8
+  end
+  if rv > yellow_floor then yellow_floor = rv end
   local allowed, colour = 0, 2
   local retry, hint, policy = 0, 0, 0
-  local globalGreen = greenOk and meta.gt >= c + rv - FS_EPS
+  local globalGreen = greenOk and meta.gt >= c + green_floor - FS_EPS
   local globalYellow = capOk and not greenOk and meta.gt >= c + yellow_floor - FS_EPS
   if not rok and (globalGreen or globalYellow) then
     -- only a rule says no: its wait, nothing promised or reserved
@@ -97,7 +136,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   else
     local wc = fs_wait(st.tokCap, Tc, c, bc)
     -- the global wait counts another group's reservation as spent (it is, once its holder is admitted)
-    local tg = math.max(wc, fs_wait(st.tokMin, Tg, c, bg), fs_wait(meta.gt, T, c + rv, b + rv))
+    local tg = math.max(wc, fs_wait(st.tokMin, Tg, c, bg), fs_wait(meta.gt, T, c + green_floor, b + rv))
     local ty = math.max(wc, fs_wait(meta.gt, T, c + yellow_floor, b + rv))
     if tg < FS_INF then
       -- stagger concurrent callers of the group: each denial takes the next guaranteed slot
@@ -111,7 +150,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
       end
       retry = at - now
       -- green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if promise and rok and c > 1 and greenOk and rv == 0 and meta.gt < c - FS_EPS then
+      if promise and rok and c > 1 and greenOk and rv == 0 and meta.gt < c + green_floor - FS_EPS then
         local grace = c * Tg
         if grace > cfg.window_us then grace = cfg.window_us end
         meta.rv, meta.rg, meta.re = c, group, at + grace
@@ -135,7 +174,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   -- (8) headers
   local k1 = math.floor(math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS)
   if k1 < 0 then k1 = 0 end
-  local k2 = math.floor(math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS)
+  local k2 = math.floor(math.min(st.tokCap - k1, meta.gt - k1 - yellow_floor) + FS_EPS)
   if k2 < 0 then k2 = 0 end
   local reset = (bc - st.tokCap) * Tc
   if reset < 0 then reset = 0 end

@@ -57,13 +57,29 @@ local function fs_real_groups(fs)
   return n
 end
 
--- Probation (see the header): true when `group` was first seen at least probation_ms ago; else its first
--- sighting is recorded (making room by dropping the oldest, and its rule record with it) and it stays on
--- probation.
+-- The graduation budget: one token per new id registered from probation, refilled at FS_GRAD_PER_S up to
+-- FS_GRAD_BURST; false, spending nothing, when empty. A peek spends on meta, which it never writes.
+local function fs_budget(fs)
+  local meta = fs.meta
+  local gb = meta.gb + (fs.now_us - meta.gbl) * FS_GRAD_PER_S / 1e6
+  if gb > FS_GRAD_BURST then gb = FS_GRAD_BURST end
+  meta.gb, meta.gbl = gb, fs.now_us
+  if gb < 1 - FS_EPS then return false end
+  meta.gb = gb - 1
+  return true
+end
+
+-- Probation (see the header): true when `group` may register: it was first seen at least probation_ms ago and
+-- the graduation budget has a token (a graduate the budget refuses keeps its sighting and tries again on its
+-- next request). Else its first sighting is recorded
+-- (making room by dropping the oldest, and its rule record with it) and it stays on probation.
 local function fs_graduates(fs, group)
   local cfg = fs.cfg
   local s = redis.call('ZSCORE', fs.seen_key, group)
-  if s and not fs.wiped then return fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) >= cfg.probation_ms end
+  if s and not fs.wiped then
+    if fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) < cfg.probation_ms then return false end
+    return fs_budget(fs)
+  end
   -- a peek records no sighting: the group is on probation, as the check would leave it
   if fs.peek then return false end
   if redis.call('ZCOUNT', fs.seen_key, '-inf', '(0') >= cfg.max_groups then
@@ -103,14 +119,14 @@ local function fs_group(fs, group, weight)
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p and fs.gone and fs.gone[group] then p = nil end
     if p then
-      local a, b, c, d, e, f, g, h = struct.unpack(FS_PACK, p)
+      local a, b, c, d, e, f, g, h, i = struct.unpack(FS_PACK, p)
       -- rule fields (rb the stored record, rs state, rr rules) only when used: a limiter without rules pays nothing
       if #p > FS_PACK_LEN then
         -- every field in the constructor: one that Lua adds later rehashes the table
-        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, rb = p, rs = false,
-               rr = false }
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i, rb = p,
+               rs = false, rr = false }
       else
-        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h }
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i }
       end
     else
       -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
@@ -126,8 +142,13 @@ local function fs_group(fs, group, weight)
       end
       -- New: buckets start full (refill caps them at their sizes), weight joins Σw.
       local full = fs.cfg.burst
-      st = { tokMin = full, tokCap = full, tokDem = full, last = fs.now_us, w = weight, ftag = 0,
-             seen = -FS_INF, promise = 0 }
+      -- the cap, demand and within-share meters start full too (sizes at least FS_CAP_MIN, FS_WITHIN; refill
+      -- caps them)
+      local cap, tokW = FS_CAP_MIN, FS_WITHIN
+      if full > cap then cap = full end
+      if full > tokW then tokW = full end
+      st = { tokMin = full, tokCap = cap, tokDem = cap, last = fs.now_us, w = weight, ftag = 0,
+             seen = -FS_INF, promise = 0, tokW = tokW }
       -- a graduate keeps the rule state it spent on probation
       if fs.cfg.probation_ms > 0 and group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
         local rb = fs_sighted(fs, group).rb
@@ -170,12 +191,13 @@ local function fs_reset(groups_key, seen_key, group)
   redis.call('HDEL', groups_key, group)
   local mp = m[1]
   if mp then
-    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re = struct.unpack(FS_META_PACK, mp)
+    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl = struct.unpack(FS_META_PACK, mp)
     local rg = string.sub(mp, FS_META_LEN + 1)
     local _, _, _, _, w = struct.unpack(FS_PACK, p)
     ws, gn = math.max(0, ws - w), math.max(0, gn - 1)
     if rv > 0 and rg == group then rv, rg, re = 0, '', 0 end
-    redis.call('HSET', groups_key, FS_META, struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re) .. rg)
+    redis.call('HSET', groups_key, FS_META,
+      struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl) .. rg)
   end
   return 1
 end

@@ -40,16 +40,18 @@
   fs also carries now_us, now_ms and meta.vt (SFQ virtual time; read and written back, unused by admit).
 
   meta lives in the groups HASH under the field '' (group ids are never empty), so one HMGET reads it with
-  the group and one HSET writes both: struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re) .. rg
+  the group and one HSET writes both: struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl) .. rg
     gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
     ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
     rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
+    gb gbl (graduation budget of probation: tokens, last refill µs)
   Green reservation (docs/algorithm.md §2.6): a request of cost > 1 that is green in every respect but the global tokens (other groups'
   cost-1 greens take each token as it appears, so c tokens would never gather) reserves c units until its
   retry slot plus a grace. While it is held, other groups' green needs gt ≥ c + rv and yellow gt ≥ c +
   max(reserve, rv); the holder's admission clears it. Only the gt check gates admission, so the global
   bound is untouched.
-  groups HASH: group -> struct.pack('dddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise)
+  groups HASH: group -> struct.pack('ddddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise, tokW)
+    (tokW: the within-share meter, docs/algorithm.md §2.4)
   seen ZSET: group -> last-seen ms (refreshed lazily, when stale by more than idleMs/8)
   When `seen` holds maxGroups groups, a new group is admitted as the shared group '*overflow*' (weight 1).
   Probation (identities are free: a flood of new ids must not dilute the tenants already there): a group id
@@ -74,17 +76,25 @@ local FS_TRIM_PAGE = 100
 -- Smallest green burst (capped by burst): Poisson clumps of groups below their guarantee stay green
 -- (with 1 token they turned yellow and lost the token race to a flood). Same as FS_GREEN_MIN in TypeScript.
 local FS_GREEN_MIN = 4
+-- The within-share meter's size (at least bg): priority inside the reserve while at least a quarter full. Same as
+-- FS_WITHIN in TypeScript (docs/algorithm.md §2.4).
+local FS_WITHIN = 60
+-- Smallest cap (and demand) meter
+local FS_CAP_MIN = 16
+-- Graduation budget of probation: burst and tokens per second (docs/algorithm.md §2.9)
+local FS_GRAD_BURST = 100
+local FS_GRAD_PER_S = 10
 local FS_OVERFLOW = '*overflow*'
 local FS_NEWCOMERS = '*new*'
 -- the groups hash field of an id's rule record on probation is this byte .. id: never in UTF-8, so in no group id
 local FS_SIGHTED = '\255'
 -- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms
 local FS_PROBATION_BASE = 4503599627370496
-local FS_PACK = 'dddddddd'
-local FS_PACK_LEN = 64 -- struct.size(FS_PACK); rule state (rules.lua) follows it
+local FS_PACK = 'ddddddddd'
+local FS_PACK_LEN = 72 -- struct.size(FS_PACK); rule state (rules.lua) follows it
 local FS_META = ''
-local FS_META_PACK = 'ddddddddddd'
-local FS_META_LEN = 88 -- struct.size(FS_META_PACK)
+local FS_META_PACK = 'ddddddddddddd'
+local FS_META_LEN = 104 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
 
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
@@ -174,7 +184,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local meta
   if not p then
     meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 1, ep = now, fc = 0,
-             tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0 }
+             tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0, gb = FS_GRAD_BURST, gbl = now }
     -- Only a stray field can outlive meta (they share a key): groups it no longer counts in Σw must not linger.
     if fs.peek then
       -- the groups key is gone with its meta; a stray `seen` (evicted alone) reads as the DEL would leave it
@@ -185,9 +195,9 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
     fs.prefetched = nil
     fs.expire = true
   else
-    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re = struct.unpack(FS_META_PACK, p)
+    local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl = struct.unpack(FS_META_PACK, p)
     meta = { gt = gt, gl = gl, ws = ws, gn = gn, sh = sh, ep = ep, fc = fc, tr = tr, vt = vt, rv = rv, re = re,
-             rg = string.sub(p, FS_META_LEN + 1) }
+             rg = string.sub(p, FS_META_LEN + 1), gb = gb, gbl = gbl }
   end
   fs.meta = meta
   -- Never step back: a backward clock step must not refill the same interval twice. Time then stands still
@@ -225,16 +235,16 @@ end
 local function fs_close(fs)
   local meta = fs.meta
   local args = { FS_META, struct.pack(FS_META_PACK, meta.gt, meta.gl, meta.ws, meta.gn, meta.sh, meta.ep, meta.fc,
-    meta.tr, meta.vt, meta.rv, meta.re) .. meta.rg }
+    meta.tr, meta.vt, meta.rv, meta.re, meta.gb, meta.gbl) .. meta.rg }
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
     local p
     if st.rr then
       -- one string: the group's values, then its rule state's
       p = struct.pack(st.rr.whole, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise,
-        RL.values(st.rr, st.rs, fs.now_us))
+        st.tokW, RL.values(st.rr, st.rs, fs.now_us))
     else
-      p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise)
+      p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise, st.tokW)
       if st.rb then p = p .. string.sub(st.rb, st.rat or FS_PACK_LEN + 1) end
     end
     args[#args + 1] = p

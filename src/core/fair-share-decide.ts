@@ -4,7 +4,16 @@
  * its colour, what a denial waits, and the numbers of the reply's headers.
  */
 import { fsGroup, fsSighted } from './fair-share-groups';
-import { FS_EPS, FS_GREEN_MIN, type FairShare, type FairShareResult } from './fair-share-state';
+import {
+  FS_CAP_MIN,
+  FS_EPS,
+  FS_GREEN_MIN,
+  FS_WITHIN,
+  NEWCOMERS_GROUP,
+  OVERFLOW_GROUP,
+  type FairShare,
+  type FairShareResult,
+} from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
 import { rlCheck, rlKeep, rlMarks, rlSpend, type RuleConfig, type RuleStates } from './rules';
 
@@ -29,8 +38,12 @@ export function decide(
   const [group, st, newcomer] = fsGroup(fs, groupIn, weight);
   const c = cost;
   const b = cfg.burst;
-  const rho = cfg.reserve;
+  const rho0 = cfg.reserve;
   const T = cfg.T;
+  // the reserve: at least half the bucket, for a cost that still fits as yellow beside it (c + ρ0 ≤ b stays yellow)
+  let rho = Math.floor(b / 2);
+  if (rho > b - c) rho = b - c;
+  if (rho < rho0) rho = rho0;
 
   // (4) shares of the group (Σw is never below the group's own weight, whatever state survived)
   if (meta.ws < st.w) meta.ws = st.w;
@@ -44,21 +57,23 @@ export function decide(
   // bg ≥ max(reserve, FS_GREEN_MIN): Poisson clumps of small tenants stay green. Cost c > 1: bg ≥ 2c (≤ b),
   // so one request fits and the group's green keeps refilling while a request waits for c global tokens.
   let bg = b * gamma;
-  if (bg < rho) bg = rho;
+  if (bg < rho0) bg = rho0;
   if (bg < FS_GREEN_MIN) bg = FS_GREEN_MIN;
   if (c > 1 && bg < 2 * c) bg = 2 * c;
   if (bg > b) bg = b;
   let bc = b * kappa;
   if (bc < bg) bc = bg;
+  if (bc < FS_CAP_MIN) bc = FS_CAP_MIN;
+  const bw = bg > FS_WITHIN ? bg : FS_WITHIN;
   // another group's green reservation: its units are not ours to take
   const rv = meta.rv > 0 && meta.rg !== group ? meta.rv : 0;
-  const yellowFloor = rv > rho ? rv : rho;
 
   // (5) refill the group's meters to now (the global bucket was refilled in openFairShare)
   const dt = now - st.last;
   st.tokMin = fsRefill(st.tokMin, 0, dt, Tg, bg);
   st.tokCap = fsRefill(st.tokCap, 0, dt, Tc, bc);
   st.tokDem = fsRefill(st.tokDem, 0, dt, Tc, bc);
+  st.tokW = fsRefill(st.tokW, 0, dt, Tg, bw);
   st.last = now;
 
   // (5b) rules: checked first, spent only if everything admits (rules.ts)
@@ -80,16 +95,42 @@ export function decide(
     st.tokDem -= c;
     meta.fc += c;
   }
+  // (6b) within-share meter at the guaranteed rate, spent by every arrival the rules let through: a group whose
+  // arrivals run within its share keeps it at least a quarter full (priority inside the reserve); a flooder's is empty
+  let within = false;
+  if (rok && st.tokW >= c - FS_EPS) {
+    st.tokW -= c;
+    within = st.tokW >= bw / 4 - FS_EPS;
+  }
+  // arrivals below the cap rate (the group is below the water level: half its demand meter is left), or only
+  // admissions below it (it loses the race for yellow units to a faster borrower: half its cap meter is left)
+  const below = st.tokDem >= bc / 2 - FS_EPS;
+  const lagging = st.tokCap - c >= bc / 2 - FS_EPS;
+  const shared = group === NEWCOMERS_GROUP || group === OVERFLOW_GROUP;
 
-  // (7) colour, cap first (RFC 2698 order)
+  // (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
+  // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
+  // 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
+  // cap (ρ + b)/2
   const capOk = c <= bc + FS_EPS && st.tokCap >= c - FS_EPS;
   const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
+  // (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
+  let greenFloor = within || shared || (meta.rv > 0 && meta.rg === group) ? 0 : rho / 2;
+  if (greenFloor > b - c) greenFloor = b - c;
+  if (rv > greenFloor) greenFloor = rv;
+  // a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
+  // first to borrowers below theirs, and its cap meter keeps units for the top, which would otherwise overflow
+  let atCap = (rho + b) / 2;
+  if (atCap > b - c) atCap = b - c;
+  if (atCap < rho) atCap = rho;
+  let yellowFloor = within ? rho / 4 : below ? (3 * rho) / 4 : lagging ? (7 * rho) / 8 : atCap;
+  if (rv > yellowFloor) yellowFloor = rv;
   let allowed = false;
   let colour: 0 | 1 | 2 = 2;
   let retry = 0;
   let hint = 0;
   let policy = 0;
-  const globalGreen = greenOk && meta.gt >= c + rv - FS_EPS;
+  const globalGreen = greenOk && meta.gt >= c + greenFloor - FS_EPS;
   const globalYellow = capOk && !greenOk && meta.gt >= c + yellowFloor - FS_EPS;
   if (!rok && (globalGreen || globalYellow)) {
     // only a rule says no: its wait, nothing promised or reserved
@@ -114,7 +155,7 @@ export function decide(
   } else {
     const wc = fsWait(st.tokCap, Tc, c, bc);
     // the global wait counts another group's reservation as spent (it is, once its holder is admitted)
-    const tg = Math.max(wc, fsWait(st.tokMin, Tg, c, bg), fsWait(meta.gt, T, c + rv, b + rv));
+    const tg = Math.max(wc, fsWait(st.tokMin, Tg, c, bg), fsWait(meta.gt, T, c + greenFloor, b + rv));
     const ty = Math.max(wc, fsWait(meta.gt, T, c + yellowFloor, b + rv));
     if (tg < Infinity) {
       // stagger concurrent callers of the group: each denial takes the next guaranteed slot
@@ -128,7 +169,7 @@ export function decide(
       }
       retry = at - now;
       // green in every respect but the global tokens: reserve them (cost > 1 only; one holder at a time)
-      if (promise && rok && c > 1 && greenOk && rv === 0 && meta.gt < c - FS_EPS) {
+      if (promise && rok && c > 1 && greenOk && rv === 0 && meta.gt < c + greenFloor - FS_EPS) {
         meta.rv = c;
         meta.rg = group;
         meta.re = at + Math.min(c * Tg, cfg.windowUs);
@@ -160,7 +201,7 @@ export function decide(
   // (8) headers
   let k1 = Math.floor(Math.min(st.tokMin, st.tokCap, meta.gt) + FS_EPS);
   if (k1 < 0) k1 = 0;
-  let k2 = Math.floor(Math.min(st.tokCap - k1, meta.gt - k1 - rho) + FS_EPS);
+  let k2 = Math.floor(Math.min(st.tokCap - k1, meta.gt - k1 - yellowFloor) + FS_EPS);
   if (k2 < 0) k2 = 0;
   let reset = (bc - st.tokCap) * Tc;
   if (reset < 0) reset = 0;

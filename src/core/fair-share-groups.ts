@@ -5,7 +5,12 @@
  * writes they skip would have left it.
  */
 import {
+  FS_CAP_MIN,
+  FS_EPS,
+  FS_GRAD_BURST,
+  FS_GRAD_PER_S,
   FS_TRIM_PAGE,
+  FS_WITHIN,
   NEWCOMERS_GROUP,
   OVERFLOW_GROUP,
   type FairShare,
@@ -65,15 +70,29 @@ export function fsTrim(fs: FairShare): void {
 }
 
 /**
- * Probation: true when `group` was first seen at least probationMs ago; else its first sighting is recorded
- * (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the
- * smallest id, and its rule record with it) and it stays on probation.
+ * The graduation budget (fs_budget): one token per new id registered from probation, refilled at FS_GRAD_PER_S up
+ * to FS_GRAD_BURST. False, spending nothing, when it is empty. A peek spends on its copy of meta.
+ */
+function fsBudget(fs: FairShare): boolean {
+  const { meta } = fs;
+  meta.gb = Math.min(FS_GRAD_BURST, meta.gb + ((fs.nowUs - meta.gbl) * FS_GRAD_PER_S) / 1e6);
+  meta.gbl = fs.nowUs;
+  if (meta.gb < 1 - FS_EPS) return false;
+  meta.gb -= 1;
+  return true;
+}
+
+/**
+ * Probation: true when `group` may register: it was first seen at least probationMs ago and the graduation
+ * budget has a token (a graduate the budget refuses keeps its sighting and tries again on its next request). Else its first sighting
+ * is recorded (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest,
+ * the smallest id, and its rule record with it) and it stays on probation.
  */
 function fsGraduates(fs: FairShare, group: string): boolean {
   const { probation } = fs.state;
   const first = probation.get(group);
   if (first !== undefined) {
-    if (fs.nowMs - first < fs.cfg.probationMs) return false;
+    if (fs.nowMs - first < fs.cfg.probationMs || !fsBudget(fs)) return false;
     if (!fs.peek) probation.delete(group); // its `seen` entry becomes the registered group's
     return true;
   }
@@ -133,7 +152,10 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     }
     // New: buckets start full (refill caps them at their sizes), weight joins Σw.
     const full = fs.cfg.burst;
-    st = { tokMin: full, tokCap: full, tokDem: full, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0 };
+    // the cap, demand and within-share meters start full too (sizes at least FS_CAP_MIN, FS_WITHIN; refill caps them)
+    const cap = Math.max(full, FS_CAP_MIN);
+    const tokW = Math.max(full, FS_WITHIN);
+    st = { tokMin: full, tokCap: cap, tokDem: cap, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0, tokW };
     // a graduate keeps the rule state it spent on probation
     if (fs.cfg.probationMs > 0 && group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
       const rec = state.sighted.get(group);

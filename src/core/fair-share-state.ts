@@ -12,6 +12,21 @@ export const FS_TRIM_PAGE = 100;
  * to a flood (docs/algorithm.md §2.4). 4 tokens keep them green.
  */
 export const FS_GREEN_MIN = 4;
+/**
+ * The within-share meter's size (at least the green burst): a second meter at the guaranteed rate, spent by every
+ * arrival, that buys priority inside the reserve while it stays at least a quarter full (docs/algorithm.md §2.4):
+ * a tenant whose arrivals run below its share, in Poisson clumps or bunches of several requests at once, rarely
+ * falls 45 units behind; a borrower at twice its share does within 45 arrivals past its share.
+ */
+export const FS_WITHIN = 60;
+/** Smallest cap meter (and demand meter): a Poisson borrower near its cap loses less of it to a tiny bucket. */
+export const FS_CAP_MIN = 16;
+/**
+ * Graduation budget of probation: at most this many new ids register at once, refilled at FS_GRAD_PER_S per
+ * second, so returning floods of new ids cannot dilute Σw without bound (docs/algorithm.md §2.9).
+ */
+export const FS_GRAD_BURST = 100;
+export const FS_GRAD_PER_S = 10;
 /** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
 export const OVERFLOW_GROUP = '*overflow*';
 /**
@@ -58,6 +73,9 @@ export interface MetaState {
   rv: number;
   rg: string;
   re: number;
+  /** Graduation budget: tokens and their last refill (µs). */
+  gb: number;
+  gbl: number;
 }
 
 export interface GroupState {
@@ -69,6 +87,8 @@ export interface GroupState {
   ftag: number;
   seen: number;
   promise: number;
+  /** Within-share meter (FS_WITHIN): refills at the guaranteed rate, spent by every arrival. */
+  tokW: number;
   /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
   rs?: RuleStates;
   rulesUntil?: number;

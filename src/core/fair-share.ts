@@ -6,7 +6,7 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
-import { createFairShareState, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
+import { createFairShareState, FS_GRAD_BURST, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
 import { rlConfig } from './rules';
 import type { LimiterSpec } from '../types';
 
@@ -89,6 +89,8 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
       rv: 0,
       rg: '',
       re: 0,
+      gb: FS_GRAD_BURST,
+      gbl: nowUsIn,
     };
     // meta alone may have gone (eviction, in Redis): groups it no longer counts in Σw must not linger.
     state.groups.clear();

@@ -106,9 +106,17 @@ export interface ClaimParts {
 /**
  * job_claim in lua/includes/claim.lua: jobs start from the head of ready through the admission core (the
  * budget is spent here); a refused group is skipped for the rest of the call. `lastWakeAt` is the last
- * staggered wake slot given (the counters field 'cw'); the result carries the new one.
+ * staggered wake slot given (the counters field 'cw'); the result carries the new one. `stagger` false (the claim of
+ * complete-and-claim, whose caller never sleeps on the wake) takes no slot.
  */
-export function claimInMemory(parts: ClaimParts, fs: FairShare, leaseMs: number, max: number, lastWakeAt: number): ClaimResult & { wakeAt: number } {
+export function claimInMemory(
+  parts: ClaimParts,
+  fs: FairShare,
+  leaseMs: number,
+  max: number,
+  lastWakeAt: number,
+  stagger = true,
+): ClaimResult & { wakeAt: number } {
   const { ready } = parts;
   const now = fs.nowMs;
   const meta = fs.meta;
@@ -151,6 +159,8 @@ export function claimInMemory(parts: ClaimParts, fs: FairShare, leaseMs: number,
   if (meta.gt < 1 - FS_EPS) wakeUs = Math.min(wakeUs, (1 - meta.gt) * fs.cfg.T);
   if (wakeUs === Infinity) return { claimed, wakeMs: 0, wakeAt: lastWakeAt };
   let at = now + Math.max(1, Math.ceil(wakeUs / 1000));
+  // a claim whose caller does not sleep on the wake (complete-and-claim) takes no staggered slot
+  if (!stagger) return { claimed, wakeMs: at - now, wakeAt: lastWakeAt };
   if (lastWakeAt >= at && lastWakeAt - at < fs.cfg.windowUs / 1000) at = lastWakeAt + Math.max(1, Math.ceil(fs.cfg.T / 1000));
   return { claimed, wakeMs: at - now, wakeAt: at };
 }

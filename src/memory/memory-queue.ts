@@ -136,10 +136,10 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
   }
 
   /** claim.lua: through the limiter's admission state, so a job spends the budget when it starts. */
-  private claimNow(nowUs: number, leaseMs: number, max: number): ClaimResult {
+  private claimNow(nowUs: number, leaseMs: number, max: number, stagger = true): ClaimResult {
     if (this.ready.length === 0) return { claimed: [], wakeMs: -1 };
     const fs = openFairShare(this.fairShareState(), this.fairShareConfig, nowUs);
-    const { claimed, wakeMs, wakeAt } = claimInMemory(this.claimParts, fs, Math.ceil(leaseMs), max, this.claimWakeAt);
+    const { claimed, wakeMs, wakeAt } = claimInMemory(this.claimParts, fs, Math.ceil(leaseMs), max, this.claimWakeAt, stagger);
     closeFairShare(fs);
     this.claimWakeAt = wakeAt;
     return { claimed, wakeMs };
@@ -184,7 +184,7 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
   ): Promise<CompleteAndClaimResult> {
     const now = this.nowMs();
     const completed = this.completeNow(now, id, token, resultJson, keepMs);
-    return { completed, ...this.claimNow(now * 1000, leaseMs, claimCount(max)) };
+    return { completed, ...this.claimNow(now * 1000, leaseMs, claimCount(max), false) };
   }
 
   /** job_complete in includes/lease.lua (./memory-lease-ends.ts). */

@@ -2,6 +2,7 @@ import { MemoryStore } from '../../src/memory/memory-store';
 import type { Clock, Store } from '../../src/types';
 import { admissionState } from '../helpers/memory-state';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
@@ -43,6 +44,7 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('MemoryStore', harness);
 describeAdmissionGuarantees('MemoryStore', harness);
 describeSmallLimitCases('MemoryStore', harness);
+describeBurstyCases('MemoryStore', harness);
 describeOldestWaitingCases('MemoryStore', harness);
 describeRuleCases('MemoryStore', harness);
 describePlanCases('MemoryStore', harness);

@@ -4,6 +4,7 @@ import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
@@ -47,6 +48,7 @@ const harness = async (): Promise<StoreHarness> => {
 describeStore('RedisStore', harness);
 describeAdmissionGuarantees('RedisStore', harness);
 describeSmallLimitCases('RedisStore', harness);
+describeBurstyCases('RedisStore', harness);
 describeOldestWaitingCases('RedisStore', harness);
 describeRuleCases('RedisStore', harness);
 describePlanCases('RedisStore', harness);

@@ -318,7 +318,9 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
         a += 1;
         d = await st!.admit(input('a'));
       }
-      expect(a).toBe(14); // 19 − reserve 5: a's yellow stops at the reserve
+      // the reserve is max(5, ⌊20/2⌋) = 10; a's arrivals are within its share's 40-unit meter, so its yellow
+      // (amber) stops at a quarter of it: 19 − 2.5, i.e. 16 units (docs/algorithm.md §2.4)
+      expect(a).toBe(16);
       const b = await st!.admit(input('b'));
       expect(b.allowed).toBe(true);
       expect(b.colour).toBe('green');

@@ -20,10 +20,14 @@ afterAll(async () => {
 });
 
 let seq = 0;
-async function neverOverLimit(makeStore: (clock: ManualClock) => Store, runs: number) {
+/** The spec as generated, or (`probation`) with probation on: returning ids graduate within the graduation budget. */
+const specsOf = (probation: boolean) =>
+  probation ? fc.tuple(specArb, fc.integer({ min: 1, max: 500 })).map(([s, probationMs]) => ({ ...s, probationMs })) : specArb;
+
+async function neverOverLimit(makeStore: (clock: ManualClock) => Store, runs: number, probation = false) {
   await fc.assert(
     fc.asyncProperty(
-      specArb.chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))),
+      specsOf(probation).chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))),
       async ([s, arrivals]) => {
         const clock = new ManualClock();
         const limiter = makeStore(clock).bind({ ...s, name: `prop-${process.pid}-${++seq}` });
@@ -48,6 +52,15 @@ test('MemoryStore never admits more than limit in any window', async () => {
 test('RedisStore never admits more than limit in any window', async () => {
   const client = server.client();
   await neverOverLimit((clock) => new RedisStore({ client, clock: clock.now }), 150);
+}, 120_000);
+
+test('with probation (fresh and returning ids, the graduation budget) and every floor: MemoryStore never admits more than limit in any window', async () => {
+  await neverOverLimit((clock) => new MemoryStore({ clock: clock.now }), 200, true);
+});
+
+test('with probation: RedisStore never admits more than limit in any window', async () => {
+  const client = server.client();
+  await neverOverLimit((clock) => new RedisStore({ client, clock: clock.now }), 60, true);
 }, 120_000);
 
 test('the check can fail: a sustained-mode limiter with a big burst does go over limit', async () => {

@@ -76,8 +76,8 @@ test('an expired completed job keeps its idempotency key until a trim (every 8th
 });
 
 test('a claim leaves the jobs of a refused group at the head of ready, in their order, in both stores', async () => {
-  // g0 (weight 1 of 10) spends its 5 green units, then its yellow needs 1 + reserve 5 global units: refused
-  // with 5 left, so its next two jobs stay while g1's is admitted; the next claim must start g0's older one.
+  // g0 (weight 1 of 10) spends its 5 green units and its amber 3 more (docs/algorithm.md §2.4), then is refused
+  // with 2 left, so its last job stays while g1's is admitted; the next claim must start g0's older one.
   const spec = {
     ...SPEC_DEFAULTS,
     name: 'oracle',
@@ -102,18 +102,19 @@ test('a claim leaves the jobs of a refused group at the head of ready, in their 
     });
   const dispatch = stepOf('dispatch', { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
   const steps: Timed[] = [
-    ...Array.from({ length: 7 }, () => ({ gapMs: 0, step: job('g0', 1) })),
+    // amber: a new group is within its share, down to a quarter of the reserve max(5, ⌊10/2⌋)
+    ...Array.from({ length: 9 }, () => ({ gapMs: 0, step: job('g0', 1) })),
     { gapMs: 0, step: dispatch },
     { gapMs: 0, step: job('g1', 9) },
     { gapMs: 0, step: dispatch },
-    { gapMs: 0, step: stepOf('claim', { leaseMs: 100_000, max: 8 }) },
+    { gapMs: 0, step: stepOf('claim', { leaseMs: 100_000, max: 10 }) },
     { gapMs: 1000, step: stepOf('claim', { leaseMs: 100_000, max: 1 }) },
   ];
   const { results } = await runBoth(spec, steps);
   const ids = (r: unknown) => (r as { claimed: Array<{ id: string }> }).claimed.map((c) => c.id);
   const enqueued = (i: number) => (results[i] as { id: string }).id;
-  expect(ids(results[10]).sort()).toEqual([0, 1, 2, 3, 4, 8].map(enqueued).sort()); // g0's first five and g1's
-  expect(ids(results[11])).toEqual([enqueued(5)]);
+  expect(ids(results[12]).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 10].map(enqueued).sort()); // g0's first eight and g1's
+  expect(ids(results[13])).toEqual([enqueued(8)]);
 });
 
 describe('the oracle notices a one-constant change in a script', () => {
