@@ -2,7 +2,16 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'src/redis/lua-sources.generated.ts', 'bench/results/**', 'coverage/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'src/redis/lua-sources.generated.ts',
+      'src/core/constants.generated.ts',
+      'bench/results/**',
+      'coverage/**',
+    ],
+  },
   ...tseslint.configs.strict,
   {
     rules: {

@@ -23,7 +23,6 @@
 -- One claimed job in a reply (claim.lua, complete-claim.lua): the record as stored, its lease token and deadline.
 -- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int]
 
-local CLAIM_SCAN = 64
 
 -- The plans argument of a claim script: JSON {plan name: its rules' JSON array (fs_config's text after ';')}
 -- for each plan whose rules differ from the config's ('' = none). Decoded only when a claimed job has a plan,

@@ -23,7 +23,6 @@
 ]]
 
 local function cc_library()
-  local CC_SWEEP = 10
 
   local function cc_open(leases_key, slots_key)
     -- held: group -> slots held (read once per call), dirty: groups to write back, seq: the lease sequence

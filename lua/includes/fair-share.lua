@@ -67,25 +67,11 @@
   Rules (includes/rules.lua): per-group caps from the config block (or, later, the caller), decided in
   fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
+--!include includes/constants.lua
 --!include includes/rules.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
 local RL = false
 
-local FS_EPS = 1e-9
-local FS_TRIM_PAGE = 100
--- Smallest green burst (capped by burst): Poisson clumps of groups below their guarantee stay green
--- (with 1 token they turned yellow and lost the token race to a flood). Same as FS_GREEN_MIN in TypeScript.
-local FS_GREEN_MIN = 4
--- The within-share meter's size (at least bg): priority inside the reserve while at least a quarter full. Same as
--- FS_WITHIN in TypeScript (docs/algorithm.md §2.4).
-local FS_WITHIN = 60
--- Smallest cap (and demand) meter
-local FS_CAP_MIN = 16
--- Graduation budget of probation: burst and tokens per second (docs/algorithm.md §2.9)
-local FS_GRAD_BURST = 100
-local FS_GRAD_PER_S = 10
-local FS_OVERFLOW = '*overflow*'
-local FS_NEWCOMERS = '*new*'
 -- the groups hash field of an id's rule record on probation is this byte .. id: never in UTF-8, so in no group id
 local FS_SIGHTED = '\255'
 -- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms

@@ -42,7 +42,6 @@
 ]]
 
 local function rl_library()
-  local RL_SLOTS = 10
   -- the sub-windows a window touches: the newest and the RL_SLOTS before it
   local RL_RING = RL_SLOTS + 1
   local RL_TOKEN, RL_SLIDING, RL_FIXED = 1, 2, 3

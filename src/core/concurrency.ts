@@ -14,8 +14,9 @@ import { decide } from './fair-share-decide';
 /** A slot's lease when the limiter names none (`concurrencyLeaseMs`). */
 export const DEFAULT_LEASE_MS = 60_000;
 
-/** Expired leases swept per check at most (CC_SWEEP). */
-export const CC_SWEEP = 10;
+/** Expired leases swept per check at most (lua/includes/constants.lua). */
+export { CC_SWEEP } from './constants.generated';
+import { CC_SWEEP } from './constants.generated';
 
 export interface ConcurrencyState {
   leases: SortedSet;

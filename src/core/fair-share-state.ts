@@ -4,37 +4,17 @@
  */
 import type { RuleConfig, RuleStates } from './rules';
 
-export const FS_EPS = 1e-9;
-export const FS_TRIM_PAGE = 100;
-/**
- * Smallest green burst (capped by burst): a group below its guaranteed rate sends Poisson clumps; with a
- * 1-token green bucket two arrivals closer than its green interval turned yellow and lost the token race
- * to a flood (docs/algorithm.md §2.4). 4 tokens keep them green.
- */
-export const FS_GREEN_MIN = 4;
-/**
- * The within-share meter's size (at least the green burst): a second meter at the guaranteed rate, spent by every
- * arrival, that buys priority inside the reserve while it stays at least a quarter full (docs/algorithm.md §2.4):
- * a tenant whose arrivals run below its share, in Poisson clumps or bunches of several requests at once, rarely
- * falls 45 units behind; a borrower at twice its share does within 45 arrivals past its share.
- */
-export const FS_WITHIN = 60;
-/** Smallest cap meter (and demand meter): a Poisson borrower near its cap loses less of it to a tiny bucket. */
-export const FS_CAP_MIN = 16;
-/**
- * Graduation budget of probation: at most this many new ids register at once, refilled at FS_GRAD_PER_S per
- * second, so returning floods of new ids cannot dilute Σw without bound (docs/algorithm.md §2.9).
- */
-export const FS_GRAD_BURST = 100;
-export const FS_GRAD_PER_S = 10;
+// Shared with the scripts: lua/includes/constants.lua says what each is; the build generates them.
+export { FS_CAP_MIN, FS_EPS, FS_GRAD_BURST, FS_GRAD_PER_S, FS_GREEN_MIN, FS_TRIM_PAGE, FS_WITHIN } from './constants.generated';
+import { FS_NEWCOMERS, FS_OVERFLOW } from './constants.generated';
 /** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
-export const OVERFLOW_GROUP = '*overflow*';
+export const OVERFLOW_GROUP = FS_OVERFLOW;
 /**
  * The shared group of group ids on probation (weight 1): a new id is decided as this group until it comes back
  * `probationMs` after it was first seen, so a flood of new ids (free identities) cannot dilute the groups
  * already there. Decisions still name the caller's group.
  */
-export const NEWCOMERS_GROUP = '*new*';
+export const NEWCOMERS_GROUP = FS_NEWCOMERS;
 /** Used when a spec carries no `maxGroups`. */
 export const DEFAULT_MAX_GROUPS = 10_000;
 

@@ -5,8 +5,8 @@
 
 import type { RuleAlgorithm, RuleSpec } from '../types';
 
-/** Sub-windows of a sliding-window rule: it may wait up to windowMs / RL_SLOTS longer than an exact log. */
-export const RL_SLOTS = 10;
+export { RL_SLOTS } from './constants.generated';
+import { RL_SLOTS } from './constants.generated';
 /** The sub-windows a window touches: the newest and the RL_SLOTS before it. */
 const RL_RING = RL_SLOTS + 1;
 /** A sliding window's mark: used · RL_MARK + k (k ≤ RL_RING < RL_MARK). */

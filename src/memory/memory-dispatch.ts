@@ -88,8 +88,9 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
   return { moved, promoted: due.length, wakeMs, readyFull };
 }
 
-/** Most ready jobs one claim looks at (CLAIM_SCAN in lua/includes/claim.lua). */
-export const CLAIM_SCAN = 64;
+/** Most ready jobs one claim looks at (lua/includes/constants.lua). */
+export { CLAIM_SCAN } from '../core/constants.generated';
+import { CLAIM_SCAN } from '../core/constants.generated';
 
 export interface ClaimParts {
   readonly ready: string[];
