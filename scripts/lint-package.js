@@ -12,7 +12,7 @@ const { join } = require('node:path');
 const { pack, ROOT } = require('./pack');
 
 /** Subpath → the source that will back it; skipped only while that source does not exist. */
-const PENDING_ENTRIES = { './prometheus': 'src/metrics/prometheus.ts', './nest': 'src/nest/index.ts' };
+const PENDING_ENTRIES = { './prometheus': 'src/metrics/prometheus.ts' };
 
 async function main() {
   const pending = Object.keys(PENDING_ENTRIES).filter((entry) => !existsSync(join(ROOT, PENDING_ENTRIES[entry])));
