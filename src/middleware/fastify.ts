@@ -95,7 +95,7 @@ function bulkLimiterPlugin(fastify: FastifyInstance, registered: FastifyBulkLimi
 function setUp(fastify: FastifyInstance, registered: FastifyBulkLimiterOptions): void {
   const { global = true, hook = 'onRequest', ...given } = pluginOptionsOf(registered);
   if (typeof global !== 'boolean') throw new ConfigError('ERR_BL_GLOBAL', `Expected \`global\` to be a boolean, got ${describeValue(global)}`);
-  oneOf('hook', hook, HOOKS);
+  oneOf('hook', hook, HOOKS, { code: 'ERR_BL_HOOK' });
   const options = validateMiddlewareOptions(given);
   // Inline limiter options: the plugin's own limiter, warning through Fastify's logger, closed with the app.
   let limiter = options.limiter;
@@ -121,7 +121,7 @@ function setUp(fastify: FastifyInstance, registered: FastifyBulkLimiterOptions):
     }
     refuseUnknownOptions(settings as Record<string, unknown>, ROUTE_SETTING_NAMES, `config.bulkLimiter of ${route.url}`);
     const { hook: routeHook = hook, ...own } = settings as FastifyRouteLimit;
-    oneOf('config.bulkLimiter.hook', routeHook, HOOKS);
+    oneOf('config.bulkLimiter.hook', routeHook, HOOKS, { code: 'ERR_BL_HOOK' });
     const merged = { ...middleware, ...own };
     // A group function of the route replaces the default one, and so its IPv6 grouping.
     if (own.group !== undefined) delete (merged as { ipv6Subnet?: unknown }).ipv6Subnet;
