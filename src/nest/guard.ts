@@ -72,7 +72,8 @@ const READER = {
 const OFF = null;
 
 export class BulkLimiterGuard implements CanActivate {
-  private readonly runners = new Map<unknown, Runner<NestRequest> | typeof OFF>();
+  /** By controller, then handler: an inherited handler may run under another controller's settings. */
+  private readonly runners = new Map<object, Map<object, Runner<NestRequest> | typeof OFF>>();
 
   constructor(
     private readonly options: ResolvedModuleOptions,
@@ -104,7 +105,9 @@ export class BulkLimiterGuard implements CanActivate {
 
   /** The runner of a route, made (and its settings checked) once; `onRoutes` makes them all at boot. */
   runnerOf(controller: Type<unknown>, handler: object): Runner<NestRequest> | typeof OFF {
-    let runner = this.runners.get(handler);
+    let ofController = this.runners.get(controller);
+    if (ofController === undefined) this.runners.set(controller, (ofController = new Map()));
+    let runner = ofController.get(handler);
     if (runner === undefined) {
       const own = this.reflector.get<RouteLimit | undefined>(ROUTE_LIMIT, handler as Type<unknown>);
       const shared = this.reflector.get<RouteLimit | undefined>(ROUTE_LIMIT, controller);
@@ -115,7 +118,7 @@ export class BulkLimiterGuard implements CanActivate {
       // A group function of the route replaces the default one, and so its IPv6 grouping.
       if (settings.group !== undefined) delete (merged as { ipv6Subnet?: unknown }).ipv6Subnet;
       runner = enabled ? createRunner<NestRequest>(merged, READER) : OFF;
-      this.runners.set(handler, runner);
+      ofController.set(handler, runner);
     }
     return runner;
   }
