@@ -43,7 +43,10 @@ export function resolveModuleOptions(options: BulkLimiterModuleOptions): Resolve
     ['dispatcher', dispatcher],
   ] as const) {
     if (value !== undefined && value !== false && (typeof value !== 'object' || value === null)) {
-      throw new ConfigError(`ERR_BL_${name.toUpperCase()}`, `Expected \`${name}\` to be options or false, got ${describeValue(value)}`);
+      throw new ConfigError(
+        name === 'worker' ? 'ERR_BL_WORKER' : 'ERR_BL_DISPATCHER',
+        `Expected \`${name}\` to be options or false, got ${describeValue(value)}`,
+      );
     }
   }
   const checked = validateMiddlewareOptions(given);
