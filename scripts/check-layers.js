@@ -21,6 +21,7 @@ const FLOORS = [
   ['metrics/'],
   ['dashboard/'],
   ['middleware/'],
+  ['nest/'],
   ['index.ts'],
 ];
 const ROOMS = FLOORS.flatMap((rooms, floor) => rooms.map((room) => ({ room, floor }))).sort((a, b) => b.room.length - a.room.length);

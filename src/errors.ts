@@ -71,6 +71,17 @@ export const ERROR_CODES = Object.freeze({
   PUBLIC: 'ERR_BL_PUBLIC',
   PARAM: 'ERR_BL_PARAM',
   ID: 'ERR_BL_ID',
+  // bulk-limiter/fastify's plugin and route options.
+  GLOBAL: 'ERR_BL_GLOBAL',
+  HOOK: 'ERR_BL_HOOK',
+  ROUTE_CONFIG: 'ERR_BL_ROUTE_CONFIG',
+  // bulk-limiter/nest's module, route settings and job handlers.
+  WORKER: 'ERR_BL_WORKER',
+  DISPATCHER: 'ERR_BL_DISPATCHER',
+  GLOBAL_GUARD: 'ERR_BL_GLOBAL_GUARD',
+  IS_GLOBAL: 'ERR_BL_IS_GLOBAL',
+  ENABLED: 'ERR_BL_ENABLED',
+  JOB_HANDLER: 'ERR_BL_JOB_HANDLER',
   // Dispatcher and Worker options, backoff and RetryLaterError.
   READY_MAX: 'ERR_BL_READY_MAX',
   MOVE_MAX: 'ERR_BL_MOVE_MAX',

@@ -32,6 +32,20 @@ function koaApp(use) {
   return app.callback();
 }
 
+/** A Fastify app as a request listener (its routing handler, once the app is ready). */
+function fastifyApp(plugin) {
+  const Fastify = require('fastify');
+  let handler;
+  const app = Fastify({ serverFactory: (h) => ((handler = h), require('node:http').createServer()) });
+  app.register(async (scope) => {
+    if (plugin) await scope.register(plugin.plugin, plugin.options);
+    scope.get('/', async (_request, reply) => reply.type('text/plain').send('ok'));
+  });
+  let ready = false;
+  const booting = app.ready().then(() => (ready = true));
+  return (req, res) => (ready ? handler(req, res) : booting.then(() => handler(req, res)));
+}
+
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
   return core.createLimiter({
@@ -103,6 +117,25 @@ const VARIANTS = {
   'koa+bulk-limiter(denyCache retry)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (ctx) => tenantOf(ctx.headers) }));
+  },
+  fastify: () => fastifyApp(),
+  'fastify+bulk-limiter': (client, limits) => {
+    const { bulkLimiter } = require('bulk-limiter/fastify');
+    return fastifyApp({ plugin: bulkLimiter, options: { limiter: bulkCoreLimiter(client, limits), group: (request) => tenantOf(request.headers) } });
+  },
+  'fastify+@fastify/rate-limit': (client, limits) => {
+    const rateLimit = require('@fastify/rate-limit');
+    return fastifyApp({
+      plugin: rateLimit,
+      options: {
+        max: limits.perTenant,
+        timeWindow: WINDOW_MS,
+        keyGenerator: (request) => tenantOf(request.headers),
+        redis: client,
+        nameSpace: `frl-${process.pid}-`,
+        enableDraftSpec: true,
+      },
+    });
   },
   'koa+koa-ratelimit': (client, limits) => {
     const ratelimit = require('koa-ratelimit');

@@ -4,6 +4,8 @@
  * autocannon (as a library, in this process) drives it with N connections and an `x-tenant` header
  * cycling over T tenants. Allow-heavy: limits nobody reaches. Deny-heavy: a global budget of 10 % of
  * bare Express's measured req/s (peers get that budget split per tenant), so ~90 % is denied.
+ * BENCH_HTTP_ONLY=fastify,koa (prefixes of variant names) runs some variants alone; the deny budget still comes
+ * from bare Express, run first when it is left out.
  */
 const { fork } = require('node:child_process');
 const { join } = require('node:path');
@@ -78,10 +80,12 @@ async function measure(variant, limits, cfg) {
  * Variants run in interleaved rounds and the best round of each is kept (other work on a shared machine
  * only slows a round down). The deny budget is fixed after the first allow-heavy pass.
  */
-async function runHttp(cfg) {
+async function runHttp(config) {
+  const prefixes = process.env.BENCH_HTTP_ONLY?.split(',');
+  const cfg = prefixes ? { ...config, only: (v) => v === 'express' || prefixes.some((p) => v.startsWith(p)) } : config;
   const best = new Map();
   const runMode = async (mode, limits, round) => {
-    for (const variant of Object.keys(VARIANTS)) {
+    for (const variant of Object.keys(VARIANTS).filter(cfg.only ?? (() => true))) {
       if (mode === 'deny' && !variant.includes('+')) continue; // bare apps do not limit
       if (mode === 'allow' && variant.includes('denyCache')) continue; // the cache only answers denials
       progress(`http: ${variant}, ${mode}-heavy, round ${round}/${cfg.rounds}`);
@@ -108,7 +112,7 @@ async function runHttp(cfg) {
 
 function report(rows, cfg, denyGlobal) {
   const find = (variant, mode) => rows.find((r) => r.variant === variant && r.mode === mode && !r.skipped);
-  const baseOf = (variant) => (variant.startsWith('koa') ? 'koa' : 'express');
+  const baseOf = (variant) => variant.split('+')[0];
   const table = markdownTable(
     ['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '2xx/s', 'errors', 'req/s vs bare'],
     rows.map((r) =>
@@ -138,6 +142,12 @@ function report(rows, cfg, denyGlobal) {
   };
   const checks = [
     target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.0, 'allow'),
+    target('fastify+bulk-limiter', 'fastify+bulk-limiter', 'fastify+@fastify/rate-limit', 1.0, 'allow'),
+    target('fastify+bulk-limiter', 'fastify+bulk-limiter', 'fastify+@fastify/rate-limit', 1.0, 'deny'),
+    // an adapter costs at most a tenth of its framework's throughput (issue 24)
+    target('express+bulk-limiter', 'express+bulk-limiter', 'express', 0.9, 'allow'),
+    target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa', 0.9, 'allow'),
+    target('fastify+bulk-limiter', 'fastify+bulk-limiter', 'fastify', 0.9, 'allow'),
     target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.0, 'allow'),
     target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.5, 'deny'),
     target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.1, 'deny'),

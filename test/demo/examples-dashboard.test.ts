@@ -8,11 +8,14 @@ import request from 'supertest';
 import type { RequestListener } from 'node:http';
 import { createLimiter } from '../../src/limiter/limiter';
 import { MemoryStore } from '../../src/memory/memory-store';
+import { EXAMPLE_APPS } from './example-apps';
 import type { DashboardData } from '../../src/dashboard/data';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });
 jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware/express'), { virtual: true });
 jest.mock('bulk-limiter/koa', () => jest.requireActual('../../src/middleware/koa'), { virtual: true });
+jest.mock('bulk-limiter/fastify', () => jest.requireActual('../../src/middleware/fastify'), { virtual: true });
+jest.mock('bulk-limiter/nest', () => jest.requireActual('../../src/nest/index'), { virtual: true });
 jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/metrics/prometheus'), { virtual: true });
 
 interface ExampleApp {
@@ -21,10 +24,7 @@ interface ExampleApp {
 const NOW = 1_800_000_000_000;
 const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
 
-describe.each([
-  ['Express', '../../examples/express/app', (app: unknown) => app as RequestListener],
-  ['Koa', '../../examples/koa/app', (app: unknown) => (app as { callback(): RequestListener }).callback()],
-])('the %s example app', (_name, path, listener) => {
+describe.each(EXAMPLE_APPS)('the %s example app', (_name, path, listener) => {
   const make = (token?: string) => {
     if (token === undefined) delete process.env.DASHBOARD_TOKEN;
     else process.env.DASHBOARD_TOKEN = token;

@@ -4,14 +4,16 @@
  * `./prometheus` export is the packaging step's), so this runs without a build.
  */
 import request from 'supertest';
-import type { RequestListener } from 'node:http';
 import { createLimiter } from '../../src/limiter/limiter';
 import { MemoryStore } from '../../src/memory/memory-store';
+import { EXAMPLE_APPS } from './example-apps';
 import { FaultStore } from '../limiter/fault-store';
 
 jest.mock('bulk-limiter', () => jest.requireActual('../../src/index'), { virtual: true });
 jest.mock('bulk-limiter/express', () => jest.requireActual('../../src/middleware/express'), { virtual: true });
 jest.mock('bulk-limiter/koa', () => jest.requireActual('../../src/middleware/koa'), { virtual: true });
+jest.mock('bulk-limiter/fastify', () => jest.requireActual('../../src/middleware/fastify'), { virtual: true });
+jest.mock('bulk-limiter/nest', () => jest.requireActual('../../src/nest/index'), { virtual: true });
 jest.mock('bulk-limiter/prometheus', () => jest.requireActual('../../src/metrics/prometheus'), { virtual: true });
 
 interface ExampleApp {
@@ -24,10 +26,7 @@ function value(text: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-describe.each([
-  ['Express', '../../examples/express/app', (app: unknown) => app as RequestListener],
-  ['Koa', '../../examples/koa/app', (app: unknown) => (app as { callback(): RequestListener }).callback()],
-])('the %s example app', (_name, path, listener) => {
+describe.each(EXAMPLE_APPS)('the %s example app', (_name, path, listener) => {
   test('/metrics after a known sequence of requests holds exactly the decisions the responses showed', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const example = require(path) as ExampleApp;

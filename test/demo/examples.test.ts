@@ -1,5 +1,6 @@
 /**
- * The example servers as a newcomer runs them (`node examples/express/server.js`, `…/koa/server.js`), on the
+ * The example servers as a newcomer runs them (`node examples/express/server.js`, `…/koa/server.js`,
+ * `…/fastify/server.js`, `…/nest/server.js` on either Nest platform), on the
  * MemoryStore: limited routes answer with RateLimit headers, a flood gets 429 + Retry-After, other tenants
  * still pass, and an import is run (201) or, once the budget is spent, deferred (202 + Location to its job status).
  */
@@ -9,12 +10,12 @@ import { join } from 'node:path';
 import { freePort } from '../helpers/redis-server';
 import { repoRoot } from './run-demo';
 
-async function startServer(script: string): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(script: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
   if (!existsSync(join(repoRoot, 'dist', 'index.js'))) {
     throw new Error('dist/ is missing: the examples require the built package. Run `npm run build` first (npm ci does it).');
   }
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, PORT: String(port) };
   delete env.REDIS_URL;
   const child = spawn(process.execPath, [script], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -45,12 +46,15 @@ async function stopServer(child: ChildProcess): Promise<void> {
 }
 
 describe.each([
-  ['Express', 'examples/express/server.js'],
-  ['Koa', 'examples/koa/server.js'],
-])('the %s example server', (_name, script) => {
+  ['Express', 'examples/express/server.js', {}],
+  ['Koa', 'examples/koa/server.js', {}],
+  ['Fastify', 'examples/fastify/server.js', {}],
+  ['NestJS (platform-express)', 'examples/nest/server.js', {}],
+  ['NestJS (platform-fastify)', 'examples/nest/server.js', { NEST_PLATFORM: 'fastify' }],
+])('the %s example server', (_name, script, extraEnv) => {
   let server: { url: string; child: ChildProcess };
   beforeAll(async () => {
-    server = await startServer(script);
+    server = await startServer(script, extraEnv);
   }, 15_000);
   afterAll(async () => {
     if (server) await stopServer(server.child);

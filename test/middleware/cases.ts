@@ -20,7 +20,7 @@ export interface AnyCtx {
 export type Options = BulkLimiterOptions<AnyCtx>;
 
 export interface Harness {
-  readonly name: 'express' | 'koa';
+  readonly name: 'express' | 'koa' | 'fastify' | 'nest-express' | 'nest-fastify';
   /**
    * An app where GET `path` runs the limiter, then answers 200 "ok". `errorHandler: 'app'` installs an
    * error handler that answers `{ handled, status, message, errHeaders, hasDecision }`; `'default'` leaves

@@ -1,5 +1,5 @@
 /**
- * jobStatus's safe defaults, through Express and Koa (with @koa/router, and without a router): tenant-scoped
+ * jobStatus's safe defaults, through Express, Koa (with @koa/router, and without a router) and Fastify: tenant-scoped
  * unless `public: true`, the route parameter named by `param`, a route without it a 500 with one warning.
  */
 import Router from '@koa/router';
@@ -10,9 +10,11 @@ import request from 'supertest';
 import { ConfigError } from '../../src/errors';
 import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
+import * as onFastify from '../../src/middleware/fastify';
 import * as onKoa from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { recordingLogger } from './cases';
+import { fastifyListener } from './fastify-app';
 
 interface AnyCtx {
   readonly query: Record<string, unknown>;
@@ -43,6 +45,7 @@ const mounts: ReadonlyArray<readonly [string, Mount]> = [
       return app.callback();
     },
   ],
+  ['fastify', (route, options) => fastifyListener((app) => app.get(route, onFastify.jobStatus(options as never)))],
 ];
 
 let seq = 0;
@@ -114,6 +117,7 @@ test('koa without a router: the id is the last path segment', async () => {
 describe.each([
   ['express', onExpress.jobStatus],
   ['koa', onKoa.jobStatus],
+  ['fastify', onFastify.jobStatus],
 ] as const)('%s jobStatus options', (_name, jobStatus) => {
   const limiter = createLimiter({ store: new MemoryStore(), name: 'job-status-options', limit: 5 });
   test.each([

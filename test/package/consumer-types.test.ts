@@ -41,6 +41,26 @@ import { bulkLimiter } from 'bulk-limiter/koa';
 import type { Context, Middleware } from 'koa';
 export const limit: Middleware = bulkLimiter({ limit: 10, windowMs: 1000, group: (ctx: Context) => ctx.get('x-api-key') });
 `;
+const FASTIFY = `
+import Fastify from 'fastify';
+import { bulkLimiter, dashboard, jobStatus } from 'bulk-limiter/fastify';
+import { createLimiter } from 'bulk-limiter';
+const limiter = createLimiter({ limit: 10, windowMs: 1000 });
+const app = Fastify();
+void app.register(bulkLimiter, { limiter, group: (request) => request.headers['x-api-key'] as string | undefined });
+app.get('/', { config: { bulkLimiter: { cost: 2 } } }, async (request) => request.rateLimit?.remaining);
+app.get('/jobs/:id', jobStatus({ limiter, public: true }));
+void app.register(dashboard, { prefix: '/dashboard', limiters: [limiter] });
+`;
+const NEST = `
+import { BulkLimit, BulkLimiterGuard, BulkLimiterModule, JobHandler, type NestRequest, type WorkerJob } from 'bulk-limiter/nest';
+import type { DynamicModule } from '@nestjs/common';
+export const module: DynamicModule = BulkLimiterModule.forRoot({ limit: 10, windowMs: 1000, group: (req: NestRequest) => req.ip, globalGuard: true });
+export const route: MethodDecorator = BulkLimit({ cost: 2 });
+export const handler: ClassDecorator = JobHandler('import');
+export type Handle = (job: WorkerJob<{ rows: number }>) => Promise<unknown>;
+export const guard: typeof BulkLimiterGuard = BulkLimiterGuard;
+`;
 // ioredis clients (Redis and Cluster) fit the RedisStore's structural client type.
 const REDIS = `
 import { Cluster, Redis } from 'ioredis';
@@ -63,6 +83,12 @@ const PROJECTS: Record<string, { packages: string[]; files: Record<string, strin
     packages: ['typescript', '@types/node', '@types/express', '@types/koa', 'ioredis'],
     files: { core: CORE, express: EXPRESS, koa: KOA, redis: REDIS },
     modes: ['node10', 'node16', 'bundler'],
+  },
+  // the Fastify and Nest entry points with their frameworks' own types
+  frameworks: {
+    packages: ['typescript', '@types/node', 'fastify', '@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs'],
+    files: { fastify: FASTIFY, nest: NEST },
+    modes: ['node16'],
   },
 };
 

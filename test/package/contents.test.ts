@@ -33,8 +33,9 @@ test('the package holds dist, README, LICENSE and package.json, and nothing else
   );
 });
 
-test('the package unpacks to at most 1.5 MB; the generated Lua ships without comments and without a source map', () => {
-  expect(unpackedSize).toBeLessThanOrEqual(1.5e6);
+// 1.5 MB before the Fastify and Nest entry points, which add 129 KB with their declarations and source maps (1.61 MB)
+test('the package unpacks to at most 1.65 MB; the generated Lua ships without comments and without a source map', () => {
+  expect(unpackedSize).toBeLessThanOrEqual(1.65e6);
   expect(files).not.toContain('dist/redis/lua-sources.generated.js.map');
   const lua = read('dist/redis/lua-sources.generated.js');
   expect(lua).not.toMatch(/sourceMappingURL/);

@@ -56,6 +56,8 @@ const optionNames = [
   ...knownOptions(() => onExpress.bulkLimiter({ bogus: 1 } as never)),
   ...knownOptions(() => onExpress.jobStatus({ limiter, public: true, bogus: 1 } as never)),
   ...knownOptions(() => onKoa.dashboard({ limiters: [limiter], bogus: 1 } as never)),
+  // BulkLimiterModule's own options (docs/nest.md)
+  ...['globalGuard', 'isGlobal', 'worker', 'dispatcher'],
   // the stores' options and exponentialBackoff's have no list of names of their own
   ...['client', 'prefix', 'clock', 'maxBatch', 'maxDead'],
   ...['baseMs', 'capMs', 'random'].map((n) => `backoff.${n}`),

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
+import ts from 'typescript';
 
 export const ROOT = join(__dirname, '..', '..');
 export const README_PATH = join(ROOT, 'README.md');
@@ -27,7 +28,7 @@ export interface DocBlock {
   readonly file: string;
   /** 1-based line of the opening fence. */
   readonly line: number;
-  /** The fence's info string: `js`, `sh`, `text`, or '' when it has none. */
+  /** The fence's info string: `js`, `ts` (its code transpiled), `sh`, `text`, or '' when it has none. */
   readonly lang: string;
   /** The nearest heading above the block. */
   readonly heading: string;
@@ -59,17 +60,33 @@ export function blocksOf(file: string, text = readDoc(file)): DocBlock[] {
       body.push(content.startsWith(indent) ? content.slice(indent.length) : content.trimStart());
     }
     const lang = info.trim().split(/\s+/)[0] ?? '';
+    const code = body.join('\n');
     blocks.push({
       file,
       line: start + 1,
       lang,
       heading,
-      code: body.join('\n'),
-      fragment: lang === 'js' && /^\/\/ fragment\b/.test(body[0] ?? ''),
+      code: lang === 'ts' ? asCommonJs(code) : code,
+      fragment: (lang === 'js' || lang === 'ts') && /^\/\/ fragment\b/.test(body[0] ?? ''),
       name: `${heading} (${file}:${start + 1})`,
     });
   }
   return blocks;
+}
+
+/**
+ * A `ts` block as tsc emits it for a Nest user: CommonJS, legacy decorators and their metadata. It then
+ * compiles and runs as a `js` block does (the Nest quick start is the TypeScript a Nest user writes).
+ */
+function asCommonJs(source: string): string {
+  const compilerOptions: ts.CompilerOptions = {
+    module: ts.ModuleKind.CommonJS,
+    target: ts.ScriptTarget.ES2022,
+    esModuleInterop: true,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+  };
+  return ts.transpileModule(source, { compilerOptions }).outputText;
 }
 
 /** Every block of the README and of every docs/*.md. */

@@ -1,5 +1,6 @@
 /**
- * Every code block of the README and of docs/*.md is valid as written. `js` blocks compile as the CommonJS
+ * Every code block of the README and of docs/*.md is valid as written. `js` blocks (and `ts` ones, as tsc emits
+ * them: readme-blocks.ts) compile as the CommonJS
  * files a user would paste them into (fragments, marked `// fragment`, inside an async function), and the
  * complete ones run, each as its own node process in an empty temp directory where `bulk-limiter` is this
  * repository's built package, against a real redis-server (`REDIS_URL`). The convention (docs/development.md):
@@ -21,7 +22,7 @@ const STOP_TIMEOUT_MS = 10_000;
 /** The runner's GET comes from a tenant, as the examples' clients do (they name it in one of these headers). */
 const CLIENT_HEADERS = { 'x-api-key': 'readme-client', 'x-tenant': 'readme-client' };
 const blocks = allBlocks();
-const js = blocks.filter((b) => b.lang === 'js');
+const js = blocks.filter((b) => b.lang === 'js' || b.lang === 'ts');
 const complete = js.filter((b) => !b.fragment);
 
 let server: RedisServer;
@@ -48,8 +49,8 @@ test('the README and docs/ have complete examples to run, and fragments are mark
   expect(js.filter((b) => b.fragment).length).toBeGreaterThanOrEqual(1);
 });
 
-test('every code block is js (compiled, and run when complete), sh (npm scripts) or text (output)', () => {
-  expect(blocks.filter((b) => !['js', 'sh', 'text'].includes(b.lang)).map((b) => `${b.name}: \`${b.lang}\``)).toEqual([]);
+test('every code block is js or ts (compiled, and run when complete), sh (npm scripts) or text (output)', () => {
+  expect(blocks.filter((b) => !['js', 'ts', 'sh', 'text'].includes(b.lang)).map((b) => `${b.name}: \`${b.lang}\``)).toEqual([]);
 });
 
 test('every npm script an sh block runs is one of package.json', () => {
