@@ -132,6 +132,12 @@ export interface Decision {
   readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
   readonly job?: DeferredJob;
+  /**
+   * On a check that could defer, denied with reason `'store-error'`: the idempotency key its job would carry
+   * (the caller's, or one generated). The store may have written that job (its answer was lost); a retry with
+   * this key finds it instead of writing another, so the middleware sends it back as `Idempotency-Key`.
+   */
+  readonly idempotencyKey?: string;
   /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */
   readonly hintMs?: number;
   /** When denied: until the global bucket holds a unit again for any group (a lower bound; 0 = now). */
@@ -253,6 +259,8 @@ export interface LimiterStore {
    * `closed()` is true once the limiter has closed (a store must not reopen connections for it then).
    */
   probe?(closed: () => boolean): Promise<unknown>;
+  /** A cheap write the breaker sends instead while the store refuses writes (Redis READONLY, NOREPLICAS). */
+  writeProbe?(): Promise<unknown>;
   /** Resolves when the store's first connection is ready; undefined when there is nothing to wait for. */
   firstConnection?(): Promise<void> | undefined;
   /** What the server behind the store says about itself (`limiter.health()` reports it). */

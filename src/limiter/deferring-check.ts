@@ -6,15 +6,29 @@
  * call decides afresh: a unit freed meanwhile admits it). Only the final decision is reported to observers.
  * A check with an idempotency key always goes in one call: the key must be looked up before anything is
  * decided, or a retried request whose job exists could run now as well.
+ *
+ * Every deferral carries an idempotency key (one is generated when the caller sent none). A deferring call
+ * whose outcome is unknown (a timeout or a lost connection after it was sent) may have written its job, so it
+ * is answered neither 429 (nothing queued) nor allowed (work done twice): it is a 'store-error' denial (503 +
+ * Retry-After) carrying that key, and the client's retry with it finds the job if it was written. The
+ * `onStoreError` policy decides only checks the store certainly did not: it may let one through live, but its
+ * denial of a check that could defer is that same 503, never a 429 on the store's behalf.
  */
+import { randomUUID } from 'node:crypto';
 import { InputError } from '../errors';
-import type { OutageGuard } from './outage/outage';
+import type { Answer, OutageGuard } from './outage/outage';
+import { unresolved } from './outage/outage-policy';
 import type { Durability } from '../queue/durability';
 import { checkDeferRequest, toDeferInput, type DeferRequest, type ResolvedDeferOptions } from '../queue/defer-input';
 import type { AdmitInput, Decision } from '../types';
 
 /** Groups remembered as denied at once; past it the memory starts afresh (a miss costs one more call). */
 const MAX_REMEMBERED = 10_000;
+/** How long a client told "outcome unknown" waits before its retry (which finds the job by its key). */
+const UNKNOWN_RETRY_MS = 1000;
+
+/** A key for a deferral whose caller sent none: the job can be found by it if the store's answer is lost. */
+export const generatedKey = (): string => `bl-${randomUUID()}`;
 
 export interface DeferringCheckDeps {
   readonly guard: OutageGuard;
@@ -60,19 +74,40 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
     }
   };
 
-  const deferring = (base: AdmitInput, defer: NonNullable<AdmitInput['defer']>): Promise<Decision> => {
+  /** The final answer to a check that could defer: the store's decision, or one the policy may give. */
+  const settle = (answer: Answer, key: string): Decision => {
+    const { decision, fallback } = answer;
+    const final = fallback === undefined || (decision.allowed && !answer.unknown) ? decision : unresolved(decision, key, UNKNOWN_RETRY_MS);
+    guard.report(final === decision ? answer : { decision: final, fallback });
+    return final;
+  };
+
+  const deferring = (base: AdmitInput, defer: NonNullable<AdmitInput['defer']>, key: string): Promise<Decision> => {
     const group = base.group;
-    const deferred = guard.admit({ ...base, defer }).then((decision) => (remember(group, decision), decision));
-    return durable ? deferred.then((decision) => durable.confirm(decision)) : deferred;
+    return guard.admitUnreported({ ...base, defer }).then(async (answer) => {
+      if (answer.fallback !== undefined || !durable) {
+        if (answer.fallback === undefined) remember(group, answer.decision);
+        return settle(answer, key);
+      }
+      remember(group, answer.decision);
+      const confirmed = await durable.confirm(answer.decision);
+      // Unconfirmed: the job was written, but maybe on this master only; the retry with its key finds it.
+      const final = confirmed === answer.decision ? confirmed : unresolved(confirmed, key, UNKNOWN_RETRY_MS);
+      guard.report({ decision: final, fallback: undefined });
+      return final;
+    });
   };
 
   return (group, weight, cost, request, groupConcurrency, concurrency, plan) => {
     checkDeferRequest(request);
     const base = admitInput(group, weight, cost, concurrency, plan);
+    const clientKeyed = request.idempotencyKey !== undefined;
+    const keyed = clientKeyed ? request : { ...request, idempotencyKey: generatedKey() };
+    const key = keyed.idempotencyKey!;
     const until = deniedUntil.get(group);
-    if (request.idempotencyKey !== undefined || (until !== undefined && Date.now() < until)) {
-      const defer = encode(group, request, groupConcurrency);
-      if (!(defer instanceof InputError)) return deferring(base, defer);
+    if (clientKeyed || (until !== undefined && Date.now() < until)) {
+      const defer = encode(group, keyed, groupConcurrency);
+      if (!(defer instanceof InputError)) return deferring(base, defer, key);
       // A payload that cannot be stored only fails a request that would have needed it.
       return guard.admit(base).then((decision) => {
         remember(group, decision);
@@ -81,15 +116,16 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
       });
     }
     return guard.admitUnreported(base).then((answer) => {
-      const defer = answer.decision.allowed || answer.fallback !== undefined ? undefined : encode(group, request, groupConcurrency);
-      // Allowed, answered by onStoreError (which never defers), or a payload that cannot be stored: final.
+      if (answer.fallback !== undefined) return settle(answer, key); // the policy answered: no job to write
+      const defer = answer.decision.allowed ? undefined : encode(group, keyed, groupConcurrency);
+      // Allowed, or a payload that cannot be stored: final.
       if (defer === undefined || defer instanceof InputError) {
         guard.report(answer);
         remember(group, answer.decision);
         if (defer instanceof InputError) throw defer;
         return answer.decision;
       }
-      return deferring(base, defer);
+      return deferring(base, defer, key);
     });
   };
 }

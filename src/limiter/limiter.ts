@@ -81,6 +81,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     spec,
     logger: resolved.logger,
     probe,
+    writeProbe: store.writeProbe?.bind(store),
     connecting,
     scheduler,
     onDegraded: (error) => emit('degraded', error),

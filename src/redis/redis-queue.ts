@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors';
+import { refusesWrites } from '../util/store-call';
 import { ScriptBatcher } from './script-batcher';
 import { limiterKeys, type LimiterKeys } from './keys';
 import * as lua from './lua-sources.generated';
@@ -52,6 +53,7 @@ const ACK_BATCH = 16;
 
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
+  private readonly name: string;
   private readonly client: RedisClient;
   /** The queue key block, in the scripts' KEYS order (`-- @keys queue`). */
   private readonly block: string[];
@@ -75,6 +77,7 @@ export class RedisQueue implements QueueStore {
     }
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.client = options.client;
+    this.name = options.spec.name;
     this.keys = limiterKeys(prefix, options.spec.name);
     this.config = fairShareConfigBlock(options.spec);
     this.plans = claimPlansArg(options.spec);
@@ -90,7 +93,12 @@ export class RedisQueue implements QueueStore {
 
   /** One queue script over the queue key block. */
   private run<A, R>(script: ScriptBinding<QueueKeys, A, R>, args: A): Promise<R> {
-    return runBound(this.client, script, this.block, args);
+    return runBound(this.client, script, this.block, args).catch((error: unknown) => {
+      // A write refused (READONLY, NOREPLICAS) fails with its own code: it wrote nothing, and it will not pass until Redis takes writes.
+      if (refusesWrites(error))
+        throw new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${this.name}: ${(error as Error).message}`, { cause: error });
+      throw error;
+    });
   }
 
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */

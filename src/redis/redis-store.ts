@@ -7,9 +7,10 @@
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
+import { refusesWrites } from '../util/store-call';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
-import { firstConnection, readRedisInfo, redisProbe, type HealthClient } from './redis-health';
+import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../types';
 import { RedisQueue } from './redis-queue';
@@ -77,6 +78,12 @@ function deferOutcome(d: Deferral): EnqueueResult | undefined {
   }
 }
 
+/** Redis refused a write (a replica, too few replicas, a master cut off from its master): nothing was written. */
+export function readOnlyError(name: string, error: unknown): StoreError {
+  const message = (error as Error)?.message ?? String(error);
+  return new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${name}: ${message}`, { cause: error });
+}
+
 export class RedisStore implements Store {
   readonly client: RedisClient;
   readonly prefix: string;
@@ -141,6 +148,7 @@ export class RedisStore implements Store {
       (what: string) =>
       (error: unknown): never => {
         if (error instanceof StoreError) throw error;
+        if (refusesWrites(error)) throw readOnlyError(spec.name, error);
         throw new StoreError('ERR_BL_STORE_FAILED', `Redis ${what} failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
           cause: error,
         });
@@ -171,6 +179,7 @@ export class RedisStore implements Store {
       },
       close: () => queue.close(),
       probe: redisProbe(this.client as unknown as HealthClient, keys.groups),
+      writeProbe: redisWriteProbe(this.client as unknown as HealthClient, `${keys.groups}:probe`),
       firstConnection: () => firstConnection(this.client as unknown as HealthClient),
       serverInfo: () => readRedisInfo(this.client as unknown as HealthClient),
       // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals

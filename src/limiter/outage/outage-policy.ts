@@ -23,6 +23,22 @@ export function isDegraded(decision: Decision): boolean {
   return degraded.has(decision);
 }
 
+/** A check that could defer, not decided by the store: 503 + Retry-After with the key a retry must carry (never 429). */
+export function unresolved(decision: Decision, idempotencyKey: string, retryAfterMs: number): Decision {
+  const { job: _none, policy: _policy, rules: _rules, hintMs: _hint, globalWaitMs: _wait, ...rest } = decision;
+  const d: Decision = {
+    ...rest,
+    allowed: false,
+    remaining: 0,
+    colour: 'red',
+    reason: 'store-error',
+    retryAfterMs: Math.max(decision.retryAfterMs, retryAfterMs),
+    idempotencyKey,
+  };
+  degraded.add(d);
+  return d;
+}
+
 /** The check as the 'local' fallback decides it: no job written, no slot taken (both belong to the store). */
 function withoutDeferOrSlot(input: AdmitInput): AdmitInput {
   const { group, weight, cost, plan } = input;
@@ -43,33 +59,100 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
   return { ...spec, limit, burst, reserve };
 }
 
-export type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
+/**
+ * How the policy answers while the breaker is open. The `'local'` fallback keeps one limit with the store: in
+ * any window of `windowMs`, this process's store admissions plus the fallback's stay within the limit.
+ * - Each time the breaker opens (at `a`), the fallback starts empty and admits nothing until
+ *   `a + timeoutMs + windowMs`: every store call sent before `a` has answered or timed out by `a + timeoutMs`
+ *   (none is sent while open), so a window holding a fallback admission holds no store admission before it.
+ * - The breaker closes only once the fallback's last admission is a whole window old (`closeDelayMs`); until
+ *   then the fallback admits nothing more. So no window holds a fallback admission and a store one after it.
+ * Until it may admit, the fallback answers like `'deny'` (503 + Retry-After), never 429: the store decided nothing.
+ */
+export interface PolicyDecider {
+  decide(input: AdmitInput): Promise<Decision>;
+  /** The breaker opened now. */
+  opened(): void;
+  /** The store answers again: ms until the breaker may close (the fallback admits nothing meanwhile); ≤ 0: now. */
+  closeDelayMs(): number;
+}
 
-export function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, scheduler: Scheduler): PolicyDecider {
+/** A denial made without the store: reason 'store-error' (503 + Retry-After), no quota numbers. */
+function storeErrorDenial(input: AdmitInput, spec: LimiterSpec, retryAfterMs: number, at: number): Decision {
+  const d: Decision = {
+    allowed: false,
+    group: input.group,
+    limit: spec.limit,
+    guaranteed: 0,
+    remaining: 0,
+    retryAfterMs,
+    resetMs: retryAfterMs,
+    activeGroups: 0,
+    colour: 'red',
+    reason: 'store-error',
+    at,
+  };
+  degraded.add(d);
+  return d;
+}
+
+export function policyDecider(
+  policy: StoreErrorPolicy,
+  spec: LimiterSpec,
+  instances: number,
+  timeoutMs: number,
+  scheduler: Scheduler,
+): PolicyDecider {
+  // 'deny' (and a fallback without budget) asks clients to come back after a short while, not a whole (possibly long) window.
+  const shortWaitMs = Math.min(spec.windowMs, 5_000);
   if (policy === 'allow' || policy === 'deny') {
     const deny = policy === 'deny';
-    // 'deny' asks clients to come back after a short while, not a whole (possibly long) window.
-    const retryAfterMs = deny ? Math.min(spec.windowMs, 5_000) : 0;
-    return async (input) => {
-      const d: Decision = {
-        allowed: !deny,
-        group: input.group,
-        limit: spec.limit,
-        guaranteed: 0,
-        remaining: 0,
-        retryAfterMs,
-        resetMs: retryAfterMs,
-        activeGroups: 0,
-        colour: deny ? 'red' : 'green',
-        ...(deny ? { reason: 'store-error' as const } : {}),
-        at: scheduler.now(),
-      };
-      degraded.add(d);
-      return d;
+    return {
+      opened: () => undefined,
+      closeDelayMs: () => 0,
+      decide: async (input) => {
+        if (deny) return storeErrorDenial(input, spec, shortWaitMs, scheduler.now());
+        const d: Decision = {
+          allowed: true,
+          group: input.group,
+          limit: spec.limit,
+          guaranteed: 0,
+          remaining: 0,
+          retryAfterMs: 0,
+          resetMs: 0,
+          activeGroups: 0,
+          colour: 'green',
+          at: scheduler.now(),
+        };
+        degraded.add(d);
+        return d;
+      },
     };
   }
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
   // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
-  const local = new MemoryStore({ clock: () => scheduler.now() }).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
+  const sized = localSpec(spec, instances);
+  let local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+  let admitsFrom = -Infinity;
+  let lastAdmittedAt = -Infinity;
+  let closing = false;
+  return {
+    opened() {
+      local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+      admitsFrom = scheduler.now() + timeoutMs + spec.windowMs;
+      closing = false;
+    },
+    closeDelayMs() {
+      closing = true;
+      return lastAdmittedAt + spec.windowMs - scheduler.now();
+    },
+    async decide(input) {
+      const now = scheduler.now();
+      if (closing) return storeErrorDenial(input, spec, shortWaitMs, now);
+      if (now < admitsFrom) return storeErrorDenial(input, spec, Math.ceil(admitsFrom - now), now);
+      const d = await local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
+      if (d.allowed) lastAdmittedAt = scheduler.now();
+      return d;
+    },
+  };
 }
