@@ -15,7 +15,7 @@
  * denial of a check that could defer is that same 503, never a 429 on the store's behalf.
  */
 import { randomUUID } from 'node:crypto';
-import { InputError } from '../errors';
+import { InputError, type StoreError } from '../errors';
 import type { Answer, OutageGuard } from './outage/outage';
 import { unresolved } from './outage/outage-policy';
 import type { Durability } from '../queue/durability';
@@ -38,6 +38,8 @@ export interface DeferringCheckDeps {
   readonly windowMs: number;
   /** Scopes an idempotency key to its group (one tenant's key never names another's job). */
   readonly scope: (group: string, defer: NonNullable<AdmitInput['defer']>) => NonNullable<AdmitInput['defer']>;
+  /** While Redis may evict the queue's keys: no job is written (a denied check is a 503), see ./health.ts. */
+  readonly evicting?: () => StoreError | undefined;
 }
 
 /** `concurrency`: the check's request-concurrency cap (0 = none); `plan`: the name of the check's plan (AdmitInput.plan), if any. */
@@ -51,7 +53,7 @@ export type DeferringCheck = (
   plan?: string,
 ) => Promise<Decision>;
 
-export function createDeferringCheck({ guard, durable, deferOptions, windowMs, scope }: DeferringCheckDeps): DeferringCheck {
+export function createDeferringCheck({ guard, durable, deferOptions, windowMs, scope, evicting }: DeferringCheckDeps): DeferringCheck {
   // group → local ms until which it is likely denied: a window after its last denial, or its retry time if later
   // (an allowed decision forgets it at once)
   const deniedUntil = new Map<string, number>();
@@ -75,9 +77,10 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
   };
 
   /** The final answer to a check that could defer: the store's decision, or one the policy may give. */
-  const settle = (answer: Answer, key: string): Decision => {
+  const settle = (answer: Answer, key: string, noJob = false): Decision => {
     const { decision, fallback } = answer;
-    const final = fallback === undefined || (decision.allowed && !answer.unknown) ? decision : unresolved(decision, key, UNKNOWN_RETRY_MS);
+    const storeDecided = fallback === undefined && (decision.allowed || !noJob);
+    const final = storeDecided || (decision.allowed && !answer.unknown) ? decision : unresolved(decision, key, UNKNOWN_RETRY_MS);
     guard.report(final === decision ? answer : { decision: final, fallback });
     return final;
   };
@@ -104,6 +107,8 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
     const clientKeyed = request.idempotencyKey !== undefined;
     const keyed = clientKeyed ? request : { ...request, idempotencyKey: generatedKey() };
     const key = keyed.idempotencyKey!;
+    // A job Redis may evict would be a 202 broken later: decided without one, a denial is a 503.
+    if (evicting?.()) return guard.admitUnreported(base).then((answer) => settle(answer, key, true));
     const until = deniedUntil.get(group);
     if (clientKeyed || (until !== undefined && Date.now() < until)) {
       const defer = encode(group, keyed, groupConcurrency);

@@ -87,7 +87,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
-  const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, windowMs: spec.windowMs, scope: scopeIdempotency });
   const healthCheck = createHealthCheck({
     store,
     probe,
@@ -97,7 +96,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: spec.name,
     scheduler,
   });
-  healthCheck.checkEvictionSoon(connecting);
+  healthCheck.watchEviction(connecting);
+  const deferringCheck = createDeferringCheck({
+    guard,
+    durable,
+    deferOptions,
+    windowMs: spec.windowMs,
+    scope: scopeIdempotency,
+    evicting: () => healthCheck.evicting,
+  });
   const observers = new Set<LimiterObserver>();
   const observeAll: GuardObserver = {
     decision: (d, fallback) => {
@@ -191,6 +198,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const named: unknown = enqueueOptions?.plan;
       const plan = named === undefined ? defaultPlan : checkPlan(plans, named);
       const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
+      const evicting = healthCheck.evicting;
+      if (evicting) throw evicting;
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
       return toEnqueuedJob(await (durable ?? store.queue).enqueue(scoped), input, limits);
     },
@@ -225,6 +234,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     close: async () => {
       closed = true;
       guard.close();
+      healthCheck.close();
       await store.close?.();
       await durable?.close();
     },
