@@ -12,6 +12,7 @@
  * - slowestMs: the slowest answer (reported, never asserted: speed is measured in bench/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import type Redis from 'ioredis';
 import type { Limiter } from '../../src/limiter/limiter';
 import type { Decision } from '../../src/types';
@@ -19,9 +20,14 @@ import { limiterKeys } from '../../src/redis/keys';
 import { decodeRecord } from '../../src/queue/job-record';
 import { killChild } from '../helpers/redis-server';
 
-/** `n` busy loops in their own processes: the machine's CPU is taken from the client and Redis alike. */
+/**
+ * `n` busy loops in their own processes, at the lowest priority: they take every idle cycle of the machine,
+ * yet leave the other test files running beside this one (jest's other worker) their share. What starves the
+ * client for certain is `starveEventLoop`; the loops add the load a busy host puts on Redis and the client.
+ */
 export function busyLoops(n: number): { readonly pids: number[]; stop(): Promise<void> } {
   const children: ChildProcess[] = Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  for (const child of children) setPriority(child.pid!, 19);
   return {
     pids: children.map((c) => c.pid!),
     stop: async () => {
