@@ -14,7 +14,7 @@
  * `onStoreError` policy decides only checks the store certainly did not: it may let one through live, but its
  * denial of a check that could defer is that same 503, never a 429 on the store's behalf.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { InputError, type StoreError } from '../errors';
 import type { Answer, OutageGuard } from './outage/outage';
 import { unresolved } from './outage/outage-policy';
@@ -27,8 +27,11 @@ const MAX_REMEMBERED = 10_000;
 /** How long a client told "outcome unknown" waits before its retry (which finds the job by its key). */
 const UNKNOWN_RETRY_MS = 1000;
 
-/** A key for a deferral whose caller sent none: the job can be found by it if the store's answer is lost. */
-export const generatedKey = (): string => `bl-${randomUUID()}`;
+/**
+ * A key for a deferral whose caller sent none: the job can be found by it if the store's answer is lost. 96
+ * random bits, short because the record and the idempotency hash both keep it (bench/completed-memory.js).
+ */
+export const generatedKey = (): string => `bl-${randomBytes(12).toString('base64url')}`;
 
 export interface DeferringCheckDeps {
   readonly guard: OutageGuard;
