@@ -283,11 +283,22 @@ export interface DurableWrites {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /**
-   * How many replicas acknowledged `written` (a decision or result this object's `admit` or `enqueue` answered)
+   * How many replicas acknowledged `written` (what this object's `admit`, `enqueue`, claims or acknowledgements answered)
    * and every write before it on its connection, waiting at most `timeoutMs`. 0 when that connection was lost
    * since (WAIT on a new connection says nothing about the old one's writes).
    */
-  confirm(written: Decision | EnqueueResult, replicas: number, timeoutMs: number): Promise<number>;
+  confirm(written: object, replicas: number, timeoutMs: number): Promise<number>;
+  /** The queue's claims and acknowledgements over the same connections, confirmed by `confirm` like the writes above. */
+  claimMany(leaseMs: number, max: number): Promise<ClaimResult>;
+  completeAndClaim(
+    id: string,
+    token: string,
+    resultJson: string | undefined,
+    keepMs: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<CompleteAndClaimResult>;
+  complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<{ readonly completed: boolean }>;
   close(): Promise<void>;
 }
 

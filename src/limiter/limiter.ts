@@ -189,7 +189,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     release: (decision) => releaseSlot(store, decision, resolved.logger),
     destroy: () => store.destroy(),
     deferOptions,
-    queue: store.queue,
+    queue: durable ? durable.queue(store.queue) : store.queue,
     getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.queue.getJob(id) : null),
     enqueue: async (group, enqueueOptions) => {
       checkGroup(group, maxGroupLength);

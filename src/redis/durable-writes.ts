@@ -16,7 +16,7 @@
  */
 import { StoreError } from '../errors';
 import type { AdmitInput, Decision, DurableWrites } from '../types';
-import type { EnqueueInput, EnqueueResult } from '../types';
+import type { EnqueueInput, EnqueueResult, QueueStore } from '../types';
 import { reopenIfEnded } from './reopen';
 import type { RedisClient } from './admission-scripts';
 
@@ -43,6 +43,8 @@ interface ClusterClient extends RedisClient {
 export interface Writer {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** The queue's claims and acknowledgements on this connection. */
+  readonly queue: Pick<QueueStore, 'claimMany' | 'completeAndClaim' | 'complete'>;
 }
 
 /** One TCP session of a connection: broken once that socket closed. */
@@ -151,6 +153,10 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
   return {
     admit: (input) => send((writer) => writer.admit(input)),
     enqueue: (input) => send((writer) => writer.enqueue(input)),
+    claimMany: (leaseMs, max) => send((writer) => writer.queue.claimMany(leaseMs, max)),
+    completeAndClaim: (id, token, resultJson, keepMs, leaseMs, max) =>
+      send((writer) => writer.queue.completeAndClaim(id, token, resultJson, keepMs, leaseMs, max)),
+    complete: (id, token, resultJson, keepMs) => send(async (writer) => ({ completed: await writer.queue.complete(id, token, resultJson, keepMs) })),
     async confirm(result, replicas, timeoutMs) {
       const at = written.get(result);
       if (at === undefined || at.session.broken) return 0;

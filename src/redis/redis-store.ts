@@ -203,6 +203,7 @@ export class RedisStore implements Store {
                   failed,
                 ),
             enqueue: (input) => writeQueue.enqueue(input),
+            queue: writeQueue,
           };
         }),
     };
