@@ -7,7 +7,9 @@
  * - `'deny'`  — fail closed: a denied decision with reason `'store-error'`; the middleware answers 503 +
  *   Retry-After (WRN_BL_STORE_FAIL_CLOSED).
  * - `'local'` — the MemoryStore's admission core in this process, sized `limit / instances`: strict in any
- *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL).
+ *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL); with the
+ *   store, within one limit: it admits nothing for `timeoutMs + windowMs` after the breaker opens, and the
+ *   breaker closes only once its last admission is a window old (./outage-policy.ts).
  *
  * While the breaker is open the store is not called at all: checks are answered by the policy at once (no
  * `timeoutMs` wait, even when the client queues commands offline), and a background probe asks the store
