@@ -132,11 +132,7 @@ export interface Decision {
   readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
   readonly job?: DeferredJob;
-  /**
-   * On a check that could defer, denied with reason `'store-error'`: the idempotency key its job would carry
-   * (the caller's, or one generated). The store may have written that job (its answer was lost); a retry with
-   * this key finds it instead of writing another, so the middleware sends it back as `Idempotency-Key`.
-   */
+  /** A deferrable check denied 'store-error': its job's key (the caller's or generated); a retry with it finds the job. */
   readonly idempotencyKey?: string;
   /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */
   readonly hintMs?: number;
@@ -259,7 +255,7 @@ export interface LimiterStore {
    * `closed()` is true once the limiter has closed (a store must not reopen connections for it then).
    */
   probe?(closed: () => boolean): Promise<unknown>;
-  /** A cheap write the breaker sends instead while the store refuses writes (Redis READONLY, NOREPLICAS). */
+  /** The breaker's probe while the store refuses writes. */
   writeProbe?(): Promise<unknown>;
   /** Resolves when the store's first connection is ready; undefined when there is nothing to wait for. */
   firstConnection?(): Promise<void> | undefined;
@@ -288,7 +284,7 @@ export interface DurableWrites {
    * since (WAIT on a new connection says nothing about the old one's writes).
    */
   confirm(written: object, replicas: number, timeoutMs: number): Promise<number>;
-  /** The queue's claims and acknowledgements over the same connections, confirmed by `confirm` like the writes above. */
+  /** Claims and acknowledgements over the same connections. */
   claimMany(leaseMs: number, max: number): Promise<ClaimResult>;
   completeAndClaim(
     id: string,

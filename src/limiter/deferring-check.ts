@@ -7,12 +7,9 @@
  * A check with an idempotency key always goes in one call: the key must be looked up before anything is
  * decided, or a retried request whose job exists could run now as well.
  *
- * Every deferral carries an idempotency key (one is generated when the caller sent none). A deferring call
- * whose outcome is unknown (a timeout or a lost connection after it was sent) may have written its job, so it
- * is answered neither 429 (nothing queued) nor allowed (work done twice): it is a 'store-error' denial (503 +
- * Retry-After) carrying that key, and the client's retry with it finds the job if it was written. The
- * `onStoreError` policy decides only checks the store certainly did not: it may let one through live, but its
- * denial of a check that could defer is that same 503, never a 429 on the store's behalf.
+ * Every deferral carries an idempotency key (generated when the caller sent none). A deferring call with an
+ * unknown outcome may have written its job: it is a 'store-error' denial (503) carrying the key, which a retry
+ * finds the job by; never 429 or allowed. The policy's denial of a check that could defer is that 503 too.
  */
 import { randomBytes } from 'node:crypto';
 import { InputError, type StoreError } from '../errors';
@@ -24,13 +21,10 @@ import type { AdmitInput, Decision } from '../types';
 
 /** Groups remembered as denied at once; past it the memory starts afresh (a miss costs one more call). */
 const MAX_REMEMBERED = 10_000;
-/** How long a client told "outcome unknown" waits before its retry (which finds the job by its key). */
+/** The least Retry-After of an unknown outcome. */
 const UNKNOWN_RETRY_MS = 1000;
 
-/**
- * A key for a deferral whose caller sent none: the job can be found by it if the store's answer is lost. 96
- * random bits, short because the record and the idempotency hash both keep it (bench/completed-memory.js).
- */
+/** A deferral's key when the caller sent none: 96 random bits, short (the record and the idempotency hash keep it). */
 export const generatedKey = (): string => `bl-${randomBytes(12).toString('base64url')}`;
 
 export interface DeferringCheckDeps {

@@ -45,14 +45,13 @@ export function mayEvict(info: { readonly maxmemoryPolicy: string; readonly maxm
   return info.maxmemory > 0 && info.maxmemoryPolicy !== 'noeviction';
 }
 
-/** How often INFO is read to see whether Redis may evict the limiter's keys (a policy may change at runtime). */
+/** How often INFO is read for the eviction policy (it may change at runtime). */
 export const EVICTION_CHECK_MS = 10_000;
 
 export interface HealthCheck {
   health(): Promise<Health>;
-  /** Reads INFO after the first connection, then every EVICTION_CHECK_MS, to see whether Redis may evict. */
   watchEviction(connecting: Promise<void> | undefined): void;
-  /** While Redis may evict the queue's keys (as last read): the error deferrals and enqueue fail with. */
+  /** While Redis may evict: the error deferrals and enqueue fail with. */
   readonly evicting: StoreError | undefined;
   close(): void;
 }
@@ -73,7 +72,6 @@ export function createHealthCheck(options: {
   let evicting: StoreError | undefined;
   let stopWatch: (() => void) | undefined;
   let closed = false;
-  /** Warned once each time Redis starts to allow eviction. */
   const warnIfEvicting = (info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): void => {
     if (!mayEvict(info)) {
       evicting = undefined;
@@ -86,9 +84,8 @@ export function createHealthCheck(options: {
         `deferrals and enqueue are refused until maxmemory-policy is noeviction (limiter "${name}")`,
     );
     logger.warn(
-      `WRN_BL_MAXMEMORY_POLICY: Redis evicts keys under memory pressure (maxmemory-policy ${info.maxmemoryPolicy}, ` +
-        `maxmemory ${info.maxmemory}); the limiter's keys carry TTLs, so even volatile-* policies may drop its state and queued jobs ` +
-        `(limiter "${name}"). Deferrals and enqueue are refused meanwhile. Set maxmemory-policy noeviction.`,
+      `WRN_BL_MAXMEMORY_POLICY: ${evicting.message}; the limiter's keys carry TTLs, so even volatile-* policies may drop its state and ` +
+        `queued jobs. Set maxmemory-policy noeviction.`,
     );
   };
   const readEviction = (): Promise<void> =>

@@ -5,11 +5,8 @@
  * Unconfirmed: `check()` answers a denial with reason 'store-error' and no job (the middleware's 503 +
  * Retry-After; a retry with the same Idempotency-Key finds the same job), `enqueue()` rejects.
  *
- * The Dispatcher's and Workers' queue (`queue`) confirms claims and acknowledgements the same way, so a job
- * claimed or acknowledged on a master that is being demoted (a failover) does not run again: a claim not
- * confirmed is not run (the new master still has the job, or hands it out again when its lease ends), and an
- * acknowledgement not confirmed is sent again, to the master there is by then, until it is confirmed or that
- * master says the run no longer holds the job.
+ * `queue` confirms claims and acknowledgements too, so a failover runs no job twice beyond those in flight: an
+ * unconfirmed claim is not run; an unconfirmed acknowledgement is sent again to the master there is by then.
  */
 import { ConfigError, StoreError } from '../errors';
 import type { ClaimResult, Decision, DurableWrites, LimiterStore, QueueStore } from '../types';
@@ -53,7 +50,7 @@ export interface Durability {
   close(): Promise<void>;
 }
 
-/** Attempts, and the pause between them, to acknowledge again a run whose acknowledgement was not confirmed. */
+/** Attempts, and the pause between them, to send an unconfirmed acknowledgement again. */
 const ACK_ATTEMPTS = 20;
 const ACK_RETRY_MS = 250;
 
@@ -90,9 +87,8 @@ export function createDurability(store: LimiterStore, options: ResolvedDurabilit
 }
 
 function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (written: object) => Promise<boolean>): QueueStore {
-  /** A claim not confirmed is not run: the job stays leased (or never left ready, on the new master). */
   const claimed = async <R extends ClaimResult>(r: R): Promise<R> => (r.claimed.length === 0 || (await confirmed(r)) ? r : { ...r, claimed: [] });
-  /** Acknowledges again until confirmed; false when the master there is now says the run does not hold the job. */
+  /** false: the master there is now says the run does not hold the job. */
   const ackAgain = async (id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> => {
     for (let attempt = 0; attempt < ACK_ATTEMPTS; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));

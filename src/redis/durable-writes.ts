@@ -9,10 +9,8 @@
  * promotes a replica). That connection never reconnects by itself (as ioredis's own node connections), so
  * ioredis cannot end it in a way nobody notices: an ended one is replaced at the next write.
  *
- * WAIT blocks its connection, so writes never queue behind one: they go over lanes (up to MAX_LANES
- * connections, opened as needed), each write on a lane with no WAIT in flight, so a stalled replica delays a
- * deferral's answer by its own WAIT only, and never makes a write time out (which would open the breaker for
- * admission too). The confirmations of one lane share a WAIT: one sent after a write's reply confirms it.
+ * WAIT blocks its connection, so writes go over lanes (up to MAX_LANES connections), each on one with no WAIT
+ * in flight; a lane's confirmations share a WAIT sent after their replies.
  */
 import { StoreError } from '../errors';
 import type { AdmitInput, Decision, DurableWrites } from '../types';
@@ -64,7 +62,7 @@ interface Link {
   waiting: { readonly covers: number; readonly timeoutMs: number; readonly acknowledged: Promise<number> } | undefined;
 }
 
-/** Most connections durable writes open: more writes at once queue behind a WAIT on the least busy one. */
+/** Most connections durable writes open. */
 export const MAX_LANES = 8;
 
 function openLink(connection: WriteConnection, writerOn: (client: RedisClient) => Writer): Link {
@@ -109,7 +107,6 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
       ? slotMasterLinks(client as ClusterClient, slotKey, writerOn, () => closed)
       : duplicateLink(client as unknown as WriteConnection, writerOn, () => closed);
   const lanes: Lane[] = [];
-  /** A lane with no confirmation waiting, a new one, or (all MAX_LANES busy) the least busy. */
   const freeLane = (): Lane => {
     const idle = lanes.find((lane) => lane.waits === 0);
     if (idle) return idle;
@@ -136,7 +133,7 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
     }
   };
 
-  /** A WAIT that confirms the write answered `reply`-th on `link`: the one in flight if it was sent after, else a new one. */
+  /** The WAIT in flight if sent after the `reply`-th reply on `link`, else a new one. */
   const waitFor = (link: Link, reply: number, replicas: number, timeoutMs: number): Promise<number> => {
     const inFlight = link.waiting;
     if (inFlight && inFlight.covers >= reply && inFlight.timeoutMs >= timeoutMs) return inFlight.acknowledged;

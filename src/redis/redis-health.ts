@@ -24,10 +24,7 @@ export function redisProbe(client: HealthClient, key: string): (closed: () => bo
   };
 }
 
-/**
- * The breaker's probe while Redis refuses writes (READONLY, NOREPLICAS): a SET of a key of the limiter's own
- * (its hash tag, so its slot on a Cluster) that expires in a second.
- */
+/** The breaker's probe while Redis refuses writes: a SET of a key under the limiter's hash tag, for a second. */
 export function redisWriteProbe(client: HealthClient, key: string): () => Promise<unknown> {
   return () => client.set(key, '1', 'PX', 1000);
 }

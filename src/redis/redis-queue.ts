@@ -51,6 +51,11 @@ const TRIM_PAGE = 100;
 /** Most acknowledgements sent in one script call. */
 const ACK_BATCH = 16;
 
+/** Redis refused a write (READONLY, NOREPLICAS, MASTERDOWN): nothing was written. */
+export function readOnlyError(name: string, error: unknown): StoreError {
+  return new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${name}: ${(error as Error)?.message}`, { cause: error });
+}
+
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
   private readonly name: string;
@@ -94,10 +99,7 @@ export class RedisQueue implements QueueStore {
   /** One queue script over the queue key block. */
   private run<A, R>(script: ScriptBinding<QueueKeys, A, R>, args: A): Promise<R> {
     return runBound(this.client, script, this.block, args).catch((error: unknown) => {
-      // A write refused (READONLY, NOREPLICAS) fails with its own code: it wrote nothing, and it will not pass until Redis takes writes.
-      if (refusesWrites(error))
-        throw new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${this.name}: ${(error as Error).message}`, { cause: error });
-      throw error;
+      throw refusesWrites(error) ? readOnlyError(this.name, error) : error;
     });
   }
 

@@ -13,7 +13,7 @@ import { allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../types';
-import { RedisQueue } from './redis-queue';
+import { RedisQueue, readOnlyError } from './redis-queue';
 import { rulesOfCheck } from '../core/plan-rules';
 import { laneBatcher, ruleLanes } from './plan-lanes';
 import { ScriptBatcher } from './script-batcher';
@@ -76,12 +76,6 @@ function deferOutcome(d: Deferral): EnqueueResult | undefined {
     case STATUS.DEFER_HORIZON:
       return { status: 'defer-horizon' };
   }
-}
-
-/** Redis refused a write (a replica, too few replicas, a master cut off from its master): nothing was written. */
-export function readOnlyError(name: string, error: unknown): StoreError {
-  const message = (error as Error)?.message ?? String(error);
-  return new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${name}: ${message}`, { cause: error });
 }
 
 export class RedisStore implements Store {

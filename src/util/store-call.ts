@@ -29,37 +29,20 @@ export function toStoreError(error: unknown): StoreError {
   return new StoreError('ERR_BL_STORE_FAILED', `The store failed: ${message}`, { cause: error });
 }
 
-/** The error and its causes, outermost first (a StoreError wraps the client's error). */
-function* causes(error: unknown): Generator<unknown> {
-  for (let e = error, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown })?.cause, depth++) yield e;
-}
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/**
- * Redis refused to write: a replica (READONLY), too few replicas online (NOREPLICAS, min-replicas-to-write),
- * or a master that lost its own master link (MASTERDOWN). Reads still succeed, so only a write tells.
- */
-export function refusesWrites(error: unknown): boolean {
-  for (const e of causes(error)) {
-    if (e instanceof StoreError && e.code === 'ERR_BL_STORE_READONLY') return true;
-    if (/^(READONLY|NOREPLICAS|MASTERDOWN) /.test(messageOf(e))) return true;
+/** Whether the message of the error or of a cause (a StoreError wraps the client's error) matches. */
+function says(error: unknown, pattern: RegExp): boolean {
+  for (let e = error, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown })?.cause, depth++) {
+    if (pattern.test(e instanceof Error ? e.message : String(e))) return true;
   }
   return false;
 }
 
+/** Redis refused to write (READONLY, NOREPLICAS, MASTERDOWN); reads still succeed. */
+export const refusesWrites = (error: unknown): boolean => says(error, /^(READONLY|NOREPLICAS|MASTERDOWN) /);
+
 /**
- * Whether a failed store call certainly wrote nothing: the client never sent it (ioredis with the offline
- * queue off), or Redis refused it before its first write (a script stops at the first refused write, and
- * Redis refuses a write before running it). A timeout, a closed connection or any other failure after the
- * call was sent leaves its outcome unknown: the script may have run.
+ * Whether a failed call certainly wrote nothing: never sent (offline queue off), or refused by Redis before
+ * its first write. Any other failure (a timeout, a closed connection) leaves its outcome unknown.
  */
-export function wroteNothing(error: unknown): boolean {
-  for (const e of causes(error)) {
-    if (e instanceof StoreError && (e.code === 'ERR_BL_STORE_READONLY' || e.code === 'ERR_BL_MAY_EVICT')) return true;
-    const message = messageOf(e);
-    if (message.startsWith("Stream isn't writeable")) return true;
-    if (/^(READONLY|NOREPLICAS|MASTERDOWN|OOM|LOADING|BUSY|MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT) /.test(message)) return true;
-  }
-  return false;
-}
+export const wroteNothing = (error: unknown): boolean =>
+  says(error, /^(Stream isn't writeable|(READONLY|NOREPLICAS|MASTERDOWN|OOM|LOADING|BUSY|MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT) )/);

@@ -1,13 +1,9 @@
 /**
  * The breaker in front of the store: a failed store call opens it, and while it is open a background probe
  * asks the store every PROBE_MIN_MS … PROBE_MAX_MS (doubling); the first probe that answers closes it, after
- * `closeDelayMs` if the fallback needs it (./outage-policy.ts). ./outage.ts skips the store while it is open.
- * When Redis refuses writes (READONLY, NOREPLICAS) but answers reads, the probe is a write, so a read-only
- * store keeps the breaker open instead of closing it at every probe.
- *
- * Warnings have hysteresis: an episode starts at an opening (the policy's warning) and ends once the store has
- * answered for EPISODE_QUIET_MS after a close (WRN_BL_STORE_RECOVERED, logged at the episode's first close); a
- * store that fails again meanwhile continues the episode silently. So an episode logs at most two warnings.
+ * `closeDelayMs`. While Redis refuses writes the probe is a write (a read would close it at once). An episode
+ * (its warning at the opening, WRN_BL_STORE_RECOVERED at its first close) lasts until the store has answered
+ * for EPISODE_QUIET_MS: at most two warnings each.
  */
 import type { StoreError } from '../../errors';
 import type { Scheduler } from '../../util/scheduler';
@@ -26,9 +22,8 @@ export interface BreakerOptions {
   readonly probe: () => Promise<unknown>;
   /** A cheap write, probed instead while the store refuses writes (READONLY, NOREPLICAS). */
   readonly writeProbe?: (() => Promise<unknown>) | undefined;
-  /** The store answers again: ms to wait before closing (the fallback's last admission must age a window). */
+  /** ms to wait before closing once the store answers. */
   readonly closeDelayMs?: (() => number) | undefined;
-  /** The breaker opened (before the warning and onDegraded). */
   readonly onOpen?: (() => void) | undefined;
   readonly scheduler: Scheduler;
   readonly logger: Logger;
@@ -61,7 +56,6 @@ export function createBreaker(options: BreakerOptions): Breaker {
   let probeTimer: (() => void) | undefined;
   let probeDelayMs = PROBE_MIN_MS;
   let probing = false;
-  /** The store answered a probe; the breaker closes when the close delay ends. */
   let closing = false;
   /** An opening before this continues the last episode. */
   let quietUntil = -Infinity;

@@ -60,14 +60,9 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
 }
 
 /**
- * How the policy answers while the breaker is open. The `'local'` fallback keeps one limit with the store: in
- * any window of `windowMs`, this process's store admissions plus the fallback's stay within the limit.
- * - Each time the breaker opens (at `a`), the fallback starts empty and admits nothing until
- *   `a + timeoutMs + windowMs`: every store call sent before `a` has answered or timed out by `a + timeoutMs`
- *   (none is sent while open), so a window holding a fallback admission holds no store admission before it.
- * - The breaker closes only once the fallback's last admission is a whole window old (`closeDelayMs`); until
- *   then the fallback admits nothing more. So no window holds a fallback admission and a store one after it.
- * Until it may admit, the fallback answers like `'deny'` (503 + Retry-After), never 429: the store decided nothing.
+ * The policy while the breaker is open. `'local'` keeps one limit with the store (proof in
+ * docs/redis-deployment.md): from each opening it admits nothing for `timeoutMs + windowMs` (answering 503),
+ * and the breaker closes only once its last admission is a window old.
  */
 export interface PolicyDecider {
   decide(input: AdmitInput): Promise<Decision>;
@@ -77,10 +72,10 @@ export interface PolicyDecider {
   closeDelayMs(): number;
 }
 
-/** A denial made without the store: reason 'store-error' (503 + Retry-After), no quota numbers. */
-function storeErrorDenial(input: AdmitInput, spec: LimiterSpec, retryAfterMs: number, at: number): Decision {
+/** A decision made without the store, without quota numbers: allowed, or 'store-error' (503 + Retry-After). */
+function madeUp(input: AdmitInput, spec: LimiterSpec, allowed: boolean, retryAfterMs: number, at: number): Decision {
   const d: Decision = {
-    allowed: false,
+    allowed,
     group: input.group,
     limit: spec.limit,
     guaranteed: 0,
@@ -88,8 +83,8 @@ function storeErrorDenial(input: AdmitInput, spec: LimiterSpec, retryAfterMs: nu
     retryAfterMs,
     resetMs: retryAfterMs,
     activeGroups: 0,
-    colour: 'red',
-    reason: 'store-error',
+    colour: allowed ? 'green' : 'red',
+    ...(allowed ? {} : { reason: 'store-error' as const }),
     at,
   };
   degraded.add(d);
@@ -110,23 +105,7 @@ export function policyDecider(
     return {
       opened: () => undefined,
       closeDelayMs: () => 0,
-      decide: async (input) => {
-        if (deny) return storeErrorDenial(input, spec, shortWaitMs, scheduler.now());
-        const d: Decision = {
-          allowed: true,
-          group: input.group,
-          limit: spec.limit,
-          guaranteed: 0,
-          remaining: 0,
-          retryAfterMs: 0,
-          resetMs: 0,
-          activeGroups: 0,
-          colour: 'green',
-          at: scheduler.now(),
-        };
-        degraded.add(d);
-        return d;
-      },
+      decide: async (input) => madeUp(input, spec, !deny, deny ? shortWaitMs : 0, scheduler.now()),
     };
   }
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
@@ -148,8 +127,8 @@ export function policyDecider(
     },
     async decide(input) {
       const now = scheduler.now();
-      if (closing) return storeErrorDenial(input, spec, shortWaitMs, now);
-      if (now < admitsFrom) return storeErrorDenial(input, spec, Math.ceil(admitsFrom - now), now);
+      if (closing) return madeUp(input, spec, false, shortWaitMs, now);
+      if (now < admitsFrom) return madeUp(input, spec, false, Math.ceil(admitsFrom - now), now);
       const d = await local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
       if (d.allowed) lastAdmittedAt = scheduler.now();
       return d;

@@ -7,16 +7,14 @@
  * - `'deny'`  — fail closed: a denied decision with reason `'store-error'`; the middleware answers 503 +
  *   Retry-After (WRN_BL_STORE_FAIL_CLOSED).
  * - `'local'` — the MemoryStore's admission core in this process, sized `limit / instances`: strict in any
- *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL); with the
- *   store, within one limit: it admits nothing for `timeoutMs + windowMs` after the breaker opens, and the
- *   breaker closes only once its last admission is a window old (./outage-policy.ts).
+ *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL), and within
+ *   one limit with the store (./outage-policy.ts).
  *
  * While the breaker is open the store is not called at all: checks are answered by the policy at once (no
  * `timeoutMs` wait, even when the client queues commands offline), and a background probe asks the store
  * every 100 ms … 1 s (doubling). The first probe that answers closes the breaker (WRN_BL_STORE_RECOVERED).
- * A deferring call that failed after it was sent has an unknown outcome (`Answer.unknown`): the store may have
- * written its job, so ./deferring-check.ts never lets the policy admit or refuse it (DESIGN.md §9). Warnings are
- * logged at most twice per episode. The breaker is ./breaker.ts, the policies ./outage-policy.ts.
+ * A call that failed after it was sent has an unknown outcome (`Answer.unknown`, DESIGN.md §9). The breaker is
+ * ./breaker.ts, the policies ./outage-policy.ts.
  */
 import { createBreaker } from './breaker';
 import { StoreError } from '../../errors';
@@ -38,10 +36,7 @@ export interface GuardObserver {
 export interface Answer {
   readonly decision: Decision;
   readonly fallback: StoreErrorPolicy | undefined;
-  /**
-   * The policy answered a call that was sent and failed without a known outcome (a timeout, a lost
-   * connection): the store may have decided it, and written its job. Never set when the store was not called.
-   */
+  /** The policy answered a call sent and failed with an unknown outcome: the store may have written its job. */
   readonly unknown?: boolean;
 }
 
