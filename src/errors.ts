@@ -140,6 +140,8 @@ export const ERROR_CODES = Object.freeze({
   STORE_REPLY: 'ERR_BL_STORE_REPLY',
   STORE_CONFIG: 'ERR_BL_STORE_CONFIG',
   NOT_DURABLE: 'ERR_BL_NOT_DURABLE',
+  STORE_READONLY: 'ERR_BL_STORE_READONLY',
+  MAY_EVICT: 'ERR_BL_MAY_EVICT',
   LIMITER_CLOSED: 'ERR_BL_LIMITER_CLOSED',
   // The queue: thrown by handlers, by a job's run, or recorded on a job.
   RETRY_LATER: 'ERR_BL_RETRY_LATER',

@@ -132,6 +132,8 @@ export interface Decision {
   readonly rules?: readonly RuleStatus[];
   /** Present when the request was deferred: the job that now holds its work. */
   readonly job?: DeferredJob;
+  /** A deferrable check denied 'store-error': its job's key (the caller's or generated); a retry with it finds the job. */
+  readonly idempotencyKey?: string;
   /** When denied: the earliest time borrowing might succeed (≤ retryAfterMs; a hint, not a promise). */
   readonly hintMs?: number;
   /** When denied: until the global bucket holds a unit again for any group (a lower bound; 0 = now). */
@@ -253,6 +255,8 @@ export interface LimiterStore {
    * `closed()` is true once the limiter has closed (a store must not reopen connections for it then).
    */
   probe?(closed: () => boolean): Promise<unknown>;
+  /** The breaker's probe while the store refuses writes. */
+  writeProbe?(): Promise<unknown>;
   /** Resolves when the store's first connection is ready; undefined when there is nothing to wait for. */
   firstConnection?(): Promise<void> | undefined;
   /** What the server behind the store says about itself (`limiter.health()` reports it). */
@@ -275,11 +279,22 @@ export interface DurableWrites {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /**
-   * How many replicas acknowledged `written` (a decision or result this object's `admit` or `enqueue` answered)
+   * How many replicas acknowledged `written` (what this object's `admit`, `enqueue`, claims or acknowledgements answered)
    * and every write before it on its connection, waiting at most `timeoutMs`. 0 when that connection was lost
    * since (WAIT on a new connection says nothing about the old one's writes).
    */
-  confirm(written: Decision | EnqueueResult, replicas: number, timeoutMs: number): Promise<number>;
+  confirm(written: object, replicas: number, timeoutMs: number): Promise<number>;
+  /** Claims and acknowledgements over the same connections. */
+  claimMany(leaseMs: number, max: number): Promise<ClaimResult>;
+  completeAndClaim(
+    id: string,
+    token: string,
+    resultJson: string | undefined,
+    keepMs: number,
+    leaseMs: number,
+    max: number,
+  ): Promise<CompleteAndClaimResult>;
+  complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<{ readonly completed: boolean }>;
   close(): Promise<void>;
 }
 

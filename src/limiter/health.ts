@@ -3,9 +3,10 @@
  * breaker's probe, and `limiter.health()` with the server's role, version and eviction policy (`serverInfo`).
  * A store without a probe is probed with a queue read (`queue.counts()`), which changes nothing.
  */
+import { StoreError } from '../errors';
 import type { OutageGuard } from './outage/outage';
 import { toStoreError, withTimeout } from '../util/store-call';
-import type { Scheduler } from '../util/scheduler';
+import { realScheduler, type Scheduler } from '../util/scheduler';
 import type { LimiterStore, Logger, ServerInfo } from '../types';
 
 export type HealthStatus = 'up' | 'degraded' | 'down';
@@ -44,10 +45,15 @@ export function mayEvict(info: { readonly maxmemoryPolicy: string; readonly maxm
   return info.maxmemory > 0 && info.maxmemoryPolicy !== 'noeviction';
 }
 
+/** How often INFO is read for the eviction policy (it may change at runtime). */
+export const EVICTION_CHECK_MS = 10_000;
+
 export interface HealthCheck {
   health(): Promise<Health>;
-  /** Reads INFO once in the background (after the first connection) to warn about eviction early. */
-  checkEvictionSoon(connecting: Promise<void> | undefined): void;
+  watchEviction(connecting: Promise<void> | undefined): void;
+  /** While Redis may evict: the error deferrals and enqueue fail with. */
+  readonly evicting: StoreError | undefined;
+  close(): void;
 }
 
 export function createHealthCheck(options: {
@@ -62,15 +68,31 @@ export function createHealthCheck(options: {
 }): HealthCheck {
   const { store, probe, guard, timeoutMs, logger, name, scheduler } = options;
   const serverInfo = store.serverInfo?.bind(store);
-  let warned = false;
+  const clock = scheduler ?? realScheduler;
+  let evicting: StoreError | undefined;
+  let stopWatch: (() => void) | undefined;
+  let closed = false;
   const warnIfEvicting = (info: { readonly maxmemoryPolicy: string; readonly maxmemory: number }): void => {
-    if (warned || !mayEvict(info)) return;
-    warned = true;
-    logger.warn(
-      `WRN_BL_MAXMEMORY_POLICY: Redis evicts keys under memory pressure (maxmemory-policy ${info.maxmemoryPolicy}, ` +
-        `maxmemory ${info.maxmemory}); the limiter's keys carry TTLs, so even volatile-* policies may drop its state and queued jobs ` +
-        `(limiter "${name}"). Set maxmemory-policy noeviction.`,
+    if (!mayEvict(info)) {
+      evicting = undefined;
+      return;
+    }
+    if (evicting) return;
+    evicting = new StoreError(
+      'ERR_BL_MAY_EVICT',
+      `Redis may evict the queue's keys (maxmemory-policy ${info.maxmemoryPolicy}, maxmemory ${info.maxmemory}): ` +
+        `deferrals and enqueue are refused until maxmemory-policy is noeviction (limiter "${name}")`,
     );
+    logger.warn(
+      `WRN_BL_MAXMEMORY_POLICY: ${evicting.message}; the limiter's keys carry TTLs, so even volatile-* policies may drop its state and ` +
+        `queued jobs. Set maxmemory-policy noeviction.`,
+    );
+  };
+  const readEviction = (): Promise<void> =>
+    serverInfo ? withTimeout(serverInfo(), timeoutMs, clock).then(warnIfEvicting, () => undefined) : Promise.resolve();
+  const watch = (): void => {
+    if (closed) return;
+    stopWatch = clock.setTimeout(() => void readEviction().then(watch), EVICTION_CHECK_MS, { unref: true });
   };
 
   return {
@@ -82,17 +104,26 @@ export function createHealthCheck(options: {
         if (info) warnIfEvicting(info);
         const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };
         const replica = redis !== undefined && redis.role !== 'master';
-        const status: HealthStatus = guard.failing || replica ? 'degraded' : 'up';
+        const status: HealthStatus = guard.failing || replica || evicting ? 'degraded' : 'up';
         const lastError =
-          status === 'up' ? undefined : ((guard.failing ? guard.lastError?.message : undefined) ?? `Redis is a ${redis?.role ?? 'replica'}`);
+          status === 'up'
+            ? undefined
+            : ((guard.failing ? guard.lastError?.message : undefined) ?? evicting?.message ?? `Redis is a ${redis?.role ?? 'replica'}`);
         return { status, latencyMs, ...(lastError === undefined ? {} : { lastError }), ...(redis ? { redis } : {}) };
       } catch (error) {
         return { status: 'down', latencyMs: performance.now() - started, lastError: toStoreError(error).message };
       }
     },
-    checkEvictionSoon(connecting) {
+    watchEviction(connecting) {
       if (!serverInfo) return;
-      void (connecting ?? Promise.resolve()).then(serverInfo).then(warnIfEvicting, () => undefined);
+      void (connecting ?? Promise.resolve()).then(readEviction).then(watch, () => undefined);
+    },
+    get evicting() {
+      return evicting;
+    },
+    close() {
+      closed = true;
+      stopWatch?.();
     },
   };
 }

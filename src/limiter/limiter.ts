@@ -81,12 +81,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     spec,
     logger: resolved.logger,
     probe,
+    writeProbe: store.writeProbe?.bind(store),
     connecting,
     scheduler,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
   });
-  const deferringCheck = createDeferringCheck({ guard, durable, deferOptions, windowMs: spec.windowMs, scope: scopeIdempotency });
   const healthCheck = createHealthCheck({
     store,
     probe,
@@ -96,7 +96,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: spec.name,
     scheduler,
   });
-  healthCheck.checkEvictionSoon(connecting);
+  healthCheck.watchEviction(connecting);
+  const deferringCheck = createDeferringCheck({
+    guard,
+    durable,
+    deferOptions,
+    windowMs: spec.windowMs,
+    scope: scopeIdempotency,
+    evicting: () => healthCheck.evicting,
+  });
   const observers = new Set<LimiterObserver>();
   const observeAll: GuardObserver = {
     decision: (d, fallback) => {
@@ -181,7 +189,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     release: (decision) => releaseSlot(store, decision, resolved.logger),
     destroy: () => store.destroy(),
     deferOptions,
-    queue: store.queue,
+    queue: durable ? durable.queue(store.queue) : store.queue,
     getJob: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.queue.getJob(id) : null),
     enqueue: async (group, enqueueOptions) => {
       checkGroup(group, maxGroupLength);
@@ -190,6 +198,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const named: unknown = enqueueOptions?.plan;
       const plan = named === undefined ? defaultPlan : checkPlan(plans, named);
       const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
+      const evicting = healthCheck.evicting;
+      if (evicting) throw evicting;
       const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
       return toEnqueuedJob(await (durable ?? store.queue).enqueue(scoped), input, limits);
     },
@@ -224,6 +234,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     close: async () => {
       closed = true;
       guard.close();
+      healthCheck.close();
       await store.close?.();
       await durable?.close();
     },

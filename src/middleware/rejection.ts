@@ -102,6 +102,8 @@ export function limitRejection(
 ): Rejection {
   const seconds = retryAfterSeconds(decision.retryAfterMs);
   if (decision.reason === 'store-error') {
+    // A deferral whose outcome is unknown: the retry must carry this key to land on the job, if it was written.
+    if (decision.idempotencyKey !== undefined) headers = { ...headers, 'Idempotency-Key': decision.idempotencyKey };
     const problem: ProblemDetails = {
       type: REDUCED_CAPACITY,
       title: 'Service Unavailable',

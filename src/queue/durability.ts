@@ -4,9 +4,12 @@
  * (WAIT confirms one connection's writes and blocks it meanwhile), so live checks never wait behind it.
  * Unconfirmed: `check()` answers a denial with reason 'store-error' and no job (the middleware's 503 +
  * Retry-After; a retry with the same Idempotency-Key finds the same job), `enqueue()` rejects.
+ *
+ * `queue` confirms claims and acknowledgements too, so a failover runs no job twice beyond those in flight: an
+ * unconfirmed claim is not run; an unconfirmed acknowledgement is sent again to the master there is by then.
  */
 import { ConfigError, StoreError } from '../errors';
-import type { Decision, DurableWrites, LimiterStore } from '../types';
+import type { ClaimResult, Decision, DurableWrites, LimiterStore, QueueStore } from '../types';
 import type { EnqueueInput, EnqueueResult } from '../types';
 import { isIntegerIn, refuse } from '../util/validate';
 
@@ -42,8 +45,14 @@ export interface Durability {
   /** A decision carrying a job, confirmed or turned into a 'store-error' denial. */
   confirm(decision: Decision): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** `base` with its claims and acknowledgements confirmed (the rest unchanged). */
+  queue(base: QueueStore): QueueStore;
   close(): Promise<void>;
 }
+
+/** Attempts, and the pause between them, to send an unconfirmed acknowledgement again. */
+const ACK_ATTEMPTS = 20;
+const ACK_RETRY_MS = 250;
 
 export function createDurability(store: LimiterStore, options: ResolvedDurability): Durability {
   if (!store.durableWrites) {
@@ -51,7 +60,7 @@ export function createDurability(store: LimiterStore, options: ResolvedDurabilit
   }
   const writes: DurableWrites = store.durableWrites();
   const { replicas, timeoutMs } = options;
-  const confirmed = (written: Decision | EnqueueResult): Promise<boolean> =>
+  const confirmed = (written: object): Promise<boolean> =>
     writes.confirm(written, replicas, timeoutMs).then(
       (n) => n >= replicas,
       () => false,
@@ -72,6 +81,47 @@ export function createDurability(store: LimiterStore, options: ResolvedDurabilit
         `The job was not confirmed on ${replicas} replica(s) within ${timeoutMs} ms; enqueue it again with the same idempotency key`,
       );
     },
+    queue: (base) => confirmedQueue(base, writes, confirmed),
     close: () => writes.close(),
   };
+}
+
+function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (written: object) => Promise<boolean>): QueueStore {
+  const claimed = async <R extends ClaimResult>(r: R): Promise<R> => (r.claimed.length === 0 || (await confirmed(r)) ? r : { ...r, claimed: [] });
+  /** false: the master there is now says the run does not hold the job. */
+  const ackAgain = async (id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<boolean> => {
+    for (let attempt = 0; attempt < ACK_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
+      try {
+        const again = await writes.complete(id, token, resultJson, keepMs);
+        if (!again.completed) return (await base.getJob(id))?.state === 'completed'; // the first one counted after all
+        if (await confirmed(again)) return true;
+      } catch {
+        // the failover is still under way: try again
+      }
+    }
+    return false;
+  };
+  const overrides: Partial<QueueStore> = {
+    claimMany: (leaseMs, max) => writes.claimMany(leaseMs, max).then(claimed),
+    async completeAndClaim(id, token, resultJson, keepMs, leaseMs, max) {
+      const r = await writes.completeAndClaim(id, token, resultJson, keepMs, leaseMs, max);
+      if (!r.completed) return claimed(r);
+      if (await confirmed(r)) return r;
+      return { completed: await ackAgain(id, token, resultJson, keepMs), claimed: [], wakeMs: 0 };
+    },
+    async complete(id, token, resultJson, keepMs) {
+      const r = await writes.complete(id, token, resultJson, keepMs);
+      if (!r.completed || (await confirmed(r))) return r.completed;
+      return ackAgain(id, token, resultJson, keepMs);
+    },
+  };
+  return new Proxy(base, {
+    get: (target, prop, receiver) => {
+      const own = overrides[prop as keyof QueueStore];
+      if (own !== undefined) return own;
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -8,10 +8,13 @@
  * Cluster client's slot table, and found again after a MOVED reply or a lost connection (a failover
  * promotes a replica). That connection never reconnects by itself (as ioredis's own node connections), so
  * ioredis cannot end it in a way nobody notices: an ended one is replaced at the next write.
+ *
+ * WAIT blocks its connection, so writes go over lanes (up to MAX_LANES connections), each on one with no WAIT
+ * in flight; a lane's confirmations share a WAIT sent after their replies.
  */
 import { StoreError } from '../errors';
 import type { AdmitInput, Decision, DurableWrites } from '../types';
-import type { EnqueueInput, EnqueueResult } from '../types';
+import type { EnqueueInput, EnqueueResult, QueueStore } from '../types';
 import { reopenIfEnded } from './reopen';
 import type { RedisClient } from './admission-scripts';
 
@@ -38,6 +41,8 @@ interface ClusterClient extends RedisClient {
 export interface Writer {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** The queue's claims and acknowledgements on this connection. */
+  readonly queue: Pick<QueueStore, 'claimMany' | 'completeAndClaim' | 'complete'>;
 }
 
 /** One TCP session of a connection: broken once that socket closed. */
@@ -51,10 +56,17 @@ interface Link {
   session: Session;
   /** Cluster: no longer the slot's master connection (ended, or answered MOVED). */
   stale: boolean;
+  /** Writes answered on this connection so far. */
+  replies: number;
+  /** The WAIT in flight: it confirms every write answered before it was sent (`covers` of them). */
+  waiting: { readonly covers: number; readonly timeoutMs: number; readonly acknowledged: Promise<number> } | undefined;
 }
 
+/** Most connections durable writes open. */
+export const MAX_LANES = 8;
+
 function openLink(connection: WriteConnection, writerOn: (client: RedisClient) => Writer): Link {
-  const link: Link = { connection, writer: writerOn(connection), session: { broken: false }, stale: false };
+  const link: Link = { connection, writer: writerOn(connection), session: { broken: false }, stale: false, replies: 0, waiting: undefined };
   connection.on('error', () => undefined); // its failures reach the caller as rejected writes
   connection.on('close', () => {
     link.session.broken = true;
@@ -77,24 +89,43 @@ interface Links {
   close(): void;
 }
 
+/** One lane: its connection (replaced after a failover), and how many confirmations wait on it. */
+interface Lane {
+  readonly links: Links;
+  waits: number;
+}
+
 /**
  * Durable writes over `client` (a `Redis` or a `Cluster`) for the limiter whose keys hash like `slotKey`.
  * `writerOn` builds the limiter's writes on a given connection.
  */
 export function openDurableWrites(client: RedisClient, slotKey: string, writerOn: (client: RedisClient) => Writer): DurableWrites {
   let closed = false;
-  const written = new WeakMap<object, { link: Link; session: Session }>();
-  const links: Links = (client as Partial<ClusterClient>).isCluster
-    ? slotMasterLinks(client as ClusterClient, slotKey, writerOn, () => closed)
-    : duplicateLink(client as unknown as WriteConnection, writerOn, () => closed);
+  const written = new WeakMap<object, { link: Link; session: Session; lane: Lane; reply: number }>();
+  const openLinks = (): Links =>
+    (client as Partial<ClusterClient>).isCluster
+      ? slotMasterLinks(client as ClusterClient, slotKey, writerOn, () => closed)
+      : duplicateLink(client as unknown as WriteConnection, writerOn, () => closed);
+  const lanes: Lane[] = [];
+  const freeLane = (): Lane => {
+    const idle = lanes.find((lane) => lane.waits === 0);
+    if (idle) return idle;
+    if (lanes.length < MAX_LANES) {
+      const lane: Lane = { links: openLinks(), waits: 0 };
+      lanes.push(lane);
+      return lane;
+    }
+    return lanes.reduce((least, lane) => (lane.waits < least.waits ? lane : least));
+  };
 
   const send = async <T extends object>(write: (writer: Writer) => Promise<T>): Promise<T> => {
     if (closed) throw new StoreError('ERR_BL_LIMITER_CLOSED', 'The limiter is closed');
-    const link = await links.current();
+    const lane = freeLane();
+    const link = await lane.links.current();
     const session = link.session;
     try {
       const result = await write(link.writer);
-      written.set(result, { link, session });
+      written.set(result, { link, session, lane, reply: ++link.replies });
       return result;
     } catch (error) {
       if (isMoved(error)) link.stale = true;
@@ -102,19 +133,42 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
     }
   };
 
+  /** The WAIT in flight if sent after the `reply`-th reply on `link`, else a new one. */
+  const waitFor = (link: Link, reply: number, replicas: number, timeoutMs: number): Promise<number> => {
+    const inFlight = link.waiting;
+    if (inFlight && inFlight.covers >= reply && inFlight.timeoutMs >= timeoutMs) return inFlight.acknowledged;
+    const acknowledged = link.connection.call('WAIT', replicas, timeoutMs).then(Number);
+    const waiting = { covers: link.replies, timeoutMs, acknowledged };
+    link.waiting = waiting;
+    const done = (): void => {
+      if (link.waiting === waiting) link.waiting = undefined;
+    };
+    acknowledged.then(done, done);
+    return acknowledged;
+  };
+
   return {
     admit: (input) => send((writer) => writer.admit(input)),
     enqueue: (input) => send((writer) => writer.enqueue(input)),
+    claimMany: (leaseMs, max) => send((writer) => writer.queue.claimMany(leaseMs, max)),
+    completeAndClaim: (id, token, resultJson, keepMs, leaseMs, max) =>
+      send((writer) => writer.queue.completeAndClaim(id, token, resultJson, keepMs, leaseMs, max)),
+    complete: (id, token, resultJson, keepMs) => send(async (writer) => ({ completed: await writer.queue.complete(id, token, resultJson, keepMs) })),
     async confirm(result, replicas, timeoutMs) {
       const at = written.get(result);
       if (at === undefined || at.session.broken) return 0;
-      const acknowledged = Number(await at.link.connection.call('WAIT', replicas, timeoutMs));
-      // The reply came over the write's own session only if that session is still unbroken now.
-      return at.session.broken ? 0 : acknowledged;
+      at.lane.waits += 1;
+      try {
+        const acknowledged = await waitFor(at.link, at.reply, replicas, timeoutMs);
+        // The reply came over the write's own session only if that session is still unbroken now.
+        return at.session.broken ? 0 : acknowledged;
+      } finally {
+        at.lane.waits -= 1;
+      }
     },
     close: async () => {
       closed = true;
-      links.close();
+      for (const lane of lanes) lane.links.close();
     },
   };
 }

@@ -11,6 +11,7 @@ export interface HealthClient extends Reopenable {
   once(event: 'ready', listener: () => void): unknown;
   info(): Promise<string>;
   exists(...keys: string[]): Promise<number>;
+  set(key: string, value: string, px: 'PX', ms: number): Promise<unknown>;
 }
 
 /** The breaker's probe: EXISTS on one of the limiter's keys (routed to its slot on a Cluster). */
@@ -21,6 +22,11 @@ export function redisProbe(client: HealthClient, key: string): (closed: () => bo
     if (!closed()) reopenIfEndedUnasked(client);
     return client.exists(key);
   };
+}
+
+/** The breaker's probe while Redis refuses writes: a SET of a key under the limiter's hash tag, for a second. */
+export function redisWriteProbe(client: HealthClient, key: string): () => Promise<unknown> {
+  return () => client.set(key, '1', 'PX', 1000);
 }
 
 /**

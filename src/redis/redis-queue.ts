@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors';
+import { refusesWrites } from '../util/store-call';
 import { ScriptBatcher } from './script-batcher';
 import { limiterKeys, type LimiterKeys } from './keys';
 import * as lua from './lua-sources.generated';
@@ -50,8 +51,14 @@ const TRIM_PAGE = 100;
 /** Most acknowledgements sent in one script call. */
 const ACK_BATCH = 16;
 
+/** Redis refused a write (READONLY, NOREPLICAS, MASTERDOWN): nothing was written. */
+export function readOnlyError(name: string, error: unknown): StoreError {
+  return new StoreError('ERR_BL_STORE_READONLY', `Redis refuses writes for limiter ${name}: ${(error as Error)?.message}`, { cause: error });
+}
+
 export class RedisQueue implements QueueStore {
   readonly keys: LimiterKeys;
+  private readonly name: string;
   private readonly client: RedisClient;
   /** The queue key block, in the scripts' KEYS order (`-- @keys queue`). */
   private readonly block: string[];
@@ -75,6 +82,7 @@ export class RedisQueue implements QueueStore {
     }
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.client = options.client;
+    this.name = options.spec.name;
     this.keys = limiterKeys(prefix, options.spec.name);
     this.config = fairShareConfigBlock(options.spec);
     this.plans = claimPlansArg(options.spec);
@@ -90,7 +98,9 @@ export class RedisQueue implements QueueStore {
 
   /** One queue script over the queue key block. */
   private run<A, R>(script: ScriptBinding<QueueKeys, A, R>, args: A): Promise<R> {
-    return runBound(this.client, script, this.block, args);
+    return runBound(this.client, script, this.block, args).catch((error: unknown) => {
+      throw refusesWrites(error) ? readOnlyError(this.name, error) : error;
+    });
   }
 
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */

@@ -7,12 +7,13 @@
 import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
+import { refusesWrites } from '../util/store-call';
 import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
-import { firstConnection, readRedisInfo, redisProbe, type HealthClient } from './redis-health';
+import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
 import type { EnqueueResult } from '../types';
-import { RedisQueue } from './redis-queue';
+import { RedisQueue, readOnlyError } from './redis-queue';
 import { rulesOfCheck } from '../core/plan-rules';
 import { laneBatcher, ruleLanes } from './plan-lanes';
 import { ScriptBatcher } from './script-batcher';
@@ -141,6 +142,7 @@ export class RedisStore implements Store {
       (what: string) =>
       (error: unknown): never => {
         if (error instanceof StoreError) throw error;
+        if (refusesWrites(error)) throw readOnlyError(spec.name, error);
         throw new StoreError('ERR_BL_STORE_FAILED', `Redis ${what} failed for limiter ${spec.name}: ${(error as Error)?.message ?? String(error)}`, {
           cause: error,
         });
@@ -171,6 +173,7 @@ export class RedisStore implements Store {
       },
       close: () => queue.close(),
       probe: redisProbe(this.client as unknown as HealthClient, keys.groups),
+      writeProbe: redisWriteProbe(this.client as unknown as HealthClient, `${keys.groups}:probe`),
       firstConnection: () => firstConnection(this.client as unknown as HealthClient),
       serverInfo: () => readRedisInfo(this.client as unknown as HealthClient),
       // WAIT confirms the writes of the connection it runs on, and blocks that connection meanwhile: deferrals
@@ -194,6 +197,7 @@ export class RedisStore implements Store {
                   failed,
                 ),
             enqueue: (input) => writeQueue.enqueue(input),
+            queue: writeQueue,
           };
         }),
     };

@@ -28,3 +28,21 @@ export function toStoreError(error: unknown): StoreError {
   const message = error instanceof Error ? error.message : String(error);
   return new StoreError('ERR_BL_STORE_FAILED', `The store failed: ${message}`, { cause: error });
 }
+
+/** Whether the message of the error or of a cause (a StoreError wraps the client's error) matches. */
+function says(error: unknown, pattern: RegExp): boolean {
+  for (let e = error, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown })?.cause, depth++) {
+    if (pattern.test(e instanceof Error ? e.message : String(e))) return true;
+  }
+  return false;
+}
+
+/** Redis refused to write (READONLY, NOREPLICAS, MASTERDOWN); reads still succeed. */
+export const refusesWrites = (error: unknown): boolean => says(error, /^(READONLY|NOREPLICAS|MASTERDOWN) /);
+
+/**
+ * Whether a failed call certainly wrote nothing: never sent (offline queue off), or refused by Redis before
+ * its first write. Any other failure (a timeout, a closed connection) leaves its outcome unknown.
+ */
+export const wroteNothing = (error: unknown): boolean =>
+  says(error, /^(Stream isn't writeable|(READONLY|NOREPLICAS|MASTERDOWN|OOM|LOADING|BUSY|MOVED|ASK|TRYAGAIN|CLUSTERDOWN|CROSSSLOT) )/);

@@ -188,12 +188,12 @@ export const DURABLE_SERVER_ARGS: readonly string[] = [
 ];
 
 /**
- * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as docs/operations.md advises)
- * and three sentinels (quorum 2, down after 1 s), each a process started here and stopped by pid.
+ * Redis with Sentinel: one master, one replica (both AOF, min-replicas-to-write 1, as docs/operations.md advises,
+ * unless `serverArgs` says otherwise) and three sentinels (quorum 2, down after 1 s), each a process started here and stopped by pid.
  */
-export async function startSentinel(): Promise<SentinelSetup> {
+export async function startSentinel(serverArgs: readonly string[] = DURABLE_SERVER_ARGS): Promise<SentinelSetup> {
   const masterName = 'bl-master';
-  const durable = DURABLE_SERVER_ARGS;
+  const durable = serverArgs;
   const master = await startRedis([...durable]);
   const replica = await startRedis([...durable, '--replicaof', '127.0.0.1', String(master.port)]);
   const sentinels: ChildProcess[] = [];

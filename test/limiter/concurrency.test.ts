@@ -7,6 +7,8 @@ import { createLimiter } from '../../src/limiter/limiter';
 import { ConfigError, InputError } from '../../src/errors';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { CONCURRENCY_SNOOZE_MS } from '../../src/limiter/concurrency-check';
+import { withScheduler } from '../../src/util/scheduler';
+import { ManualScheduler } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
 
 let seq = 0;
@@ -74,8 +76,13 @@ test('release frees the slot once; a second release, and a decision without a sl
 
 test("the 'local' fallback takes no slot (release would go to the store)", async () => {
   const store = new FaultStore();
-  const limiter = createLimiter({ store, name: `cc-${++seq}`, limit: 1000, windowMs: 1000, concurrency: 1, onStoreError: 'local' });
+  const clock = new ManualScheduler();
+  const limiter = createLimiter(
+    withScheduler({ store, name: `cc-${++seq}`, limit: 1000, windowMs: 1000, timeoutMs: 40, concurrency: 1, onStoreError: 'local' }, clock),
+  );
   store.mode = 'throw';
+  await limiter.check('g'); // opens the breaker; the fallback admits from timeoutMs + windowMs on
+  await clock.advance(1040);
   const decisions = [await limiter.check('g'), await limiter.check('g')];
   expect(decisions.map((d) => d.allowed)).toEqual([true, true]);
   expect(decisions.map((d) => d.concurrency)).toEqual([undefined, undefined]);

@@ -7,12 +7,14 @@ export type FaultMode = 'ok' | 'throw' | 'hang';
 
 export class FaultStore implements Store {
   mode: FaultMode = 'ok';
+  /** What a call rejects with in mode 'throw'. */
+  error: Error = new Error('connect ECONNREFUSED');
   readonly calls: AdmitInput[] = [];
   probes = 0;
   private readonly inner = new MemoryStore({ clock: () => 1_800_000_000_000 });
 
   private fault(): Promise<never> | undefined {
-    if (this.mode === 'throw') return Promise.reject(new Error('connect ECONNREFUSED'));
+    if (this.mode === 'throw') return Promise.reject(this.error);
     if (this.mode === 'hang') return new Promise(() => {});
     return undefined;
   }

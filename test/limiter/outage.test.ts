@@ -1,6 +1,6 @@
 import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import { StoreError } from '../../src/errors';
-import { PROBE_MIN_MS } from '../../src/limiter/outage/breaker';
+import { EPISODE_QUIET_MS, PROBE_MIN_MS } from '../../src/limiter/outage/breaker';
 import { createOutageGuard } from '../../src/limiter/outage/outage';
 import { isDegraded, localSpec } from '../../src/limiter/outage/outage-policy';
 import { withTimeout } from '../../src/util/store-call';
@@ -102,7 +102,15 @@ describe("onStoreError 'allow'", () => {
     expect(isDegraded(d)).toBe(false);
     expect(d.remaining).toBe(9);
     expect(lines[1]).toMatch(/^WRN_BL_STORE_RECOVERED/);
-    // A second outage is logged again, once.
+    // A failure soon after the recovery continues the episode: no warning, and none when it recovers again.
+    store.mode = 'throw';
+    await limiter.check('a');
+    store.mode = 'ok';
+    await clock.advance(PROBE_MIN_MS);
+    expect((await limiter.check('a')).allowed).toBe(true);
+    expect(lines).toHaveLength(2);
+    // Once the store has answered for EPISODE_QUIET_MS, a new outage is logged again, once.
+    await clock.advance(EPISODE_QUIET_MS);
     store.mode = 'throw';
     await limiter.check('a');
     await limiter.check('a');
@@ -174,6 +182,9 @@ describe("onStoreError 'local'", () => {
   test('the in-process fallback admits limit / instances, shared fairly, then denies with a retry time', async () => {
     const { store, limiter, lines } = make('local', { instances: 2 });
     store.mode = 'throw';
+    // The failure that opens the breaker; the fallback admits nothing for timeoutMs + windowMs (one limit with the store).
+    expect(await limiter.check('g0')).toMatchObject({ allowed: false, reason: 'store-error' });
+    await clock.advance(1040);
     const decisions = [];
     for (let i = 0; i < 9; i++) decisions.push(await limiter.check(`g${i % 3}`));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
@@ -192,6 +203,8 @@ describe("onStoreError 'local'", () => {
   test('cost counts against the local budget', async () => {
     const { store, limiter } = make('local');
     store.mode = 'throw';
+    await limiter.check('a');
+    await clock.advance(1040);
     expect((await limiter.check('a', { cost: 8 })).allowed).toBe(true);
     expect((await limiter.check('a', { cost: 3 })).allowed).toBe(false);
     expect((await limiter.check('a', { cost: 2 })).allowed).toBe(true);
@@ -290,8 +303,9 @@ describe('observation and health', () => {
     await limiter.check('a');
     store.mode = 'throw';
     await limiter.check('a');
+    await clock.advance(1040);
     await limiter.check('a');
-    expect(seen).toEqual(['allowed:store', 'allowed:local', 'allowed:local']);
+    expect(seen).toEqual(['allowed:store', 'denied:local', 'allowed:local']);
     expect(calls).toEqual([false, true]);
     stop();
     await limiter.check('a');

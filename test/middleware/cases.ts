@@ -12,6 +12,8 @@ import type { LimiterOptions } from '../../src/limiter/options';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision, Logger, Store } from '../../src/types';
 import { admissionState } from '../helpers/memory-state';
+import { ManualScheduler } from '../helpers/manual-scheduler';
+import { withScheduler } from '../../src/util/scheduler';
 
 /** What cases need from a request: Express's `req` and Koa's `ctx` both have it. */
 export interface AnyCtx {
@@ -489,9 +491,19 @@ export const CASES: readonly HttpCase[] = [
     title: "store outage, onStoreError 'local': an in-process limiter of limit / instances still limits",
     async run(env) {
       const logger = recordingLogger();
-      const app = env.h.app({
-        '/': { store: throwingStore, name: env.name('local'), limit: 4, instances: 2, onStoreError: 'local', logger, group: tenant },
-      });
+      const clock = new ManualScheduler();
+      const limiter = createLimiter(
+        withScheduler(
+          { store: throwingStore, name: env.name('local'), limit: 4, windowMs: 1000, instances: 2, onStoreError: 'local', timeoutMs: 40, logger },
+          clock,
+        ),
+      );
+      const app = env.h.app({ '/': { limiter, group: tenant } });
+      // The failure that opens the breaker: the fallback admits nothing for timeoutMs + windowMs (one limit with the store).
+      const first = await get(app, '/?tenant=a');
+      expect(first.status).toBe(503);
+      expectRetryAfter(first);
+      await clock.advance(1040);
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       const second = await get(app, '/?tenant=b');
       expect(second.status).toBe(200);

@@ -104,7 +104,8 @@ test('an outage: decisions by the onStoreError policy, store errors, degraded 1,
   for (let i = 0; i < 4; i++) await limiter.check('a');
   let text = await registry.metrics();
   expect(value(text, 'bulk_limiter_decisions_total{limiter="outage-metrics",outcome="allowed",policy="global"}')).toBe(1);
-  expect(value(text, 'bulk_limiter_decisions_total{limiter="outage-metrics",outcome="allowed",policy="outage:local"}')).toBe(4);
+  // The fallback admits nothing for timeoutMs + windowMs after the opening (one limit with the store): 503s.
+  expect(value(text, 'bulk_limiter_decisions_total{limiter="outage-metrics",outcome="denied",policy="outage:local"}')).toBe(4);
   expect(value(text, 'bulk_limiter_store_errors_total{limiter="outage-metrics"}')).toBe(1);
   expect(value(text, 'bulk_limiter_store_seconds_count{limiter="outage-metrics"}')).toBe(2); // the breaker skips the rest
   expect(value(text, 'bulk_limiter_degraded{limiter="outage-metrics"}')).toBe(1);

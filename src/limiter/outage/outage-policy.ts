@@ -23,6 +23,22 @@ export function isDegraded(decision: Decision): boolean {
   return degraded.has(decision);
 }
 
+/** A check that could defer, not decided by the store: 503 + Retry-After with the key a retry must carry (never 429). */
+export function unresolved(decision: Decision, idempotencyKey: string, retryAfterMs: number): Decision {
+  const { job: _none, policy: _policy, rules: _rules, hintMs: _hint, globalWaitMs: _wait, ...rest } = decision;
+  const d: Decision = {
+    ...rest,
+    allowed: false,
+    remaining: 0,
+    colour: 'red',
+    reason: 'store-error',
+    retryAfterMs: Math.max(decision.retryAfterMs, retryAfterMs),
+    idempotencyKey,
+  };
+  degraded.add(d);
+  return d;
+}
+
 /** The check as the 'local' fallback decides it: no job written, no slot taken (both belong to the store). */
 function withoutDeferOrSlot(input: AdmitInput): AdmitInput {
   const { group, weight, cost, plan } = input;
@@ -43,33 +59,79 @@ export function localSpec(spec: LimiterSpec, instances: number): LimiterSpec {
   return { ...spec, limit, burst, reserve };
 }
 
-export type PolicyDecider = (input: AdmitInput) => Promise<Decision>;
+/**
+ * The policy while the breaker is open. `'local'` keeps one limit with the store (proof in
+ * docs/redis-deployment.md): from each opening it admits nothing for `timeoutMs + windowMs` (answering 503),
+ * and the breaker closes only once its last admission is a window old.
+ */
+export interface PolicyDecider {
+  decide(input: AdmitInput): Promise<Decision>;
+  /** The breaker opened now. */
+  opened(): void;
+  /** The store answers again: ms until the breaker may close (the fallback admits nothing meanwhile); ≤ 0: now. */
+  closeDelayMs(): number;
+}
 
-export function policyDecider(policy: StoreErrorPolicy, spec: LimiterSpec, instances: number, scheduler: Scheduler): PolicyDecider {
+/** A decision made without the store, without quota numbers: allowed, or 'store-error' (503 + Retry-After). */
+function madeUp(input: AdmitInput, spec: LimiterSpec, allowed: boolean, retryAfterMs: number, at: number): Decision {
+  const d: Decision = {
+    allowed,
+    group: input.group,
+    limit: spec.limit,
+    guaranteed: 0,
+    remaining: 0,
+    retryAfterMs,
+    resetMs: retryAfterMs,
+    activeGroups: 0,
+    colour: allowed ? 'green' : 'red',
+    ...(allowed ? {} : { reason: 'store-error' as const }),
+    at,
+  };
+  degraded.add(d);
+  return d;
+}
+
+export function policyDecider(
+  policy: StoreErrorPolicy,
+  spec: LimiterSpec,
+  instances: number,
+  timeoutMs: number,
+  scheduler: Scheduler,
+): PolicyDecider {
+  // 'deny' (and a fallback without budget) asks clients to come back after a short while, not a whole (possibly long) window.
+  const shortWaitMs = Math.min(spec.windowMs, 5_000);
   if (policy === 'allow' || policy === 'deny') {
     const deny = policy === 'deny';
-    // 'deny' asks clients to come back after a short while, not a whole (possibly long) window.
-    const retryAfterMs = deny ? Math.min(spec.windowMs, 5_000) : 0;
-    return async (input) => {
-      const d: Decision = {
-        allowed: !deny,
-        group: input.group,
-        limit: spec.limit,
-        guaranteed: 0,
-        remaining: 0,
-        retryAfterMs,
-        resetMs: retryAfterMs,
-        activeGroups: 0,
-        colour: deny ? 'red' : 'green',
-        ...(deny ? { reason: 'store-error' as const } : {}),
-        at: scheduler.now(),
-      };
-      degraded.add(d);
-      return d;
+    return {
+      opened: () => undefined,
+      closeDelayMs: () => 0,
+      decide: async (input) => madeUp(input, spec, !deny, deny ? shortWaitMs : 0, scheduler.now()),
     };
   }
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
   // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
-  const local = new MemoryStore({ clock: () => scheduler.now() }).bind(localSpec(spec, instances));
-  return (input) => local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
+  const sized = localSpec(spec, instances);
+  let local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+  let admitsFrom = -Infinity;
+  let lastAdmittedAt = -Infinity;
+  let closing = false;
+  return {
+    opened() {
+      local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+      admitsFrom = scheduler.now() + timeoutMs + spec.windowMs;
+      closing = false;
+    },
+    closeDelayMs() {
+      closing = true;
+      return lastAdmittedAt + spec.windowMs - scheduler.now();
+    },
+    async decide(input) {
+      const now = scheduler.now();
+      if (closing) return madeUp(input, spec, false, shortWaitMs, now);
+      if (now < admitsFrom) return madeUp(input, spec, false, Math.ceil(admitsFrom - now), now);
+      const d = await local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
+      if (d.allowed) lastAdmittedAt = scheduler.now();
+      return d;
+    },
+  };
 }

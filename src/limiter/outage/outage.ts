@@ -7,19 +7,21 @@
  * - `'deny'`  — fail closed: a denied decision with reason `'store-error'`; the middleware answers 503 +
  *   Retry-After (WRN_BL_STORE_FAIL_CLOSED).
  * - `'local'` — the MemoryStore's admission core in this process, sized `limit / instances`: strict in any
- *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL).
+ *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL), and within
+ *   one limit with the store (./outage-policy.ts).
  *
  * While the breaker is open the store is not called at all: checks are answered by the policy at once (no
  * `timeoutMs` wait, even when the client queues commands offline), and a background probe asks the store
  * every 100 ms … 1 s (doubling). The first probe that answers closes the breaker (WRN_BL_STORE_RECOVERED).
- * Warnings are logged once per outage. The breaker is ./breaker.ts, the policies ./outage-policy.ts.
+ * A call that failed after it was sent has an unknown outcome (`Answer.unknown`, DESIGN.md §9). The breaker is
+ * ./breaker.ts, the policies ./outage-policy.ts.
  */
 import { createBreaker } from './breaker';
 import { StoreError } from '../../errors';
 import type { StoreErrorPolicy } from '../../types';
 import { POLICY_WARNINGS, policyDecider } from './outage-policy';
 import { realScheduler, type Scheduler } from '../../util/scheduler';
-import { toStoreError, withTimeout } from '../../util/store-call';
+import { toStoreError, withTimeout, wroteNothing } from '../../util/store-call';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from '../../types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
@@ -34,6 +36,8 @@ export interface GuardObserver {
 export interface Answer {
   readonly decision: Decision;
   readonly fallback: StoreErrorPolicy | undefined;
+  /** The policy answered a call sent and failed with an unknown outcome: the store may have written its job. */
+  readonly unknown?: boolean;
 }
 
 export interface OutageGuardOptions {
@@ -44,6 +48,8 @@ export interface OutageGuardOptions {
   readonly logger: Logger;
   /** A cheap read that succeeds when the store answers again (the breaker's background probe). */
   readonly probe: () => Promise<unknown>;
+  /** A cheap write, probed instead while the store refuses writes (READONLY, NOREPLICAS). */
+  readonly writeProbe?: (() => Promise<unknown>) | undefined;
   /** Resolves when a client still making its first connection is ready: checks wait for it (within timeoutMs). */
   readonly connecting?: Promise<void> | undefined;
   /** Time and timers of the store-call timeouts, the probe and the `'local'` fallback (tests). @defaultValue the real one */
@@ -81,7 +87,8 @@ export interface OutageGuard {
 export function createOutageGuard(store: LimiterStore, options: OutageGuardOptions): OutageGuard {
   const { policy, timeoutMs, spec, logger, probe } = options;
   const scheduler = options.scheduler ?? realScheduler;
-  const decide = policyDecider(policy, spec, options.instances, scheduler);
+  const decider = policyDecider(policy, spec, options.instances, timeoutMs, scheduler);
+  const decide = decider.decide;
   let connecting = options.connecting;
   connecting?.then(
     () => {
@@ -94,6 +101,9 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   const breaker = createBreaker({
     timeoutMs,
     probe,
+    writeProbe: options.writeProbe,
+    closeDelayMs: decider.closeDelayMs,
+    onOpen: decider.opened,
     scheduler,
     logger,
     limiterName: spec.name,
@@ -143,15 +153,16 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       );
     },
     admitUnreported(input) {
-      const byPolicy = (): Promise<Answer> => decide(input).then((decision) => ({ decision, fallback: policy }));
+      const byPolicy = (unknown: boolean): Promise<Answer> =>
+        decide(input).then((decision) => (unknown ? { decision, fallback: policy, unknown } : { decision, fallback: policy }));
       if (breaker.failing) {
         breaker.keepProbing();
-        return byPolicy();
+        return byPolicy(false);
       }
       const startedAt = performance.now();
       return call(input).then(
         (decision) => (guard.observer?.storeCall(performance.now() - startedAt, false), { decision, fallback: undefined }),
-        (error: unknown) => (guard.observer?.storeCall(performance.now() - startedAt, true), breaker.open(error), byPolicy()),
+        (error: unknown) => (guard.observer?.storeCall(performance.now() - startedAt, true), breaker.open(error), byPolicy(!wroteNothing(error))),
       );
     },
     report(answer) {
