@@ -14,7 +14,7 @@ import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { maxInWindow } from './drain-harness';
-import { until } from './fixtures/queues';
+import { delegating, until } from './fixtures/queues';
 
 const LIMIT = 20;
 const WINDOW_MS = 500;
@@ -34,7 +34,7 @@ afterAll(async () => server.stop());
 /** The limiter's queue, recording the store time of every job start (claim) it hands out. */
 function recordingStarts(queue: QueueStore, startedAt: number[]): QueueStore {
   const record = (jobs: ReadonlyArray<{ leaseUntil: number }>) => jobs.forEach((j) => startedAt.push(j.leaseUntil - LEASE_MS));
-  return Object.assign(Object.create(queue) as QueueStore, {
+  return delegating(queue, {
     claimMany: async (...a: Parameters<QueueStore['claimMany']>) => {
       const r = await queue.claimMany(...a);
       record(r.claimed);

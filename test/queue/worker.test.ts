@@ -9,7 +9,7 @@ import { MemoryQueue } from '../../src/memory/memory-queue';
 import type { QueueStore } from '../../src/types';
 import { withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
-import { enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
+import { delegating, enqueue, looseSpec, memoryBackend, redisBackend, until, type QueueKit } from './fixtures/queues';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const silent = { warn: () => undefined, error: () => undefined };
@@ -178,7 +178,7 @@ describe.each([memoryBackend(), redisBackend()])('Worker on $name', (backend) =>
     await kit.queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 });
     let claimedAlone = 0;
     let completeCalls = 0;
-    const counting = Object.assign(Object.create(kit.queue) as typeof kit.queue, {
+    const counting = delegating(kit.queue, {
       claimMany: async (...a: Parameters<typeof kit.queue.claimMany>) => {
         const result = await kit.queue.claimMany(...a);
         claimedAlone += result.claimed.length;
