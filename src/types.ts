@@ -274,8 +274,8 @@ export interface ServerInfo {
   readonly maxmemory: number;
 }
 
-/** See `LimiterStore.durableWrites`. */
-export interface DurableWrites {
+/** See `LimiterStore.durableWrites`. Claims and acknowledgements go over the same connections (`claimMany`, `completeAndClaim` as the queue's). */
+export interface DurableWrites extends Pick<QueueStore, 'claimMany' | 'completeAndClaim'> {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /**
@@ -284,16 +284,6 @@ export interface DurableWrites {
    * since (WAIT on a new connection says nothing about the old one's writes).
    */
   confirm(written: object, replicas: number, timeoutMs: number): Promise<number>;
-  /** Claims and acknowledgements over the same connections. */
-  claimMany(leaseMs: number, max: number): Promise<ClaimResult>;
-  completeAndClaim(
-    id: string,
-    token: string,
-    resultJson: string | undefined,
-    keepMs: number,
-    leaseMs: number,
-    max: number,
-  ): Promise<CompleteAndClaimResult>;
   complete(id: string, token: string, resultJson: string | undefined, keepMs: number): Promise<{ readonly completed: boolean }>;
   close(): Promise<void>;
 }

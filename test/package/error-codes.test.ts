@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, ERROR_CODES, WARNING_CODES } from '../../src/errors';
+import { ERROR_CODES, WARNING_CODES } from '../../src/errors';
 import { createLimiter } from '../../src/limiter/limiter';
 import { LIMITER_OPTION_NAMES } from '../../src/limiter/options';
 import { METRICS_OPTION_NAMES } from '../../src/metrics/metrics-options';
@@ -16,21 +16,11 @@ import { DISPATCHER_OPTION_NAMES } from '../../src/queue/dispatcher';
 import { WORKER_OPTION_NAMES } from '../../src/queue/worker-options';
 import { codeOf } from '../../src/util/validate';
 import { docFiles, readDoc } from './readme-blocks';
+import { knownOptions } from '../helpers/known-options';
 
 const root = join(__dirname, '..', '..');
 const sorted = (codes: Iterable<string>): string[] => [...new Set(codes)].sort();
 const CODE = /(?:ERR|WRN)_BL_[A-Z0-9_]+/g;
-
-/** The option names an entry point knows, from the message of its unknown-option error. */
-function knownOptions(call: () => unknown): string[] {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ConfigError && error.code === 'ERR_BL_UNKNOWN_OPTION') return error.message.split('Known options: ')[1]!.split(', ');
-    throw error;
-  }
-  throw new Error('no unknown-option error');
-}
 
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((f) => {

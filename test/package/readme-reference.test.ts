@@ -7,7 +7,6 @@ import express from 'express';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { ConfigError } from '../../src/errors';
 import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import * as onExpress from '../../src/middleware/express';
 import { DISPATCHER_OPTION_NAMES } from '../../src/queue/dispatcher';
@@ -20,6 +19,7 @@ import { Worker } from '../../src/queue/worker';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { Decision } from '../../src/types';
 import { docFiles, readDoc } from './readme-blocks';
+import { knownOptions } from '../helpers/known-options';
 
 const root = join(__dirname, '..', '..');
 const reference = readDoc('docs/reference.md');
@@ -46,17 +46,6 @@ function braceAfter(marker: string, doc: string): string[] {
   const inner = /`\{ ([^}]+) \}`/.exec(rest)?.[1];
   if (inner === undefined) throw new Error(`no { … } after ${marker}`);
   return inner.split(',').map((s) => s.trim().replace(/\?$/, ''));
-}
-
-/** The option names an entry point knows, from the message of its unknown-option error. */
-function knownOptions(call: () => unknown): string[] {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ConfigError && error.code === 'ERR_BL_UNKNOWN_OPTION') return error.message.split('Known options: ')[1]!.split(', ');
-    throw error;
-  }
-  throw new Error('no unknown-option error');
 }
 
 describe('option tables', () => {
