@@ -27,9 +27,7 @@ async function main() {
       name,
       limit: 1_000_000,
       windowMs: 1000,
-      burst: 2,
-      reserve: 1,
-      maxGroups: 10_000,
+      tuning: { burst: 2, reserve: 1, maxGroups: 10_000 },
       maxBacklog: n,
     });
     for (let i = 0; i < 4; i++) await deferring.check('warm-up');

@@ -30,7 +30,7 @@ const TWO_RULES = [
   { name: 'tenant-second', limit: 1_000_000, windowMs: 1000, algorithm: 'sliding-window' },
   { name: 'tenant-hour', limit: 100_000_000, windowMs: 3_600_000 },
 ];
-const base = { limit: 1_000_000_000, windowMs: 600_000, maxGroups: 20_000, probationMs: 0 };
+const base = { limit: 1_000_000_000, windowMs: 600_000, tuning: { maxGroups: 20_000, probationMs: 0 } };
 const config = (options) => {
   const { spec } = resolveLimiterOptions({ ...base, ...options });
   return fairShareConfigBlock(spec);

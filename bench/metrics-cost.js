@@ -26,7 +26,7 @@ const rounds = Number((process.argv.find((a) => a.startsWith('--rounds=')) ?? '-
 let redis;
 function subject(lib, label, withMetrics) {
   const store = redis ? new lib.RedisStore({ client: redis.client(), prefix: `cost${label.length}${withMetrics}` }) : new lib.MemoryStore();
-  const limiter = lib.createLimiter({ store, name: 'cost', limit: 1_000_000_000, windowMs: 600_000, maxGroups: 10_000 });
+  const limiter = lib.createLimiter({ store, name: 'cost', limit: 1_000_000_000, windowMs: 600_000, tuning: { maxGroups: 10_000 } });
   if (withMetrics === 'dashboard') dashboard({ limiters: [limiter] });
   else if (withMetrics) registerMetrics({ registry: new Registry(), limiters: [limiter] });
   return { label, limiter };

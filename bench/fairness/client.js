@@ -42,10 +42,13 @@ async function run(cfg) {
   if (cfg.design === 'fair') {
     const core = requireCore();
     // A slow store call must not turn into an in-process fallback decision here: deny it and count it.
+    // the scenario's spec: limit and windowMs, and the tuning knobs burst and reserve (its metrics read them too)
+    const { burst, reserve, ...spec } = cfg.spec;
     const limiter = core.createLimiter({
       store: new core.RedisStore({ client, prefix: 'blf' }),
       name: cfg.name,
-      ...cfg.spec,
+      ...spec,
+      tuning: { burst, reserve },
       timeoutMs: 2000,
       onStoreError: 'deny',
     });

@@ -96,12 +96,14 @@ const VARIANTS = {
   // The opt-in local deny cache (README "Speed on Redis"); it only answers denials, so it runs deny-heavy only.
   'express+bulk-limiter(denyCache)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/express');
-    return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (req) => tenantOf(req.headers) }));
+    return expressApp(
+      bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (req) => tenantOf(req.headers) }),
+    );
   },
   'express+bulk-limiter(denyCache retry)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/express');
     return expressApp(
-      bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (req) => tenantOf(req.headers) }),
+      bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: { hold: 'retry' } } }), group: (req) => tenantOf(req.headers) }),
     );
   },
   koa: () => koaApp(),
@@ -111,12 +113,14 @@ const VARIANTS = {
   },
   'koa+bulk-limiter(denyCache)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
-    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: true }), group: (ctx) => tenantOf(ctx.headers) }));
+    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (ctx) => tenantOf(ctx.headers) }));
   },
   // hold: 'retry' answers a denied tenant in-process until the retry time the store gave it (README "Speed on Redis").
   'koa+bulk-limiter(denyCache retry)': (client, limits) => {
     const { bulkLimiter } = require('bulk-limiter/koa');
-    return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { denyCache: { hold: 'retry' } }), group: (ctx) => tenantOf(ctx.headers) }));
+    return koaApp(
+      bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: { hold: 'retry' } } }), group: (ctx) => tenantOf(ctx.headers) }),
+    );
   },
   fastify: () => fastifyApp(),
   'fastify+bulk-limiter': (client, limits) => {

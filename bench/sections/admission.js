@@ -28,7 +28,7 @@ const SUBJECTS = [
   {
     id: 'bulk-cache',
     label: 'bulk-limiter check() (RedisStore, denyCache: true)',
-    make: (client, o) => subjects.bulkLimiter(client, { ...o, options: { ...o.options, denyCache: true } }),
+    make: (client, o) => subjects.bulkLimiter(client, { ...o, options: { ...o.options, tuning: { ...o.options?.tuning, denyCache: true } } }),
   },
 ];
 
@@ -45,7 +45,7 @@ async function prepare(redis, subject, groups, modeName, cfg) {
   const mode = MODES[modeName];
   const limit = subject.id.startsWith('bulk') || subject.id === 'memory' ? mode.globalLimit : mode.perKeyLimit;
   // maxGroups above the group count, so every group is tracked as itself (no overflow group).
-  const { check } = subject.make(client, { limit, windowMs: mode.windowMs, options: { maxGroups: Math.max(10_000, groups * 2) } });
+  const { check } = subject.make(client, { limit, windowMs: mode.windowMs, options: { tuning: { maxGroups: Math.max(10_000, groups * 2) } } });
   // Every group once, and at least a few thousand calls so the JIT is warm before the first round.
   await touchAll(check, Math.max(groups, 5000), cfg.inFlight, (i) => `g${i % groups}`);
   return { check, close: () => client.disconnect() };

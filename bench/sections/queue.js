@@ -59,16 +59,21 @@ async function bulkLimiterQueue(redis, cfg, dispatcherOptions = {}) {
   // and the staggered retry slots (≈ 1 µs apart) put every job's due time before the real now.
   // Draining: real Redis time and a budget the drain cannot reach, so the drain measures the queue.
   const frozenMs = Date.now() - 60_000;
-  const common = { name, maxGroups: 10_000, maxBacklog: cfg.jobs };
+  const common = { name, maxBacklog: cfg.jobs };
   const deferring = core.createLimiter({
     ...common,
     store: new core.RedisStore({ client, prefix: 'blq', clock: () => frozenMs }),
     limit: 1_000_000,
     windowMs: 1000,
-    burst: 2,
-    reserve: 1,
+    tuning: { maxGroups: 10_000, burst: 2, reserve: 1 },
   });
-  const draining = core.createLimiter({ ...common, store: new core.RedisStore({ client, prefix: 'blq' }), limit: 10_000_000, windowMs: 1000 });
+  const draining = core.createLimiter({
+    ...common,
+    store: new core.RedisStore({ client, prefix: 'blq' }),
+    limit: 10_000_000,
+    windowMs: 1000,
+    tuning: { maxGroups: 10_000 },
+  });
   for (let i = 0; i < 4; i++) await deferring.check('warm-up', { cost: 1, weight: 1 }); // spends the tokens
   const defer = { type: 'bench', payload: {} };
   let next = 0;

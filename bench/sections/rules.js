@@ -35,9 +35,8 @@ function makeCheck(core, client, kind, maxBatch, groups) {
     name: `rules-${process.pid}-${uniq++}`,
     limit: LIMIT,
     windowMs: WINDOW_MS,
-    maxGroups: Math.max(10_000, groups * 2),
     // every group decided as itself from its first check (no newcomers' group)
-    probationMs: 0,
+    tuning: { maxGroups: Math.max(10_000, groups * 2), probationMs: 0 },
     ...kind.options,
   });
   const checkOptions = { cost: 1, weight: 1, ...kind.checkOptions };
@@ -87,7 +86,7 @@ async function measureClaims(core, redis, kind, cfg) {
     limit: LIMIT,
     windowMs: WINDOW_MS,
     maxBacklog: cfg.claimJobs,
-    probationMs: 0,
+    tuning: { probationMs: 0 },
     ...kind.options,
   });
   for (let i = 0; i < cfg.claimJobs; i += 256) {

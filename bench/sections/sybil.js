@@ -121,9 +121,9 @@ async function runSybil(cfg) {
   const variants = [
     { id: 'default', label: 'default options', options: {} },
     { id: 'returning', label: `default options, each new id sends ${RETURNS} requests within 1 s`, options: {}, returning: true },
-    { id: 'max-groups', label: 'maxGroups 200000', options: { maxGroups: 200_000 } },
+    { id: 'max-groups', label: 'maxGroups 200000', options: { tuning: { maxGroups: 200_000 } } },
     // The alternative: every new id registered on its first request (per-identity max-min, Sybil-prone).
-    { id: 'no-probation', label: 'probationMs 0 (no probation)', options: { probationMs: 0 } },
+    { id: 'no-probation', label: 'probationMs 0 (no probation)', options: { tuning: { probationMs: 0 } } },
     // Per-tenant rules above the tenants' rate: probation still on by default, each new id on its own rule state.
     {
       id: 'rules',

@@ -16,7 +16,7 @@ import { createOutageGuard, type GuardObserver, type OutageGuard } from './outag
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { checkPlan } from './plan-options';
 import { schedulerOf } from '../util/scheduler';
-import { LIMITER_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions } from './options';
+import { LIMITER_OPTION_NAMES, NESTED_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from '../queue/defer-input';
 import { createDurability } from '../queue/durability';
 import { toEnqueuedJob, toEnqueueInput } from '../queue/offload';
@@ -48,7 +48,7 @@ const ALL_OPTION_NAMES: readonly string[] = [...LIMITER_OPTION_NAMES, ...DEFER_O
 const MAX_JOB_ID_LENGTH = 64;
 
 export function createLimiter(options: LimiterOptions): Limiter {
-  refuseUnknownOptions(optionsObject(options), ALL_OPTION_NAMES, 'createLimiter()');
+  refuseUnknownOptions(optionsObject(options), ALL_OPTION_NAMES, 'createLimiter()', '', NESTED_OPTION_NAMES);
   const admission = Object.fromEntries(Object.entries(options).filter(([name]) => !DEFER_OPTION_NAMES.includes(name)));
   const resolved = resolveLimiterOptions(admission as unknown as AdmissionOptions);
   const deferOptions = resolveDeferOptions(options);

@@ -11,7 +11,7 @@ import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import type { LimiterSpec, Logger, PlanSpec, RuleSpec, Store, StoreErrorPolicy } from '../types';
 export type { StoreErrorPolicy } from '../types';
-import { NAME_PATTERN, boolean, integer, loggerOption, oneOf, optionsObject, refuse } from '../util/validate';
+import { NAME_PATTERN, boolean, codeOf, integer, loggerOption, oneOf, optionsObject, refuse } from '../util/validate';
 
 export interface LimiterOptions {
   /** Where limiter state lives. @defaultValue `new MemoryStore()` */
@@ -22,32 +22,6 @@ export interface LimiterOptions {
   readonly limit: number;
   /** @defaultValue `60_000` */
   readonly windowMs?: number;
-  /** Global bucket size: how bursty admissions may be. The strict sustained rate is (limit − burst + 1)/window. @defaultValue `max(reserve + 1, ceil(limit / 20), min(8, ceil(limit / 10)))`, at most `limit` */
-  readonly burst?: number;
-  /** The last `reserve` tokens are kept for guaranteed (green) traffic. @defaultValue `max(1, ceil(burst / 5))`, below `burst` */
-  readonly reserve?: number;
-  /** A group unseen this long stops counting towards the fair shares. @defaultValue `max(windowMs, 10_000)` */
-  readonly idleMs?: number;
-  /** How often the borrowing cap (water level) is re-estimated. @defaultValue `max(100, windowMs / 4)` */
-  readonly epochMs?: number;
-  /** `true`: the full rate limit/window, at the price of up to limit + burst − 1 in one window. @defaultValue `false` */
-  readonly sustained?: boolean;
-  /** Most groups tracked at once; new groups beyond it share one overflow group. @defaultValue `10_000` */
-  readonly maxGroups?: number;
-  /**
-   * A group id the limiter has not registered yet shares one group (`'*new*'`, weight 1) with every other new id
-   * until it comes back at least this long after it was first seen, so a flood of new ids (rotating client IPs)
-   * cannot take the established groups' shares. `0`: a group is registered on its first request. With `rules`
-   * (the limiter's or a plan's) the shared group is for the fair share only: each id keeps its own rule state.
-   * @defaultValue `min(epochMs, 1000)`
-   */
-  readonly probationMs?: number;
-  /** Longest group id in UTF-8 bytes. @defaultValue `128` */
-  readonly maxGroupLength?: number;
-  /** Largest cost one request may ask for; at most `burst` (a request must fit the global bucket; a green request of cost > 1 reserves the tokens it waits for). @defaultValue `burst − reserve` */
-  readonly maxCost?: number;
-  /** Largest weight a group may have. @defaultValue `1000` */
-  readonly maxWeight?: number;
   /** What to do when the store fails or times out: fail open, deny (503), or use an in-process limiter. @defaultValue `'local'` */
   readonly onStoreError?: StoreErrorPolicy;
   /** A store call slower than this counts as a failure. @defaultValue `500` */
@@ -56,13 +30,6 @@ export interface LimiterOptions {
   readonly instances?: number;
   /** Where one-time warnings go. @defaultValue `console` */
   readonly logger?: Logger;
-  /**
-   * Answer a group the store just denied in-process (until the store's hint, when it might borrow again, or
-   * with `hold: 'retry'` until its retry time), sending only `sampleRate` of its calls on: a flood then costs
-   * few store round trips. Never admits anything, so the global limit holds; see docs/operations.md "Speed on Redis".
-   * `true` = the defaults. @defaultValue `false`
-   */
-  readonly denyCache?: boolean | DenyCacheOptions;
   /**
    * Per-group caps on top of the fair share, decided in the same call, all-or-nothing: e.g.
    * `[{ name: 'per-second', limit: 10, windowMs: 1000 }, { name: 'per-hour', limit: 5000, windowMs: 3_600_000 }]`.
@@ -90,6 +57,49 @@ export interface LimiterOptions {
    * response ends). A plan's `concurrency` overrides it, and a check's own overrides both. @defaultValue no cap
    */
   readonly concurrency?: number;
+  /**
+   * Knobs for the algorithm and its bounds, each with a default derived from `limit` and `windowMs` that suits
+   * most services: how bursty admissions may be, how fast idle groups stop counting, probation, the largest
+   * cost, weight and group id. See docs/reference.md "Tuning".
+   */
+  readonly tuning?: TuningOptions;
+}
+
+/** The limiter's tuning knobs (`tuning` option): every one has a default that suits most services. */
+export interface TuningOptions {
+  /** Global bucket size: how bursty admissions may be. The strict sustained rate is (limit − burst + 1)/window. @defaultValue `max(reserve + 1, ceil(limit / 20), min(8, ceil(limit / 10)))`, at most `limit` */
+  readonly burst?: number;
+  /** The last `reserve` tokens are kept for guaranteed (green) traffic. @defaultValue `max(1, ceil(burst / 5))`, below `burst` */
+  readonly reserve?: number;
+  /** A group unseen this long stops counting towards the fair shares. @defaultValue `max(windowMs, 10_000)` */
+  readonly idleMs?: number;
+  /** How often the borrowing cap (water level) is re-estimated. @defaultValue `max(100, windowMs / 4)` */
+  readonly epochMs?: number;
+  /** `true`: the full rate limit/window, at the price of up to limit + burst − 1 in one window. @defaultValue `false` */
+  readonly sustained?: boolean;
+  /** Most groups tracked at once; new groups beyond it share one overflow group. @defaultValue `10_000` */
+  readonly maxGroups?: number;
+  /**
+   * A group id the limiter has not registered yet shares one group (`'*new*'`, weight 1) with every other new id
+   * until it comes back at least this long after it was first seen, so a flood of new ids (rotating client IPs)
+   * cannot take the established groups' shares. `0`: a group is registered on its first request. With `rules`
+   * (the limiter's or a plan's) the shared group is for the fair share only: each id keeps its own rule state.
+   * @defaultValue `min(epochMs, 1000)`
+   */
+  readonly probationMs?: number;
+  /** Longest group id in UTF-8 bytes. @defaultValue `128` */
+  readonly maxGroupLength?: number;
+  /** Largest cost one request may ask for; at most `burst` (a request must fit the global bucket; a green request of cost > 1 reserves the tokens it waits for). @defaultValue `burst − reserve` */
+  readonly maxCost?: number;
+  /** Largest weight a group may have. @defaultValue `1000` */
+  readonly maxWeight?: number;
+  /**
+   * Answer a group the store just denied in-process (until the store's hint, when it might borrow again, or
+   * with `hold: 'retry'` until its retry time), sending only `sampleRate` of its calls on: a flood then costs
+   * few store round trips. Never admits anything, so the global limit holds; see docs/operations.md "Speed on Redis".
+   * `true` = the defaults. @defaultValue `false`
+   */
+  readonly denyCache?: boolean | DenyCacheOptions;
   /**
    * How long a concurrency slot lasts unless released first: a crashed process's slots come back after it, and a
    * request held longer stops counting then. @defaultValue `60_000`
@@ -123,6 +133,17 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   name: true,
   limit: true,
   windowMs: true,
+  onStoreError: true,
+  timeoutMs: true,
+  instances: true,
+  logger: true,
+  rules: true,
+  plans: true,
+  defaultPlan: true,
+  concurrency: true,
+  tuning: true,
+};
+const TUNING_NAMES: OptionNames<TuningOptions> = {
   burst: true,
   reserve: true,
   idleMs: true,
@@ -133,18 +154,12 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   maxGroupLength: true,
   maxCost: true,
   maxWeight: true,
-  onStoreError: true,
-  timeoutMs: true,
-  instances: true,
-  logger: true,
   denyCache: true,
-  rules: true,
-  plans: true,
-  defaultPlan: true,
-  concurrency: true,
   concurrencyLeaseMs: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
+/** The names inside object options: one given at the top level is suggested where it lives (`tuning.burst`). */
+export const NESTED_OPTION_NAMES: Readonly<Record<string, readonly string[]>> = Object.freeze({ tuning: Object.freeze(Object.keys(TUNING_NAMES)) });
 
 /**
  * The default burst before the reserve is counted: ceil(L/20) (docs/algorithm.md §2.10),
@@ -158,7 +173,8 @@ export function defaultBurstBase(limit: number): number {
 
 export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterOptions {
   const o = optionsObject(options);
-  refuseUnknownOptions(o, LIMITER_OPTION_NAMES, 'createLimiter()');
+  refuseUnknownOptions(o, LIMITER_OPTION_NAMES, 'createLimiter()', '', NESTED_OPTION_NAMES);
+  const t = tuningObject(o.tuning);
   const name = o.name ?? 'default';
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) refuse('name', '1–64 letters, digits or ._-:/', o.name);
   const limit = integer('limit', o.limit);
@@ -168,36 +184,44 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   // with b ≥ min(8, ceil(L/10)) for small limits (see defaultBurstBase).
   let burst: number;
   let reserve: number;
-  if (o.burst === undefined) {
+  if (t.burst === undefined) {
     const base = defaultBurstBase(limit);
-    reserve = o.reserve === undefined ? Math.max(1, Math.ceil(base / 5)) : integer('reserve', o.reserve, { min: 0 });
+    reserve = t.reserve === undefined ? Math.max(1, Math.ceil(base / 5)) : integer('tuning.reserve', t.reserve, { code: codeOf('reserve'), min: 0 });
     burst = Math.min(limit, Math.max(reserve + 1, base));
-    if (o.reserve === undefined && reserve >= burst) reserve = burst - 1;
+    if (t.reserve === undefined && reserve >= burst) reserve = burst - 1;
   } else {
-    burst = integer('burst', o.burst);
-    reserve = o.reserve === undefined ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5))) : integer('reserve', o.reserve, { min: 0 });
+    burst = integer('tuning.burst', t.burst, { code: codeOf('burst') });
+    reserve =
+      t.reserve === undefined
+        ? Math.min(burst - 1, Math.max(1, Math.ceil(burst / 5)))
+        : integer('tuning.reserve', t.reserve, { code: codeOf('reserve'), min: 0 });
   }
-  if (burst > limit) refuse('burst', `at most \`limit\` (${limit})`, burst);
-  if (reserve >= burst) refuse('reserve', `below \`burst\` (${burst})`, reserve);
-  const idleMs = integer('idleMs', o.idleMs, { fallback: Math.max(windowMs, 10_000) });
-  const epochMs = integer('epochMs', o.epochMs, { fallback: Math.max(100, Math.floor(windowMs / 4)) });
-  const sustained = boolean('sustained', o.sustained, { fallback: false });
-  const maxGroups = integer('maxGroups', o.maxGroups, { fallback: DEFAULT_MAX_GROUPS });
-  const maxGroupLength = integer('maxGroupLength', o.maxGroupLength, { fallback: 128 });
+  if (burst > limit) refuse('tuning.burst', `at most \`limit\` (${limit})`, burst, codeOf('burst'));
+  if (reserve >= burst) refuse('tuning.reserve', `below \`burst\` (${burst})`, reserve, codeOf('reserve'));
+  const idleMs = integer('tuning.idleMs', t.idleMs, { code: codeOf('idleMs'), fallback: Math.max(windowMs, 10_000) });
+  const epochMs = integer('tuning.epochMs', t.epochMs, { code: codeOf('epochMs'), fallback: Math.max(100, Math.floor(windowMs / 4)) });
+  const sustained = boolean('tuning.sustained', t.sustained, { code: codeOf('sustained'), fallback: false });
+  const maxGroups = integer('tuning.maxGroups', t.maxGroups, { code: codeOf('maxGroups'), fallback: DEFAULT_MAX_GROUPS });
+  const maxGroupLength = integer('tuning.maxGroupLength', t.maxGroupLength, { code: codeOf('maxGroupLength'), fallback: 128 });
   const rules = resolveRules(o.rules);
-  const maxWeight = integer('maxWeight', o.maxWeight, { fallback: 1000 });
+  const maxWeight = integer('tuning.maxWeight', t.maxWeight, { code: codeOf('maxWeight'), fallback: 1000 });
   const plans = resolvePlans(o.plans, rules, maxWeight);
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
   // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
   // combines with rules (the limiter's or a plan's).
-  const probationMs = integer('probationMs', o.probationMs, { min: 0, fallback: Math.min(epochMs, 1000) });
+  const probationMs = integer('tuning.probationMs', t.probationMs, { code: codeOf('probationMs'), min: 0, fallback: Math.min(epochMs, 1000) });
   // a request must fit every rule too: the default maxCost shrinks to the smallest rule's capacity
   const capping = smallestRule(rules, plans);
   const ruleMax = capping?.capacity ?? Infinity;
-  const maxCost = integer('maxCost', o.maxCost, { fallback: Math.min(burst - reserve, ruleMax) });
-  if (maxCost > burst) refuse('maxCost', `at most \`burst\` (${burst}): a larger cost could never be admitted`, maxCost);
+  const maxCost = integer('tuning.maxCost', t.maxCost, { code: codeOf('maxCost'), fallback: Math.min(burst - reserve, ruleMax) });
+  if (maxCost > burst) refuse('tuning.maxCost', `at most \`burst\` (${burst}): a larger cost could never be admitted`, maxCost, codeOf('maxCost'));
   if (capping !== undefined && maxCost > ruleMax) {
-    refuse('maxCost', `at most ${ruleMax}, the most ${capping.where} admits at once: a larger cost could never be admitted`, maxCost);
+    refuse(
+      'tuning.maxCost',
+      `at most ${ruleMax}, the most ${capping.where} admits at once: a larger cost could never be admitted`,
+      maxCost,
+      codeOf('maxCost'),
+    );
   }
   const onStoreError = oneOf<StoreErrorPolicy, StoreErrorPolicy>('onStoreError', o.onStoreError, ['allow', 'deny', 'local'], { fallback: 'local' });
   const timeoutMs = integer('timeoutMs', o.timeoutMs, { fallback: 500 });
@@ -207,9 +231,12 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   if (typeof store !== 'object' || store === null || typeof store.bind !== 'function') {
     refuse('store', 'a RedisStore, MemoryStore or another Store', o.store);
   }
-  const denyCache = resolveDenyCache(o.denyCache);
+  const denyCache = resolveDenyCache(t.denyCache);
   const concurrency = integer('concurrency', o.concurrency, { fallback: 0 });
-  const concurrencyLeaseMs = integer('concurrencyLeaseMs', o.concurrencyLeaseMs, { fallback: DEFAULT_LEASE_MS });
+  const concurrencyLeaseMs = integer('tuning.concurrencyLeaseMs', t.concurrencyLeaseMs, {
+    code: codeOf('concurrencyLeaseMs'),
+    fallback: DEFAULT_LEASE_MS,
+  });
   const spec: LimiterSpec = Object.freeze({
     name,
     limit,
@@ -242,19 +269,27 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   });
 }
 
+function tuningObject(value: unknown): TuningOptions {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('tuning', 'an object of tuning options', value);
+  refuseUnknownOptions(value, NESTED_OPTION_NAMES.tuning ?? [], 'createLimiter()', 'tuning.');
+  return value as TuningOptions;
+}
+
 function resolveDenyCache(value: unknown): ResolvedDenyCacheOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return Object.freeze({ maxGroups: 10_000, sampleRate: 0.05, hold: 'hint' });
-  if (typeof value !== 'object' || value === null) refuse('denyCache', 'a boolean or { maxGroups?, sampleRate?, hold? }', value);
+  if (typeof value !== 'object' || value === null)
+    refuse('tuning.denyCache', 'a boolean or { maxGroups?, sampleRate?, hold? }', value, 'ERR_BL_DENY_CACHE');
   const o = value as DenyCacheOptions;
-  refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'denyCache.');
+  refuseUnknownOptions(o, ['maxGroups', 'sampleRate', 'hold'], 'createLimiter()', 'tuning.denyCache.');
   // its parts share the parent's code
   const code = 'ERR_BL_DENY_CACHE';
-  const hold = oneOf<'hint' | 'retry', 'hint'>('denyCache.hold', o.hold, ['hint', 'retry'], { code, fallback: 'hint' });
-  const maxGroups = integer('denyCache.maxGroups', o.maxGroups, { code, fallback: 10_000 });
+  const hold = oneOf<'hint' | 'retry', 'hint'>('tuning.denyCache.hold', o.hold, ['hint', 'retry'], { code, fallback: 'hint' });
+  const maxGroups = integer('tuning.denyCache.maxGroups', o.maxGroups, { code, fallback: 10_000 });
   const sampleRate = o.sampleRate ?? 0.05;
   if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1))
-    refuse('denyCache.sampleRate', 'a number from 0 to 1', o.sampleRate, code);
+    refuse('tuning.denyCache.sampleRate', 'a number from 0 to 1', o.sampleRate, code);
   return Object.freeze({ maxGroups, sampleRate, hold });
 }
 

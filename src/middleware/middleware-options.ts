@@ -5,7 +5,7 @@
 import { ConfigError } from '../errors';
 import type { LimiterOptions } from '../limiter/limiter';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
-import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES } from '../limiter/options';
+import { LIMITER_OPTION_NAMES as ADMISSION_OPTION_NAMES, NESTED_OPTION_NAMES } from '../limiter/options';
 import { DEFER_OPTION_NAMES } from '../queue/defer-input';
 import { validateDefer } from './defer';
 import type { HeaderFormat } from './headers';
@@ -76,7 +76,7 @@ export function limiterOptionsOf<Ctx>(o: BulkLimiterOptions<Ctx>): LimiterOption
 
 export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>): BulkLimiterOptions<Ctx> {
   const o = optionsObject(options);
-  refuseUnknownOptions(o, ALL_OPTION_NAMES, 'bulkLimiter()');
+  refuseUnknownOptions(o, ALL_OPTION_NAMES, 'bulkLimiter()', '', NESTED_OPTION_NAMES);
   // An option set to undefined is an option left out (`{ limiter, windowMs: config.windowMs }` with none configured).
   const inline = Object.keys(o).filter((k) => !MIDDLEWARE_OPTION_NAMES.includes(k) && (o as Record<string, unknown>)[k] !== undefined);
   if (o.limiter !== undefined) {

@@ -51,14 +51,22 @@ const FOREIGN_NAMES: Readonly<Record<string, readonly string[]>> = {
 
 /**
  * Throws ConfigError ERR_BL_UNKNOWN_OPTION for the first key of `options` not in `known`. `where` names the
- * call in the message (`createLimiter()`), `prefix` a nested object (`denyCache.`). A non-object is left to
- * the caller's own check.
+ * call in the message (`createLimiter()`), `prefix` a nested object (`denyCache.`); `nested` lists the names inside
+ * object options (`{ tuning: ['burst', …] }`), suggested as `tuning.burst`. A non-object is left to the caller's own check.
  */
-export function refuseUnknownOptions(options: unknown, known: readonly string[], where: string, prefix = ''): void {
+export function refuseUnknownOptions(
+  options: unknown,
+  known: readonly string[],
+  where: string,
+  prefix = '',
+  nested: Readonly<Record<string, readonly string[]>> = {},
+): void {
   if (typeof options !== 'object' || options === null) return;
   for (const key in options) {
     if (!Object.prototype.hasOwnProperty.call(options, key) || known.includes(key)) continue;
-    const guess = suggestOption(key, known);
+    // a name that lives inside an object option (`tuning.burst`) is suggested there
+    const parent = Object.keys(nested).find((name) => nested[name]?.includes(key));
+    const guess = parent === undefined ? suggestOption(key, known) : `${parent}.${key}`;
     throw new ConfigError(
       'ERR_BL_UNKNOWN_OPTION',
       `Unknown option \`${prefix}${key}\` of ${where}${guess === undefined ? '.' : `; did you mean \`${prefix}${guess}\`?`} Known options: ${known.join(', ')}`,

@@ -29,7 +29,7 @@ export function describeJobPlanCases(name: string, setup: () => Promise<StoreHar
 
     test("a deferred job of a plan whose rule is tighter than the limiter's starts no faster than that rule allows", async () => {
       const clock = new ManualClock();
-      const l = limiter(clock, { limit: 1000, windowMs: 1000, burst: 500, plans: { free: { rules: [sliding('second', 3)] } } });
+      const l = limiter(clock, { limit: 1000, windowMs: 1000, tuning: { burst: 500 }, plans: { free: { rules: [sliding('second', 3)] } } });
       const live: Array<{ at: number; cost: number }> = [];
       let deferred = 0;
       for (let i = 0; i < 12; i++) {
@@ -50,7 +50,7 @@ export function describeJobPlanCases(name: string, setup: () => Promise<StoreHar
       const l = limiter(clock, {
         limit: 1000,
         windowMs: 1000,
-        burst: 500,
+        tuning: { burst: 500 },
         rules: [sliding('second', 100)],
         plans: { free: { rules: [sliding('minute', 6, 60_000)] } },
       });
@@ -68,7 +68,7 @@ export function describeJobPlanCases(name: string, setup: () => Promise<StoreHar
       const l = limiter(clock, {
         limit: 1000,
         windowMs: 1000,
-        burst: 500,
+        tuning: { burst: 500 },
         plans: { free: { rules: [sliding('second', 2)] }, pro: { weight: 3 } },
         defaultPlan: 'pro',
       });
@@ -87,7 +87,7 @@ export function describeJobPlanCases(name: string, setup: () => Promise<StoreHar
 
     test('a plan name with spaces and a group that looks like a job member round-trip through the queue', async () => {
       const clock = new ManualClock();
-      const l = limiter(clock, { limit: 1000, windowMs: 1000, burst: 500, plans: { 'gold tier 2': { rules: [sliding('second', 1)] } } });
+      const l = limiter(clock, { limit: 1000, windowMs: 1000, tuning: { burst: 500 }, plans: { 'gold tier 2': { rules: [sliding('second', 1)] } } });
       const group = '7 1 1 0,3:abc g';
       const a = await l.enqueue(group, { type: 'work', plan: 'gold tier 2' });
       await l.enqueue(group, { type: 'work', plan: 'gold tier 2' });

@@ -35,7 +35,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       const [l] = limiters(clock, {
         limit: 10_000,
         windowMs: 1000,
-        burst: 1000,
+        tuning: { burst: 1000 },
         rules: [sliding('second', 5)],
         plans: { pro: { rules: [sliding('second', 10), sliding('minute', 15, 60_000)] } },
       });
@@ -63,7 +63,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       const [l] = limiters(clock, {
         limit: 10_000,
         windowMs: 1000,
-        burst: 1000,
+        tuning: { burst: 1000 },
         rules: [sliding('second', 5)],
         plans: { free: { weight: 1 }, pro: { weight: 4, rules: [sliding('second', 10), sliding('minute', 15, 60_000)] } },
         defaultPlan: 'free',
@@ -89,7 +89,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
         {
           limit: 10_000,
           windowMs: 1000,
-          burst: 1000,
+          tuning: { burst: 1000 },
           plans: { free: { concurrency: 1 }, pro: { weight: 3, concurrency: 3 }, enterprise: { weight: 5, concurrency: 5 } },
         },
         3,
@@ -131,7 +131,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       const [l] = limiters(clock, {
         limit: 10_000,
         windowMs: 1000,
-        burst: 1000,
+        tuning: { burst: 1000 },
         plans: { free: { rules: [sliding('second', 4)] }, pro: { rules: [sliding('second', 10)] } },
         defaultPlan: 'free',
       });
@@ -162,7 +162,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
         {
           limit: 100_000,
           windowMs: 1000,
-          burst: 5000,
+          tuning: { burst: 5000 },
           rules: [sliding('second', 8)],
           plans: { free: { rules: [sliding('second', 5)] }, pro: { weight: 2, rules: [sliding('second', 12)] }, same: { weight: 4 } },
         },
@@ -196,7 +196,7 @@ export function describePlanCases(name: string, setup: () => Promise<StoreHarnes
       const [l] = limiters(clock, {
         limit: 1000,
         windowMs: 1000,
-        idleMs: 2000,
+        tuning: { idleMs: 2000 },
         plans: { free: { weight: 1 }, pro: { rules: [sliding('hour', 3, 3_600_000)] } },
       });
       for (let i = 0; i < 3; i++) expect((await l!.check('p', { plan: 'pro' })).allowed).toBe(true);

@@ -38,12 +38,12 @@ test('new RedisStore(client) says to pass { client }', () => {
 
 test("maxCost above a rule's capacity names the rule, and the plan when a plan's rule caps it", () => {
   const rules = [{ name: 'per-second', limit: 5, windowMs: 1000, algorithm: 'fixed-window' as const }];
-  expect(error(() => createLimiter({ limit: 100, windowMs: 1000, burst: 50, maxCost: 10, rules })).message).toBe(
-    'Expected `maxCost` to be at most 5, the most rule "per-second" admits at once: a larger cost could never be admitted, got `10` (number)',
+  expect(error(() => createLimiter({ limit: 100, windowMs: 1000, tuning: { burst: 50, maxCost: 10 }, rules })).message).toBe(
+    'Expected `tuning.maxCost` to be at most 5, the most rule "per-second" admits at once: a larger cost could never be admitted, got `10` (number)',
   );
   const plans = { free: { rules: [{ name: 'tiny', limit: 3, windowMs: 1000, algorithm: 'fixed-window' as const }] } };
-  expect(error(() => createLimiter({ limit: 100, windowMs: 1000, burst: 50, maxCost: 10, rules, plans })).message).toBe(
-    'Expected `maxCost` to be at most 3, the most plan "free"\'s rule "tiny" admits at once: a larger cost could never be admitted, got `10` (number)',
+  expect(error(() => createLimiter({ limit: 100, windowMs: 1000, tuning: { burst: 50, maxCost: 10 }, rules, plans })).message).toBe(
+    'Expected `tuning.maxCost` to be at most 3, the most plan "free"\'s rule "tiny" admits at once: a larger cost could never be admitted, got `10` (number)',
   );
 });
 

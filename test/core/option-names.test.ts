@@ -34,9 +34,9 @@ describe('unknown options are refused everywhere, with a suggestion', () => {
     ['createLimiter: maxBaclog (a deferral option, misspelt)', () => createLimiter({ limit: 1, maxBaclog: 1 } as never), 'maxBaclog', 'maxBacklog'],
     [
       'createLimiter: denyCache.sampelRate',
-      () => createLimiter({ limit: 1, denyCache: { sampelRate: 0.1 } } as never),
-      'denyCache.sampelRate',
-      'denyCache.sampleRate',
+      () => createLimiter({ limit: 1, tuning: { denyCache: { sampelRate: 0.1 } } } as never),
+      'tuning.denyCache.sampelRate',
+      'tuning.denyCache.sampleRate',
     ],
     ['express bulkLimiter: keyGenerator', () => onExpress.bulkLimiter({ limiter, keyGenerator: () => 'a' } as never), 'keyGenerator', 'group'],
     ['koa bulkLimiter: max inline', () => onKoa.bulkLimiter({ max: 5 } as never), 'max', 'limit'],

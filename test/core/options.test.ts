@@ -45,8 +45,8 @@ test('default burst is 5 % of the limit and the reserve a fifth of it (docs/algo
 test('small limits still get a valid burst and reserve', () => {
   expect(resolveLimiterOptions({ limit: 1 }).spec).toMatchObject({ burst: 1, reserve: 0 });
   expect(resolveLimiterOptions({ limit: 2 }).spec).toMatchObject({ burst: 2, reserve: 1 });
-  expect(resolveLimiterOptions({ limit: 10, burst: 1 }).spec).toMatchObject({ burst: 1, reserve: 0 });
-  expect(resolveLimiterOptions({ limit: 100, reserve: 0 }).spec).toMatchObject({ burst: 8, reserve: 0 });
+  expect(resolveLimiterOptions({ limit: 10, tuning: { burst: 1 } }).spec).toMatchObject({ burst: 1, reserve: 0 });
+  expect(resolveLimiterOptions({ limit: 100, tuning: { reserve: 0 } }).spec).toMatchObject({ burst: 8, reserve: 0 });
   // small limits: burst ≥ min(8, ceil(L/10)) so borrowers have a yellow band to share (see defaultBurstBase)
   expect(resolveLimiterOptions({ limit: 100 }).spec).toMatchObject({ burst: 8, reserve: 2 });
   expect(resolveLimiterOptions({ limit: 50 }).spec).toMatchObject({ burst: 5, reserve: 1 });
@@ -60,23 +60,23 @@ test.each([
   [{ limit: 1.5 }, 'ERR_BL_LIMIT'],
   [{ limit: '10' }, 'ERR_BL_LIMIT'],
   [{ limit: 10, windowMs: -1 }, 'ERR_BL_WINDOW_MS'],
-  [{ limit: 10, burst: 11 }, 'ERR_BL_BURST'],
-  [{ limit: 10, burst: 4, reserve: 4 }, 'ERR_BL_RESERVE'],
-  [{ limit: 10, reserve: 10 }, 'ERR_BL_RESERVE'],
-  [{ limit: 100, burst: 10, reserve: 2, maxCost: 11 }, 'ERR_BL_MAX_COST'],
+  [{ limit: 10, tuning: { burst: 11 } }, 'ERR_BL_BURST'],
+  [{ limit: 10, tuning: { burst: 4, reserve: 4 } }, 'ERR_BL_RESERVE'],
+  [{ limit: 10, tuning: { reserve: 10 } }, 'ERR_BL_RESERVE'],
+  [{ limit: 100, tuning: { burst: 10, reserve: 2, maxCost: 11 } }, 'ERR_BL_MAX_COST'],
   [{ limit: 10, name: '{evil}' }, 'ERR_BL_NAME'],
-  [{ limit: 10, sustained: 'yes' }, 'ERR_BL_SUSTAINED'],
+  [{ limit: 10, tuning: { sustained: 'yes' } }, 'ERR_BL_SUSTAINED'],
   [{ limit: 10, onStoreError: 'retry' }, 'ERR_BL_ON_STORE_ERROR'],
   [{ limit: 10, instances: 0 }, 'ERR_BL_INSTANCES'],
   [{ limit: 10, timeoutMs: 0 }, 'ERR_BL_TIMEOUT_MS'],
-  [{ limit: 10, maxGroups: 0 }, 'ERR_BL_MAX_GROUPS'],
+  [{ limit: 10, tuning: { maxGroups: 0 } }, 'ERR_BL_MAX_GROUPS'],
   [{ limit: 10, logger: {} }, 'ERR_BL_LOGGER'],
   [{ limit: 10, store: {} }, 'ERR_BL_STORE'],
   [{ limit: 10, windowMS: 1000 }, 'ERR_BL_UNKNOWN_OPTION'],
   // Every denyCache mistake has the option's code (a nested name's dot once leaked into it: ERR_BL_DENY_CACHE.MAX_GROUPS).
-  [{ limit: 10, denyCache: { maxGroups: 0 } }, 'ERR_BL_DENY_CACHE'],
-  [{ limit: 10, denyCache: { sampleRate: 2 } }, 'ERR_BL_DENY_CACHE'],
-  [{ limit: 10, denyCache: { hold: 'forever' } }, 'ERR_BL_DENY_CACHE'],
+  [{ limit: 10, tuning: { denyCache: { maxGroups: 0 } } }, 'ERR_BL_DENY_CACHE'],
+  [{ limit: 10, tuning: { denyCache: { sampleRate: 2 } } }, 'ERR_BL_DENY_CACHE'],
+  [{ limit: 10, tuning: { denyCache: { hold: 'forever' } } }, 'ERR_BL_DENY_CACHE'],
   // rules: every mistake is ERR_BL_RULES (a misspelt key is an unknown option)
   [{ limit: 10, rules: {} }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [null] }, 'ERR_BL_RULES'],
@@ -100,14 +100,16 @@ test.each([
   [{ limit: 10, rules: [{ name: 'a', limit: 1, windowMs: 1000, algorithm: 'leaky-bucket' }] }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: Array.from({ length: 9 }, (_, i) => ({ name: `r${i}`, limit: 1, windowMs: 1000 })) }, 'ERR_BL_RULES'],
   [{ limit: 10, rules: [{ name: 'a', limit: 1, window: 1000 }] }, 'ERR_BL_UNKNOWN_OPTION'],
-  [{ limit: 100, burst: 10, reserve: 2, maxCost: 5, rules: [{ name: 'a', limit: 20, windowMs: 1000 }] }, 'ERR_BL_MAX_COST'],
+  [{ limit: 100, rules: [{ name: 'a', limit: 20, windowMs: 1000 }], tuning: { burst: 10, reserve: 2, maxCost: 5 } }, 'ERR_BL_MAX_COST'],
 ])('%j → %s', (options, code) => {
   expect(codeOf(options)).toBe(code);
 });
 
 test('messages show the bad value and, for maxCost, the bound', () => {
-  expect(() => resolveLimiterOptions({ limit: 100, burst: 10, reserve: 2, maxCost: 11 })).toThrow(/`maxCost`.*`burst` \(10\).*`11` \(number\)/);
-  expect(resolveLimiterOptions({ limit: 100, burst: 10, reserve: 2, maxCost: 10 }).maxCost).toBe(10); // reservations make it deliverable
+  expect(() => resolveLimiterOptions({ limit: 100, tuning: { burst: 10, reserve: 2, maxCost: 11 } })).toThrow(
+    /`tuning.maxCost`.*`burst` \(10\).*`11` \(number\)/,
+  );
+  expect(resolveLimiterOptions({ limit: 100, tuning: { burst: 10, reserve: 2, maxCost: 10 } }).maxCost).toBe(10); // reservations make it deliverable
   expect(() => resolveLimiterOptions({ limit: 10, windowMS: 1 } as LimiterOptions)).toThrow(/`windowMS`/);
   expect(LIMITER_OPTION_NAMES).toContain('onStoreError');
 });
@@ -148,9 +150,9 @@ test('probationMs: min(epochMs, 1000) by default with rules too, and any value a
   const rules = [{ name: 'per-second', limit: 10, windowMs: 1000 }];
   expect(resolveLimiterOptions({ limit: 100, windowMs: 1000 }).spec.probationMs).toBe(250);
   expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules }).spec.probationMs).toBe(250);
-  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 100 }).spec.probationMs).toBe(100);
-  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: 0 }).spec.probationMs).toBe(0);
-  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, probationMs: -1 })).toThrow(
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, tuning: { probationMs: 100 } }).spec.probationMs).toBe(100);
+  expect(resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, tuning: { probationMs: 0 } }).spec.probationMs).toBe(0);
+  expect(() => resolveLimiterOptions({ limit: 100, windowMs: 1000, rules, tuning: { probationMs: -1 } })).toThrow(
     expect.objectContaining({ code: 'ERR_BL_PROBATION_MS' }),
   );
 });
@@ -170,7 +172,7 @@ test.each<[unknown, string]>([
   [{ limit: 10, plans: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`p${i}`, {}])) }, 'ERR_BL_PLANS'],
   [{ limit: 10, plans: { pro: { weight: 0 } } }, 'ERR_BL_PLANS'],
   [{ limit: 10, plans: { pro: { weight: 1.5 } } }, 'ERR_BL_PLANS'],
-  [{ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } }, 'ERR_BL_PLANS'],
+  [{ limit: 10, tuning: { maxWeight: 5 }, plans: { pro: { weight: 6 } } }, 'ERR_BL_PLANS'],
   [{ limit: 10, plans: { pro: { weight: '2' } } }, 'ERR_BL_PLANS'],
   [{ limit: 10, plans: { pro: { concurrency: 0 } } }, 'ERR_BL_PLANS'],
   [{ limit: 10, plans: { pro: { concurrency: 2.5 } } }, 'ERR_BL_PLANS'],
@@ -185,9 +187,12 @@ test.each<[unknown, string]>([
   [{ limit: 10, plans: { pro: {} }, defaultPlan: 'free' }, 'ERR_BL_DEFAULT_PLAN'],
   [{ limit: 10, plans: { pro: {} }, defaultPlan: 1 }, 'ERR_BL_DEFAULT_PLAN'],
   // probation combines with a plan's rules, but stays an integer ≥ 0
-  [{ limit: 10, plans: { pro: { rules: [sec('a', 5)] } }, probationMs: 1.5 }, 'ERR_BL_PROBATION_MS'],
+  [{ limit: 10, plans: { pro: { rules: [sec('a', 5)] } }, tuning: { probationMs: 1.5 } }, 'ERR_BL_PROBATION_MS'],
   // and its capacity bounds maxCost
-  [{ limit: 100, burst: 10, reserve: 2, maxCost: 5, plans: { pro: { rules: [{ name: 'a', limit: 20, windowMs: 1000 }] } } }, 'ERR_BL_MAX_COST'],
+  [
+    { limit: 100, tuning: { burst: 10, reserve: 2, maxCost: 5 }, plans: { pro: { rules: [{ name: 'a', limit: 20, windowMs: 1000 }] } } },
+    'ERR_BL_MAX_COST',
+  ],
 ])('plans: %j → %s', (options, code) => {
   expect(codeOf(options)).toBe(code);
 });
@@ -195,7 +200,7 @@ test.each<[unknown, string]>([
 test("plans: resolved in a Map; a plan's rules replace the limiter's rule of their name in its place, the others follow", () => {
   const r = resolveLimiterOptions({
     limit: 1000,
-    maxWeight: 10,
+    tuning: { maxWeight: 10 },
     rules: [sec('second', 10), { name: 'hour', limit: 5000, windowMs: 3_600_000 }],
     plans: {
       'Free tier': { weight: 1, concurrency: 1 },
@@ -222,7 +227,7 @@ test("plans: resolved in a Map; a plan's rules replace the limiter's rule of the
   expect(resolveLimiterOptions({ limit: 1000 }).spec.plans).toBeUndefined();
   expect(resolveLimiterOptions({ limit: 1000, plans: { pro: { weight: 2 } } }).spec.probationMs).toBe(1000);
   expect(resolveLimiterOptions({ limit: 1000, plans: { pro: { rules: [sec('a', 5)] } } }).spec.probationMs).toBe(1000);
-  expect(() => resolveLimiterOptions({ limit: 10, maxWeight: 5, plans: { pro: { weight: 6 } } })).toThrow(
+  expect(() => resolveLimiterOptions({ limit: 10, tuning: { maxWeight: 5 }, plans: { pro: { weight: 6 } } })).toThrow(
     /`plans\.pro\.weight`.*1 to 5.*`6` \(number\)/,
   );
   expect(() => resolveLimiterOptions({ limit: 10, plans: { pro: { rules: [sec('a', 0)] } } })).toThrow(/`plans\.pro\.rules\[0\]\.limit`/);

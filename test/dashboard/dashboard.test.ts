@@ -17,7 +17,14 @@ import { deadJob, mounts } from './fixtures';
 
 let seq = 0;
 const newLimiter = (over: object = {}): Limiter =>
-  createLimiter({ store: new MemoryStore(), name: `dash-${++seq}`, limit: 6, burst: 6, reserve: 1, windowMs: 60_000, probationMs: 0, ...over });
+  createLimiter({
+    store: new MemoryStore(),
+    name: `dash-${++seq}`,
+    limit: 6,
+    tuning: { burst: 6, reserve: 1, probationMs: 0 },
+    windowMs: 60_000,
+    ...over,
+  });
 const sum = (list: readonly number[]) => list.reduce((a, b) => a + b, 0);
 const totals = (g: Pick<GroupView, 'traffic'>) => ({
   allowed: sum(g.traffic.allowed),
@@ -122,7 +129,7 @@ describe.each(mounts)('dashboard through %s', (_name, mount) => {
   });
 
   test('retry and remove answer 403 without authorize, and when it says no; with it they act on a real dead job', async () => {
-    const limiter = newLimiter({ limit: 100, burst: 100, windowMs: 1000 });
+    const limiter = newLimiter({ limit: 100, tuning: { burst: 100, reserve: 1, probationMs: 0 }, windowMs: 1000 });
     const first = await deadJob(limiter, 'acme', 'bad account');
     const second = await deadJob(limiter, '<b>evil</b>');
 
@@ -235,7 +242,7 @@ describe('bounded by the busiest groups', () => {
   });
 
   test('the JSON lists at most topGroups tenants after 2,000 distinct ones', async () => {
-    const limiter = newLimiter({ limit: 100_000, burst: 100_000, windowMs: 1000 });
+    const limiter = newLimiter({ limit: 100_000, tuning: { burst: 100_000, reserve: 1, probationMs: 0 }, windowMs: 1000 });
     const app = mounts[0]![1]({ limiters: [limiter], topGroups: 3 });
     for (let i = 0; i < 2000; i++) await limiter.check(`t${i}`);
     const view = ((await request(app).get('/dashboard/data')).body as DashboardData).limiters[0]!;

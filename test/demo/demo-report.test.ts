@@ -103,7 +103,7 @@ describe('the demo report on the same numbers for both systems', () => {
 describe('strictCapacityPerS', () => {
   it('is what the library’s resolved defaults admit: (limit − burst + 1) per window, or the limit when sustained', async () => {
     const strict = createLimiter({ limit: 60, windowMs: 1000 });
-    const sustained = createLimiter({ limit: 60, windowMs: 500, sustained: true });
+    const sustained = createLimiter({ limit: 60, windowMs: 500, tuning: { sustained: true } });
     expect(strictCapacityPerS(strict.spec)).toBe(60 - strict.spec.burst + 1);
     expect(strict.spec.burst).toBeGreaterThan(1);
     expect(strictCapacityPerS(sustained.spec)).toBe(120);

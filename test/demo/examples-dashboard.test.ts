@@ -31,7 +31,13 @@ describe.each(EXAMPLE_APPS)('the %s example app', (_name, path, listener) => {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const example = require(path) as ExampleApp;
-      const limiter = createLimiter({ store: new MemoryStore({ clock: () => NOW }), name: 'api', limit: 6, burst: 6, reserve: 1, windowMs: 60_000 });
+      const limiter = createLimiter({
+        store: new MemoryStore({ clock: () => NOW }),
+        name: 'api',
+        limit: 6,
+        tuning: { burst: 6, reserve: 1 },
+        windowMs: 60_000,
+      });
       return listener(example.createApp({ limiter }));
     } finally {
       delete process.env.DASHBOARD_TOKEN;

@@ -30,7 +30,13 @@ describe.each(EXAMPLE_APPS)('the %s example app', (_name, path, listener) => {
   test('/metrics after a known sequence of requests holds exactly the decisions the responses showed', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const example = require(path) as ExampleApp;
-    const limiter = createLimiter({ store: new MemoryStore({ clock: () => NOW }), name: 'api', limit: 6, burst: 6, reserve: 1, windowMs: 60_000 });
+    const limiter = createLimiter({
+      store: new MemoryStore({ clock: () => NOW }),
+      name: 'api',
+      limit: 6,
+      tuning: { burst: 6, reserve: 1 },
+      windowMs: 60_000,
+    });
     const app = listener(example.createApp({ limiter }));
     const seen = new Map<string, number>();
     const tally = (tenant: string, status: number) => {

@@ -71,7 +71,14 @@ test('caps of 1, 3 and 5 are never exceeded by two processes taking and releasin
 
 test("a SIGKILLed process's slots come back when their leases end", async () => {
   const leaseMs = 1500;
-  const options = { name: `cc-kill-${process.pid}`, limit: 100_000, windowMs: 1000, concurrency: 5, concurrencyLeaseMs: leaseMs, timeoutMs: 30_000 };
+  const options = {
+    name: `cc-kill-${process.pid}`,
+    limit: 100_000,
+    windowMs: 1000,
+    concurrency: 5,
+    tuning: { concurrencyLeaseMs: leaseMs },
+    timeoutMs: 30_000,
+  };
   const h = holder({ port: server.port, options, mode: 'hold', group: 'k', count: 5 });
   await h.line('held 5');
   const killedAt = Date.now();

@@ -22,7 +22,9 @@ test.each([
   ['concurrencyLeaseMs', 0, 'ERR_BL_CONCURRENCY_LEASE_MS'],
   ['concurrencyLeaseMs', Infinity, 'ERR_BL_CONCURRENCY_LEASE_MS'],
 ])('`%s: %p` is a ConfigError %s', (option, value, code) => {
-  expect(() => make({ [option]: value })).toThrow(expect.objectContaining({ code, constructor: ConfigError }));
+  // concurrencyLeaseMs is a tuning knob
+  const options = option === 'concurrency' ? { [option]: value } : { tuning: { [option]: value } };
+  expect(() => make(options)).toThrow(expect.objectContaining({ code, constructor: ConfigError }));
 });
 
 test('a rule cannot be named "concurrency"', () => {

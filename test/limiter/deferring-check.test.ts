@@ -65,7 +65,7 @@ describe.each([
 ])('%s', (_label, makeStore) => {
   test("an allowed request's payload is never encoded; a denied one's once, with its job", async () => {
     const { store, calls } = counting(makeStore());
-    const limiter = createLimiter({ store, name: `payload-${++seq}`, limit: 2, burst: 2, reserve: 1, windowMs: 60_000, probationMs: 0 });
+    const limiter = createLimiter({ store, name: `payload-${++seq}`, limit: 2, tuning: { burst: 2, reserve: 1, probationMs: 0 }, windowMs: 60_000 });
     const p = payload();
     const decisions: Decision[] = [];
     for (let i = 0; i < 2; i++) decisions.push(await limiter.check('a', { defer: { type: 'export', payload: p.value } }));
@@ -90,7 +90,7 @@ describe.each([
 
   test('each deferring check reports one decision to observers', async () => {
     const { store } = counting(makeStore());
-    const limiter = createLimiter({ store, name: `observed-${++seq}`, limit: 1, burst: 1, reserve: 0, windowMs: 60_000, probationMs: 0 });
+    const limiter = createLimiter({ store, name: `observed-${++seq}`, limit: 1, tuning: { burst: 1, reserve: 0, probationMs: 0 }, windowMs: 60_000 });
     const seen: Array<{ allowed: boolean; job: boolean }> = [];
     limiter.observe({ decision: (d) => seen.push({ allowed: d.allowed, job: d.job !== undefined }) });
     for (let i = 0; i < 3; i++) await limiter.check('a', { defer: { type: 'export', payload: { i } } });
@@ -104,7 +104,7 @@ describe.each([
 
   test('an idempotency key goes in one call: a retried request finds its job and does not run now', async () => {
     const { store, calls } = counting(makeStore());
-    const limiter = createLimiter({ store, name: `idem-${++seq}`, limit: 1, burst: 1, reserve: 0, windowMs: 60_000, probationMs: 0 });
+    const limiter = createLimiter({ store, name: `idem-${++seq}`, limit: 1, tuning: { burst: 1, reserve: 0, probationMs: 0 }, windowMs: 60_000 });
     expect((await limiter.check('b')).allowed).toBe(true);
     const first = await limiter.check('a', { defer: { type: 'export', payload: {}, idempotencyKey: 'k1' } });
     expect(first.job).toBeDefined();

@@ -143,11 +143,11 @@ describe('DenyCache', () => {
   });
 
   test.each([
-    [{ denyCache: 'yes' }, /denyCache.*got/],
-    [{ denyCache: { sampleRate: 2 } }, /denyCache\.sampleRate.*got `2`/],
-    [{ denyCache: { maxGroups: 0 } }, /denyCache\.maxGroups.*got `0`/],
-    [{ denyCache: { size: 1 } }, /Unknown option `denyCache\.size`/],
-    [{ denyCache: { hold: 'forever' } }, /denyCache\.hold.*got `'forever'`|denyCache\.hold.*forever/],
+    [{ tuning: { denyCache: 'yes' } }, /tuning\.denyCache.*got/],
+    [{ tuning: { denyCache: { sampleRate: 2 } } }, /tuning\.denyCache\.sampleRate.*got `2`/],
+    [{ tuning: { denyCache: { maxGroups: 0 } } }, /tuning\.denyCache\.maxGroups.*got `0`/],
+    [{ tuning: { denyCache: { size: 1 } } }, /Unknown option `tuning\.denyCache\.size`/],
+    [{ tuning: { denyCache: { hold: 'forever' } } }, /tuning\.denyCache\.hold.*got `'forever'`|denyCache\.hold.*forever/],
   ])('bad option %j fails at construction', (extra, message) => {
     expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(ConfigError);
     expect(() => createLimiter({ limit: 10, ...(extra as object) })).toThrow(message);
@@ -191,7 +191,7 @@ describe('a limiter with denyCache on Redis', () => {
     // 20 per second: the flood's share is used up at once and its hint is tens of ms away.
     // probationMs 0: the two groups are registered at once (on probation they would share one group for 250 ms
     // of this 600 ms run; the cache is what is measured here).
-    const options = { store, name: 'deny-cache', limit: 20, windowMs: 1000, denyCache: true, probationMs: 0 };
+    const options = { store, name: 'deny-cache', limit: 20, windowMs: 1000, tuning: { denyCache: true, probationMs: 0 } };
     const limiter = createLimiter(withScheduler(options, clock));
     let admitted = 0;
     let checks = 0;
@@ -220,7 +220,7 @@ describe('a limiter with denyCache on Redis', () => {
     const calls = new Map<string, number>();
     const store = countingStore(new RedisStore({ client, prefix: 'retry-hold', clock: () => clock.now() }), calls);
     // 500 per second: the bucket refills every ~2 ms, so the hint alone would send nearly every check to Redis.
-    const options = { store, name: 'deny-cache-retry', limit: 500, windowMs: 1000, denyCache: { hold: 'retry' as const } };
+    const options = { store, name: 'deny-cache-retry', limit: 500, windowMs: 1000, tuning: { denyCache: { hold: 'retry' as const } } };
     const limiter = createLimiter(withScheduler(options, clock));
     const admittedAt: number[] = [];
     let checks = 0;

@@ -5,7 +5,7 @@ import { FaultStore } from './fault-store';
 let seq = 0;
 const make = (extra: Record<string, unknown> = {}) => {
   const store = new FaultStore();
-  const limiter = createLimiter({ store, name: `lim-${++seq}`, limit: 10, burst: 10, windowMs: 1000, ...extra });
+  const limiter = createLimiter({ store, name: `lim-${++seq}`, limit: 10, tuning: { burst: 10 }, windowMs: 1000, ...extra });
   return { store, limiter };
 };
 
@@ -66,7 +66,7 @@ describe('createLimiter', () => {
   });
 
   test('maxGroupLength is honoured', async () => {
-    const { limiter } = make({ maxGroupLength: 4 });
+    const { limiter } = make({ tuning: { maxGroupLength: 4 } });
     await expect(limiter.check('abcd')).resolves.toMatchObject({ allowed: true });
     await expect(limiter.check('abcde')).rejects.toMatchObject({ code: 'ERR_BL_GROUP_TOO_LONG' });
     await expect(limiter.check('éé')).resolves.toMatchObject({ allowed: true });
@@ -97,7 +97,7 @@ describe('createLimiter', () => {
   });
 
   test('destroy removes the limiter state', async () => {
-    const { limiter } = make({ limit: 1, burst: 1 });
+    const { limiter } = make({ limit: 1, tuning: { burst: 1 } });
     expect((await limiter.check('a')).allowed).toBe(true);
     expect((await limiter.check('a')).allowed).toBe(false);
     await limiter.destroy();

@@ -31,7 +31,7 @@ describe.each([
     ['cost a string', { limiter, cost: '2' }, 'ERR_BL_COST'],
     // Static values beyond the limiter's maximum would fail every request (maxCost here is 1, maxWeight 1000).
     ['cost above maxCost', { limiter, cost: 2 }, 'ERR_BL_COST'],
-    ['cost above an inline maxCost', { limit: 100, maxCost: 3, cost: 4 }, 'ERR_BL_COST'],
+    ['cost above an inline maxCost', { limit: 100, cost: 4, tuning: { maxCost: 3 } }, 'ERR_BL_COST'],
     ['weight above maxWeight', { limiter, weight: 1001 }, 'ERR_BL_WEIGHT'],
     ['inline limit missing', { windowMs: 1000 }, 'ERR_BL_LIMIT'],
     ['inline onStoreError unknown', { limit: 5, onStoreError: 'retry' }, 'ERR_BL_ON_STORE_ERROR'],

@@ -37,7 +37,7 @@ function make(policy: StoreErrorPolicy, extra: Record<string, unknown> = {}) {
         store,
         name: `outage-${++seq}`,
         limit: 10,
-        burst: 10,
+        tuning: { burst: 10 },
         windowMs: 1000,
         onStoreError: policy,
         timeoutMs: 40,

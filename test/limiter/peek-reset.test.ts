@@ -10,7 +10,8 @@ import { MemoryStore } from '../../src/memory/memory-store';
 import { FaultStore } from './fault-store';
 
 let seq = 0;
-const memoryLimiter = () => createLimiter({ store: new MemoryStore(), name: `peek-${++seq}`, limit: 10, burst: 10, windowMs: 1000, probationMs: 0 });
+const memoryLimiter = () =>
+  createLimiter({ store: new MemoryStore(), name: `peek-${++seq}`, limit: 10, tuning: { burst: 10, probationMs: 0 }, windowMs: 1000 });
 
 describe('peek and reset check their input as check() does', () => {
   const limiter = memoryLimiter();
@@ -47,11 +48,8 @@ test("reset forgets the group's denial in this process's deny cache too", async 
     store: new MemoryStore(),
     name: `peek-deny-${++seq}`,
     limit: 100,
-    burst: 100,
-    reserve: 10,
+    tuning: { burst: 100, reserve: 10, probationMs: 0, denyCache: { hold: 'retry', sampleRate: 0 } },
     windowMs: 60_000,
-    probationMs: 0,
-    denyCache: { hold: 'retry', sampleRate: 0 },
   });
   await limiter.check('b');
   let denied = 0;

@@ -44,7 +44,7 @@ test("a check's plan gives the store its weight, its concurrency cap and its nam
 });
 
 test('a check without a plan gets the defaultPlan; deferring checks carry the plan too', async () => {
-  const { store, limiter } = make({ defaultPlan: 'pro', limit: 1, burst: 1, reserve: 0 });
+  const { store, limiter } = make({ defaultPlan: 'pro', limit: 1, tuning: { burst: 1, reserve: 0 } });
   await limiter.check('a');
   await limiter.check('a', { plan: 'free' });
   await limiter.check('a', { defer: { type: 'report' } });
@@ -94,7 +94,7 @@ test.each<[string, Partial<LimiterOptions>, unknown]>([
 test("the deny cache answers a group's checks of the plan it was denied under, not of another plan", async () => {
   const sliding = (limit: number) => [{ name: 'second', limit, windowMs: 1000, algorithm: 'sliding-window' as const }];
   const { store, limiter } = make({
-    denyCache: { sampleRate: 0 },
+    tuning: { denyCache: { sampleRate: 0 } },
     plans: { free: { rules: sliding(1) }, pro: { rules: sliding(10) } },
   });
   expect((await limiter.check('g', { plan: 'free' })).allowed).toBe(true);

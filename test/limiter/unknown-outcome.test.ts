@@ -28,7 +28,7 @@ function make(policy: StoreErrorPolicy, limit = 10) {
         store,
         name: `unknown-${++seq}`,
         limit,
-        burst: limit,
+        tuning: { burst: limit },
         windowMs: 1000,
         onStoreError: policy,
         timeoutMs: 40,

@@ -83,7 +83,7 @@ export const hangingStore: Store = faultStore(() => new Promise(() => {}));
 const get = (app: RequestListener, path: string): Promise<Response> => request(app).get(path);
 
 function limiterOptions(env: CaseEnv, label: string, extra: Partial<LimiterOptions> = {}): LimiterOptions {
-  return { store: env.store(), name: env.name(label), limit: 3, burst: 3, windowMs: 60_000, ...extra };
+  return { store: env.store(), name: env.name(label), limit: 3, tuning: { burst: 3 }, windowMs: 60_000, ...extra };
 }
 
 function expectRetryAfter(res: Response): number {
@@ -99,7 +99,9 @@ function misconfiguredCase(title: string, option: string, extra: (c: AnyCtx) => 
     async run(env) {
       const logger = recordingLogger();
       const probe: AnyCtx = { query: {} };
-      const app = env.h.app({ '/': { ...limiterOptions(env, `bad-${option}`, { limit: 1, burst: 1, logger }), group: tenant, ...extra(probe) } });
+      const app = env.h.app({
+        '/': { ...limiterOptions(env, `bad-${option}`, { limit: 1, tuning: { burst: 1 }, logger }), group: tenant, ...extra(probe) },
+      });
       for (let i = 0; i < allowedFirst; i++) expect((await get(app, path)).status).toBe(200);
       for (let i = 0; i < 2; i++) {
         const res = await get(app, path);
@@ -171,7 +173,7 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
         ['gives a number', () => 42 as unknown as string],
       ] as const) {
         const logger = recordingLogger();
-        const options = limiterOptions(env, `status-url-${label.replace(/ /g, '-')}`, { limit: 1, burst: 1, logger });
+        const options = limiterOptions(env, `status-url-${label.replace(/ /g, '-')}`, { limit: 1, tuning: { burst: 1 }, logger });
         const app = env.h.app({ '/': { ...options, group: tenant, defer: { type: 'report', statusUrl } } });
         expect((await get(app, '/?tenant=a')).status).toBe(200);
         for (let i = 0; i < 2; i++) {
@@ -196,7 +198,9 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
         weighed.push(group);
         return 1;
       };
-      const app = env.h.app({ '/': { ...limiterOptions(env, 'bad-input', { limit: 1, burst: 1, logger }), group: tenant, weight, defer } });
+      const app = env.h.app({
+        '/': { ...limiterOptions(env, 'bad-input', { limit: 1, tuning: { burst: 1 }, logger }), group: tenant, weight, defer },
+      });
       expect((await get(app, `/?tenant=${'x'.repeat(200)}`)).status).toBe(400);
       const repeated = await get(app, '/?tenant=a&tenant=b');
       expect(repeated.status).toBe(400);
@@ -214,7 +218,7 @@ async function groupsSeen(env: CaseEnv, label: string, ips: readonly string[], e
   const store = new MemoryStore({ clock: () => FROZEN_NOW });
   const name = env.name(label);
   // probationMs 0: each group is registered (in `seen`) on its first request.
-  const app = env.h.app({ '/': { store, name, limit: 100, probationMs: 0, ...extra } }, 'default', { trustProxy: true });
+  const app = env.h.app({ '/': { store, name, limit: 100, tuning: { probationMs: 0 }, ...extra } }, 'default', { trustProxy: true });
   for (const ip of ips) expect((await request(app).get('/').set('X-Forwarded-For', ip)).status).toBe(200);
   return [...(admissionState(store, name)?.seen.keys() ?? [])];
 }
@@ -303,8 +307,8 @@ export const CASES: readonly HttpCase[] = [
   {
     title: "headers: 'legacy' sends X-RateLimit-* with an epoch-seconds reset; false sends only Retry-After",
     async run(env) {
-      const legacy = createLimiter(limiterOptions(env, 'legacy', { limit: 1, burst: 1 }));
-      const none = createLimiter(limiterOptions(env, 'none', { limit: 1, burst: 1 }));
+      const legacy = createLimiter(limiterOptions(env, 'legacy', { limit: 1, tuning: { burst: 1 } }));
+      const none = createLimiter(limiterOptions(env, 'none', { limit: 1, tuning: { burst: 1 } }));
       const app = env.h.app({
         '/legacy': { limiter: legacy, group: tenant, headers: 'legacy' },
         '/none': { limiter: none, group: tenant, headers: false },
@@ -329,8 +333,8 @@ export const CASES: readonly HttpCase[] = [
     title: 'two limiters on two routes keep separate budgets',
     redis: true,
     async run(env) {
-      const a = createLimiter(limiterOptions(env, 'route-a', { limit: 1, burst: 1 }));
-      const b = createLimiter(limiterOptions(env, 'route-b', { limit: 2, burst: 2 }));
+      const a = createLimiter(limiterOptions(env, 'route-a', { limit: 1, tuning: { burst: 1 } }));
+      const b = createLimiter(limiterOptions(env, 'route-b', { limit: 2, tuning: { burst: 2 } }));
       const app = env.h.app({ '/a': { limiter: a, group: tenant }, '/b': { limiter: b, group: tenant } });
       expect((await get(app, '/a?tenant=t')).status).toBe(200);
       expect((await get(app, '/a?tenant=t')).status).toBe(429);
@@ -344,7 +348,7 @@ export const CASES: readonly HttpCase[] = [
   {
     title: 'skip: skipped requests are not counted and get no headers',
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'skip', { limit: 1, burst: 1 }));
+      const limiter = createLimiter(limiterOptions(env, 'skip', { limit: 1, tuning: { burst: 1 } }));
       const app = env.h.app({ '/': { limiter, group: tenant, skip: (c) => c.query.internal === '1' } });
       for (let i = 0; i < 5; i++) {
         const res = await get(app, '/?tenant=a&internal=1');
@@ -359,7 +363,7 @@ export const CASES: readonly HttpCase[] = [
     title: "missingGroup 'shared': requests without a group share one budget, warned once",
     async run(env) {
       const logger = recordingLogger();
-      const app = env.h.app({ '/': { ...limiterOptions(env, 'shared', { limit: 2, burst: 2, logger }), group: tenant } });
+      const app = env.h.app({ '/': { ...limiterOptions(env, 'shared', { limit: 2, tuning: { burst: 2 }, logger }), group: tenant } });
       expect((await get(app, '/')).status).toBe(200);
       expect((await get(app, '/?tenant=')).status).toBe(200);
       expect((await get(app, '/')).status).toBe(429);
@@ -378,7 +382,7 @@ export const CASES: readonly HttpCase[] = [
   {
     title: "missingGroup 'reject': 400 problem+json, nothing counted",
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'reject', { limit: 1, burst: 1 }));
+      const limiter = createLimiter(limiterOptions(env, 'reject', { limit: 1, tuning: { burst: 1 } }));
       const app = env.h.app({ '/': { limiter, group: tenant, missingGroup: 'reject' } });
       const res = await get(app, '/');
       expect(res.status).toBe(400);
@@ -391,7 +395,7 @@ export const CASES: readonly HttpCase[] = [
     title: 'hostile group ids (10 KB, repeated, unicode, braces, colons) are answered without touching other tenants',
     redis: true,
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'hostile', { limit: 100, burst: 100 }));
+      const limiter = createLimiter(limiterOptions(env, 'hostile', { limit: 100, tuning: { burst: 100 } }));
       const app = env.h.app({ '/': { limiter, group: tenant } });
       const tooLong = await get(app, `/?tenant=${'x'.repeat(10_240)}`);
       expect(tooLong.status).toBe(400);
@@ -411,7 +415,7 @@ export const CASES: readonly HttpCase[] = [
   {
     title: "onLimit 'next': the 429 reaches the app's error handler with headers on the error and the response",
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'next', { limit: 1, burst: 1 }));
+      const limiter = createLimiter(limiterOptions(env, 'next', { limit: 1, tuning: { burst: 1 } }));
       const app = env.h.app({ '/': { limiter, group: tenant, onLimit: 'next' } }, 'app');
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       const res = await get(app, '/?tenant=a');
@@ -425,7 +429,7 @@ export const CASES: readonly HttpCase[] = [
   {
     title: "onLimit 'next' with the framework's default error handler still sends the headers",
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'next-default', { limit: 1, burst: 1 }));
+      const limiter = createLimiter(limiterOptions(env, 'next-default', { limit: 1, tuning: { burst: 1 } }));
       const app = env.h.app({ '/': { limiter, group: tenant, onLimit: 'next' } }, 'default');
       expect((await get(app, '/?tenant=a')).status).toBe(200);
       const res = await get(app, '/?tenant=a');
@@ -437,7 +441,7 @@ export const CASES: readonly HttpCase[] = [
   {
     title: 'cost and weight functions are applied per request',
     async run(env) {
-      const limiter = createLimiter(limiterOptions(env, 'cost', { limit: 4, burst: 4 }));
+      const limiter = createLimiter(limiterOptions(env, 'cost', { limit: 4, tuning: { burst: 4 } }));
       const weighed: string[] = [];
       const weight = (group: string): number => {
         weighed.push(group);

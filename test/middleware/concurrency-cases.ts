@@ -109,7 +109,14 @@ export const CONCURRENCY_CASES: readonly HttpCase[] = [
       const g = gate();
       const { limiter, releases } = counted(env, 'abort', 1);
       const app = env.h.app({ '/': { limiter, group: tenant } }, 'default', { hold: g.hold });
-      await expect(get(app).timeout(100)).rejects.toThrow(/timeout/i);
+      // the client goes away once its request is inside (however long a busy machine takes to get it there)
+      const first = get(app);
+      void first.then(
+        () => undefined,
+        () => undefined,
+      );
+      await until('the first request inside', () => g.inside === 1);
+      first.abort();
       await until('the aborted request released', () => releases.length === 1);
       const next = get(app).then((r) => r);
       // the slot is free although the first handler is still inside

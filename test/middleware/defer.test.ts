@@ -104,7 +104,7 @@ const CASES: readonly DeferCase[] = [
     title: 'the Idempotency-Key header names one job per group',
     redis: true,
     async run(env) {
-      const limiter = env.limiter({ limit: 1, burst: 1 });
+      const limiter = env.limiter({ limit: 1, tuning: { burst: 1 } });
       const app = env.app(limiter);
       await request(app).get('/work?tenant=a');
       const first = await request(app).get('/work?tenant=a').set('Idempotency-Key', 'k-1');
@@ -120,7 +120,7 @@ const CASES: readonly DeferCase[] = [
     title: 'a full backlog (maxBacklog) is a 429 with Retry-After, not a 202',
     redis: true,
     async run(env) {
-      const limiter = env.limiter({ limit: 1, burst: 1, maxBacklog: 1 });
+      const limiter = env.limiter({ limit: 1, tuning: { burst: 1 }, maxBacklog: 1 });
       const app = env.app(limiter);
       await request(app).get('/work?tenant=a');
       expect((await request(app).get('/work?tenant=a')).status).toBe(202);
@@ -136,7 +136,7 @@ const CASES: readonly DeferCase[] = [
   {
     title: 'a wait beyond maxDeferMs is a 429',
     async run(env) {
-      const limiter = env.limiter({ limit: 1, burst: 1, maxDeferMs: 1 });
+      const limiter = env.limiter({ limit: 1, tuning: { burst: 1 }, maxDeferMs: 1 });
       const app = env.app(limiter);
       await request(app).get('/work?tenant=a');
       const res = await request(app).get('/work?tenant=a');
@@ -147,7 +147,7 @@ const CASES: readonly DeferCase[] = [
   {
     title: 'a payload over maxPayloadBytes runs when allowed; when it would be deferred it is a 400 and writes nothing',
     async run(env) {
-      const limiter = env.limiter({ limit: 1, burst: 1, maxPayloadBytes: 40 });
+      const limiter = env.limiter({ limit: 1, tuning: { burst: 1 }, maxPayloadBytes: 40 });
       const app = env.app(limiter);
       const big = `/work?tenant=a&q=${'x'.repeat(100)}`;
       expect((await request(app).get(big)).status).toBe(200);
@@ -161,7 +161,7 @@ const CASES: readonly DeferCase[] = [
     title: 'the status URL answers 404 for an unknown id, and (with `group`) for another tenant’s job',
     redis: true,
     async run(env) {
-      const limiter = env.limiter({ limit: 1, burst: 1 });
+      const limiter = env.limiter({ limit: 1, tuning: { burst: 1 } });
       const app = env.app(limiter, true);
       expect((await request(app).get('/jobs/no-such-job?tenant=a')).status).toBe(404);
       await request(app).get('/work?tenant=a');
@@ -176,7 +176,7 @@ const CASES: readonly DeferCase[] = [
     title: 'end to end: a deferred request runs on a worker and its status shows the result',
     redis: true,
     async run(env) {
-      const limiter = env.limiter({ limit: 2, burst: 2, windowMs: 400 });
+      const limiter = env.limiter({ limit: 2, tuning: { burst: 2 }, windowMs: 400 });
       const app = env.app(limiter);
       let deferred: request.Response | undefined;
       for (let i = 0; i < 5 && deferred === undefined; i++) {
@@ -211,7 +211,8 @@ let seq = 0;
 function envFor(app: MakeApp, store: () => Store): Env {
   return {
     app,
-    limiter: (extra = {}) => createLimiter({ store: store(), name: `defer-${process.pid}-${++seq}`, limit: 2, burst: 2, windowMs: 60_000, ...extra }),
+    limiter: (extra = {}) =>
+      createLimiter({ store: store(), name: `defer-${process.pid}-${++seq}`, limit: 2, tuning: { burst: 2 }, windowMs: 60_000, ...extra }),
   };
 }
 

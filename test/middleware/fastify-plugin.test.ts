@@ -17,7 +17,7 @@ import { fastifyListener } from './fastify-app';
 
 let seq = 0;
 const newLimiter = (limit = 2): Limiter =>
-  createLimiter({ store: new MemoryStore({ clock: () => FROZEN_NOW }), name: `fastify-${++seq}`, limit, burst: limit, windowMs: 60_000 });
+  createLimiter({ store: new MemoryStore({ clock: () => FROZEN_NOW }), name: `fastify-${++seq}`, limit, tuning: { burst: limit }, windowMs: 60_000 });
 const tenant = (request: { headers: Record<string, unknown> }) => request.headers['x-tenant'] as string | undefined;
 const ok = async () => 'ok';
 

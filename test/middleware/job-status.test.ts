@@ -51,7 +51,7 @@ const mounts: ReadonlyArray<readonly [string, Mount]> = [
 let seq = 0;
 /** A limiter holding one deferred job of group `a`. */
 async function limiterWithJob(logger = recordingLogger()): Promise<{ limiter: Limiter; jobId: string; logger: ReturnType<typeof recordingLogger> }> {
-  const limiter = createLimiter({ store: new MemoryStore(), name: `job-status-${++seq}`, limit: 1, burst: 1, logger });
+  const limiter = createLimiter({ store: new MemoryStore(), name: `job-status-${++seq}`, limit: 1, tuning: { burst: 1 }, logger });
   await limiter.check('a');
   const decision = await limiter.check('a', { defer: { type: 'report' } });
   return { limiter, jobId: decision.job!.id, logger };

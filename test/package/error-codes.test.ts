@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES, WARNING_CODES } from '../../src/errors';
 import { createLimiter } from '../../src/limiter/limiter';
-import { LIMITER_OPTION_NAMES } from '../../src/limiter/options';
+import { LIMITER_OPTION_NAMES, NESTED_OPTION_NAMES } from '../../src/limiter/options';
 import { METRICS_OPTION_NAMES } from '../../src/metrics/metrics-options';
 import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
@@ -39,6 +39,7 @@ const limiter = createLimiter({ limit: 10 });
 afterAll(() => limiter.close());
 const optionNames = [
   ...LIMITER_OPTION_NAMES,
+  ...Object.values(NESTED_OPTION_NAMES).flat(),
   ...DEFER_OPTION_NAMES,
   ...DISPATCHER_OPTION_NAMES,
   ...WORKER_OPTION_NAMES,

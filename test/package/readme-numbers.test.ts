@@ -84,12 +84,13 @@ test("the guide's numbers for the README's first example are the defaults for li
 });
 
 test("the guide's per-route maxCost numbers are the defaults", () => {
-  const maxCost = (options: { limit: number; burst?: number }) => resolveLimiterOptions({ windowMs: 60_000, ...options }).maxCost;
+  const maxCost = (options: { limit: number; burst?: number }) =>
+    resolveLimiterOptions({ windowMs: 60_000, limit: options.limit, tuning: { burst: options.burst } }).maxCost;
   expect(guide).toContain('1 for `limit: 5`, 4 for `limit: 50`');
   expect([maxCost({ limit: 5 }), maxCost({ limit: 50 })]).toEqual([1, 4]);
   expect(guide).toContain('the default burst of 2 (maxCost 1)');
   expect(resolveLimiterOptions({ limit: 10 }).spec.burst).toBe(2);
   expect(maxCost({ limit: 10 })).toBe(1);
-  expect(guide).toContain('burst: 4 });   // maxCost 3');
+  expect(guide).toContain('tuning: { burst: 4 } });   // maxCost 3');
   expect(maxCost({ limit: 10, burst: 4 })).toBe(3);
 });

@@ -24,7 +24,13 @@ const seriesOf = (text: string, name: string): string[] => text.split('\n').filt
 
 test('exact decision counts by outcome and policy, per group, store calls and job states', async () => {
   const registry = new Registry();
-  const limiter = createLimiter({ store: new MemoryStore({ clock: () => NOW }), name: 'exact', limit: 3, burst: 3, reserve: 1, windowMs: 60_000 });
+  const limiter = createLimiter({
+    store: new MemoryStore({ clock: () => NOW }),
+    name: 'exact',
+    limit: 3,
+    tuning: { burst: 3, reserve: 1 },
+    windowMs: 60_000,
+  });
   const metrics = registerMetrics({ registry, limiters: [limiter] });
   for (let i = 0; i < 5; i++) await limiter.check('a'); // 3 allowed (a alone may borrow), 2 denied
   await limiter.check('b');
@@ -56,7 +62,13 @@ test('exact decision counts by outcome and policy, per group, store calls and jo
 
 test('100,000 distinct groups: at most topGroups + 1 group label values, the busy groups keep theirs, counters never go down', async () => {
   const registry = new Registry();
-  const limiter = createLimiter({ store: new MemoryStore({ clock: () => NOW }), name: 'many', limit: 1_000_000, windowMs: 1000, maxGroups: 200_000 });
+  const limiter = createLimiter({
+    store: new MemoryStore({ clock: () => NOW }),
+    name: 'many',
+    limit: 1_000_000,
+    windowMs: 1000,
+    tuning: { maxGroups: 200_000 },
+  });
   registerMetrics({ registry, limiters: [limiter], topGroups: 5 });
   const heavy = ['h1', 'h2', 'h3'];
   let previousOther = 0;
@@ -92,7 +104,7 @@ test('an outage: decisions by the onStoreError policy, store errors, degraded 1,
     store,
     name: 'outage-metrics',
     limit: 10,
-    burst: 10,
+    tuning: { burst: 10 },
     windowMs: 1000,
     onStoreError: 'local',
     timeoutMs: 40,
@@ -120,9 +132,13 @@ test('an outage: decisions by the onStoreError policy, store errors, degraded 1,
 
 test('worker and dispatcher: completed, failed, retried, dead, run-time histogram, moves and lag', async () => {
   const registry = new Registry();
-  const limiter = createLimiter({ store: new MemoryStore(), name: 'jobs-metrics', limit: 1, burst: 1, windowMs: 100 });
+  // the store's clock stands still while the four are deferred (however slow the machine), then runs on
+  let frozen: number | undefined = Date.now();
+  const store = new MemoryStore({ clock: () => frozen ?? Date.now() });
+  const limiter = createLimiter({ store, name: 'jobs-metrics', limit: 1, tuning: { burst: 1 }, windowMs: 100 });
   await limiter.check('g');
   for (const type of ['ok', 'ok', 'flaky', 'broken']) await limiter.check('g', { defer: { type, payload: {} } });
+  frozen = undefined;
   let flaky = 0;
   const worker = new Worker({
     limiter,
@@ -175,9 +191,12 @@ test('worker and dispatcher: completed, failed, retried, dead, run-time histogra
 
 test('stalls: an expired lease returned by the dispatcher counts as stalled, and as dead past maxStalls', async () => {
   const registry = new Registry();
-  const limiter = createLimiter({ store: new MemoryStore(), name: 'stall-metrics', limit: 1, burst: 1, windowMs: 100 });
+  let frozen: number | undefined = Date.now();
+  const store = new MemoryStore({ clock: () => frozen ?? Date.now() });
+  const limiter = createLimiter({ store, name: 'stall-metrics', limit: 1, tuning: { burst: 1 }, windowMs: 100 });
   await limiter.check('g');
   await limiter.check('g', { defer: { type: 'lost', payload: {} } });
+  frozen = undefined;
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, reclaimIntervalMs: 20, maxStalls: 0, logger: silent });
   const metrics = registerMetrics({ registry, limiters: [limiter], dispatchers: [{ limiter, dispatcher }] });
   dispatcher.start();
@@ -196,7 +215,7 @@ test('stalls: an expired lease returned by the dispatcher counts as stalled, and
 
 test('dispatcher lag: grows while due jobs wait and nothing moves (ready full, no worker), 0 when nothing waits', async () => {
   const registry = new Registry();
-  const limiter = createLimiter({ store: new MemoryStore(), name: 'lag-metrics', limit: 1, burst: 1, windowMs: 50 });
+  const limiter = createLimiter({ store: new MemoryStore(), name: 'lag-metrics', limit: 1, tuning: { burst: 1 }, windowMs: 50 });
   await limiter.check('g');
   for (let i = 0; i < 2; i++) await limiter.check('g', { defer: { type: 't', payload: {} } });
   const dispatcher = new Dispatcher({ limiter, readyMax: 1, pollMs: 20, logger: silent });
@@ -236,7 +255,13 @@ test('two limiters of one name are refused (the name is the limiter label)', () 
 test('bulk_limiter_oldest_waiting_seconds: the age of the oldest due job not started, from the store at scrape time', async () => {
   const registry = new Registry();
   let now = NOW;
-  const limiter = createLimiter({ store: new MemoryStore({ clock: () => now }), name: 'oldest', limit: 1, burst: 1, reserve: 0, windowMs: 60_000 });
+  const limiter = createLimiter({
+    store: new MemoryStore({ clock: () => now }),
+    name: 'oldest',
+    limit: 1,
+    tuning: { burst: 1, reserve: 0 },
+    windowMs: 60_000,
+  });
   registerMetrics({ registry, limiters: [limiter] });
   expect(value(await registry.metrics(), 'bulk_limiter_oldest_waiting_seconds{limiter="oldest"}')).toBe(0);
   await limiter.check('a');

@@ -25,7 +25,7 @@ let seq = 0;
 /** probationMs 0: a group is registered on its first request, so the nine one-request groups count in Σw. */
 function defaultSpec(): LimiterSpec {
   seq += 1;
-  return resolveLimiterOptions({ limit: 100, windowMs: 1000, name: `defer-drain-${process.pid}-${seq}`, probationMs: 0 }).spec;
+  return resolveLimiterOptions({ limit: 100, windowMs: 1000, name: `defer-drain-${process.pid}-${seq}`, tuning: { probationMs: 0 } }).spec;
 }
 
 const defer = (maxDeferMs = 3_600_000) => ({ type: 't', payload: '{}', maxBacklog: 10_000, maxDeferMs });

@@ -10,9 +10,13 @@ import { until } from './fixtures/queues';
 const silent = { warn: () => undefined, error: () => undefined };
 
 test('a job that always fails is a dead letter; retryDead runs it again, removeDead deletes it', async () => {
-  const limiter = createLimiter({ store: new MemoryStore(), name: 'limiter-jobs', limit: 1, burst: 1, windowMs: 200 });
+  // the store's clock stands still until the second check is denied (however slow the machine), then runs on
+  let frozen: number | undefined = Date.now();
+  const store = new MemoryStore({ clock: () => frozen ?? Date.now() });
+  const limiter = createLimiter({ store, name: 'limiter-jobs', limit: 1, tuning: { burst: 1 }, windowMs: 200 });
   await limiter.check('g');
   const denied = await limiter.check('g', { defer: { type: 'fragile', payload: { n: 1 } } });
+  frozen = undefined;
   const id = denied.job!.id;
   let fail = true;
   const dispatcher = new Dispatcher({ limiter, pollMs: 20, logger: silent });
@@ -54,7 +58,7 @@ describe('groupConcurrency on the limiter and per check', () => {
   function deferringLimiter(extra: object = {}) {
     let frozen: number | undefined = Date.now() - 60_000;
     const store = new MemoryStore({ clock: () => frozen ?? Date.now() });
-    const limiter = createLimiter({ store, name: 'gc', limit: 1000, burst: 2, reserve: 1, windowMs: 1000, ...extra });
+    const limiter = createLimiter({ store, name: 'gc', limit: 1000, tuning: { burst: 2, reserve: 1 }, windowMs: 1000, ...extra });
     return { limiter, thaw: () => void (frozen = undefined) };
   }
 

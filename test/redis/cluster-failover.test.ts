@@ -52,7 +52,7 @@ async function durableLimiter(name: string, limit = 100_000) {
     store: new RedisStore({ client }),
     name,
     limit,
-    burst: 1,
+    tuning: { burst: 1 },
     windowMs: 3_600_000,
     maxBacklog: 100_000,
     onStoreError: 'deny',

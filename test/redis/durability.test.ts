@@ -44,7 +44,7 @@ test('deferrals and enqueues are confirmed on the replica; unconfirmed ones prom
     store: new RedisStore({ client }),
     name,
     limit: 1,
-    burst: 1,
+    tuning: { burst: 1 },
     windowMs: 60_000,
     // Generous: under a loaded test run the replica's acknowledgement can take longer than a few hundred ms.
     durability: { replicas: 1, timeoutMs: 1500 },

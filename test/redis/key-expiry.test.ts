@@ -89,7 +89,7 @@ test("a limiter's admission keys outlive its longest plan rule, whatever plan th
     name,
     limit: 100,
     windowMs: 1000,
-    idleMs: 2000,
+    tuning: { idleMs: 2000 },
     plans: { free: {}, pro: { rules: [{ name: 'hour', limit: 3, windowMs: HOUR, algorithm: 'sliding-window' }] } },
   });
   expect((await limiter.check('p', { plan: 'pro' })).allowed).toBe(true);

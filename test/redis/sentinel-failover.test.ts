@@ -29,7 +29,7 @@ test('a Sentinel failover mid-stream loses no confirmed (202) job', async () => 
     store: new RedisStore({ client }),
     name: `failover-${process.pid}`,
     limit: 100_000,
-    burst: 1,
+    tuning: { burst: 1 },
     windowMs: 3_600_000,
     maxBacklog: 100_000,
     onStoreError: 'deny',
