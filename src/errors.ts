@@ -185,8 +185,18 @@ export class ConfigError extends BulkLimiterError {}
 /** Untrusted input (a group id, a payload) is not acceptable. The request is answered 400. */
 export class InputError extends BulkLimiterError {}
 
-/** The store failed or did not answer within `timeoutMs`. `cause` holds the underlying error. */
-export class StoreError extends BulkLimiterError {}
+/**
+ * The store failed or did not answer within `timeoutMs`. `cause` holds the underlying error. From `enqueue`,
+ * `idempotencyKey` is the job's key (the caller's, or one generated for it): the job may have been written, and
+ * an `enqueue` with this key lands on it instead of writing a second one.
+ */
+export class StoreError extends BulkLimiterError {
+  readonly idempotencyKey?: string;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; idempotencyKey?: string }) {
+    super(code, message, options);
+    if (options?.idempotencyKey !== undefined) this.idempotencyKey = options.idempotencyKey;
+  }
+}
 
 /** Shows a value and its type in an error message. */
 export function describeValue(value: unknown): string {

@@ -6,7 +6,7 @@
  * Dispatcher and Worker) read the same store.
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
-import { createDeferringCheck } from './deferring-check';
+import { createDeferringCheck, generatedKey } from './deferring-check';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
@@ -20,7 +20,8 @@ import { LIMITER_OPTION_NAMES, NESTED_OPTION_NAMES, resolveLimiterOptions, type 
 import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from '../queue/defer-input';
 import { createDurability } from '../queue/durability';
 import { toEnqueuedJob, toEnqueueInput } from '../queue/offload';
-import type { AdmitInput, Decision, LimiterStore } from '../types';
+import type { AdmitInput, Decision, EnqueueResult, LimiterStore } from '../types';
+import { withRetryKey } from '../util/store-call';
 import { codeOf, isIntegerIn, optionsObject } from '../util/validate';
 
 export type { DeferLimiterOptions, DeferRequest } from '../queue/defer-input';
@@ -200,8 +201,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
       const evicting = healthCheck.evicting;
       if (evicting) throw evicting;
-      const scoped = input.idempotencyKey === undefined ? input : { ...input, idempotencyKey: scopedKey(group, input.idempotencyKey) };
-      return toEnqueuedJob(await (durable ?? store.queue).enqueue(scoped), input, limits);
+      // every job carries a key (the caller's, else a generated one), so a call whose outcome is unknown can be
+      // retried onto the same job: the StoreError says the key
+      const key = input.idempotencyKey ?? generatedKey();
+      let result: EnqueueResult;
+      try {
+        result = await (durable ?? store.queue).enqueue({ ...input, idempotencyKey: scopedKey(group, key) });
+      } catch (error) {
+        throw withRetryKey(error, key);
+      }
+      return toEnqueuedJob(result, input, limits);
     },
     cancel: async (id) => (typeof id === 'string' && id.length > 0 && id.length <= MAX_JOB_ID_LENGTH ? store.queue.cancel(id) : false),
     counts: ((filter?: { readonly group: string }) => {

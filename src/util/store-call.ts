@@ -23,6 +23,16 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, scheduler
   });
 }
 
+/**
+ * A failed write whose job may exist: the same code (a timeout stays a timeout), the key to retry with in the
+ * message and on the error (DESIGN §9: an unknown outcome is never answered as a failure that wrote nothing).
+ */
+export function withRetryKey(error: unknown, idempotencyKey: string): StoreError {
+  const failed = toStoreError(error);
+  const message = `${failed.message}; the job may have been written: enqueue it again with idempotencyKey ${JSON.stringify(idempotencyKey)}`;
+  return new StoreError(failed.code, message, { cause: failed.cause ?? failed, idempotencyKey });
+}
+
 export function toStoreError(error: unknown): StoreError {
   if (error instanceof StoreError) return error;
   const message = error instanceof Error ? error.message : String(error);

@@ -8,7 +8,9 @@ import express from 'express';
 import request from 'supertest';
 import { createLimiter } from '../../src/limiter/limiter';
 import { bulkLimiter } from '../../src/middleware/express';
-import type { StoreErrorPolicy } from '../../src/types';
+import { StoreError } from '../../src/errors';
+import { MemoryStore } from '../../src/memory/memory-store';
+import type { JobCounts, LimiterStore, Store, StoreErrorPolicy } from '../../src/types';
 import { withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
@@ -138,4 +140,50 @@ test("one limit across store and 'local' fallback: a flapping store never lets m
   expect(lines.length).toBeLessThanOrEqual(2);
   await settle();
   await limiter.close();
+});
+
+describe('enqueue whose outcome is unknown', () => {
+  const queued = (c: JobCounts) => c.delayed + c.pending + c.ready;
+  /** A MemoryStore whose queue writes the job, then answers as a lost connection would. */
+  function writingThenFailing() {
+    const store = new MemoryStore({ clock: () => 1_800_000_000_000 });
+    let failNext = true;
+    const faulty: Store = {
+      bind(spec) {
+        const inner = store.bind(spec);
+        const queue = new Proxy(inner.queue, {
+          get: (target, prop, receiver) => {
+            const value: unknown = Reflect.get(target, prop, receiver);
+            if (prop !== 'enqueue' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+            return async (...args: unknown[]) => {
+              const written: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              if (!failNext) return written;
+              failNext = false;
+              throw new Error('Connection is closed.');
+            };
+          },
+        });
+        return { ...inner, queue } as LimiterStore;
+      },
+    };
+    return faulty;
+  }
+
+  test.each([
+    ['a generated key', undefined],
+    ["the caller's key", 'report-2026-11'],
+  ])('rejects with a StoreError carrying %s; enqueueing again with it lands on the job written', async (_label, key) => {
+    const limiter = createLimiter({ store: writingThenFailing(), name: `enqueue-unknown-${++seq}`, limit: 10, logger: { warn: () => {} } });
+    const options = { type: 'report', payload: { month: 11 }, ...(key === undefined ? {} : { idempotencyKey: key }) };
+    const error = (await limiter.enqueue('acme', options).catch((e: unknown) => e)) as StoreError;
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.code).toBe('ERR_BL_STORE_FAILED');
+    expect(error.idempotencyKey).toEqual(key ?? expect.stringMatching(/^bl-/));
+    expect(error.message).toContain(JSON.stringify(error.idempotencyKey));
+    expect(queued(await limiter.counts())).toBe(1); // it was written
+    const again = await limiter.enqueue('acme', { ...options, idempotencyKey: error.idempotencyKey! });
+    expect(again.duplicate).toBe(true);
+    expect(queued(await limiter.counts())).toBe(1); // and only once
+    await limiter.close();
+  });
 });
