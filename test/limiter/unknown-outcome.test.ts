@@ -52,7 +52,13 @@ describe.each<StoreErrorPolicy>(['allow', 'deny', 'local'])("onStoreError '%s'",
     expect((await limiter.check('a', { defer: job })).job).toBeDefined();
     store.mode = 'hang';
     const pending = limiter.check('a', { defer: job });
-    await clock.advance(40);
+    // answered at timeoutMs on the limiter's clock, not later: the store never answers
+    let answered = false;
+    void pending.then(() => (answered = true));
+    await clock.advance(39);
+    await settle();
+    expect(answered).toBe(false);
+    await clock.advance(1);
     const d = await pending;
     expect(d).toMatchObject({ allowed: false, reason: 'store-error' });
     expect(d.idempotencyKey).toMatch(/^bl-[\w-]{16}$/);
