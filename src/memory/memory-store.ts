@@ -11,6 +11,7 @@ import {
   fairShareConfig,
   fsReset,
   openFairShare,
+  type FairShareConfig,
   type FairShareState,
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
@@ -41,6 +42,9 @@ export class MemoryStore implements Store {
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
   bind(spec: LimiterSpec): LimiterStore {
     const cfg = fairShareConfig(spec);
+    // with classes, one config per class (its cls: fair-share-class.ts); a check without one is 'default''s
+    const classCfgs = new Map([...(spec.classes?.keys() ?? [])].map((name) => [name, fairShareConfig(spec, name)] as const));
+    const cfgOf = (name: string | undefined): FairShareConfig => (name === undefined ? cfg : (classCfgs.get(name) ?? cfg));
     // each plan's rules as the core runs them (a check without a plan: the limiter's, cfg.rules)
     const planRules = new Map([...(spec.plans?.values() ?? [])].map((plan) => [plan.name, rlConfig(plan.rules)[0]] as const));
     const name = spec.name;
@@ -67,7 +71,7 @@ export class MemoryStore implements Store {
     return {
       queue,
       admit: async (input: AdmitInput): Promise<Decision> => {
-        const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
+        const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
         const defer = input.defer;
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const ruleSpecs = rulesOfCheck(spec, input);
@@ -113,7 +117,7 @@ export class MemoryStore implements Store {
       },
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
       peek: async (input: PeekInput): Promise<GroupStatus> => {
-        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfg, Math.floor(this.clock() * 1000), true);
+        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const r = decide(fs, input.group, input.weight, 1, false, rules);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
