@@ -59,7 +59,7 @@ export function resolvePlans(
   classes?: ReadonlyMap<string, number>,
 ): ReadonlyMap<string, PlanSpec> | undefined {
   if (value === undefined) return undefined;
-  const given = plainObject('plans', value, { code, expected: 'an object of { [name]: { weight?, rules?, concurrency? } }' });
+  const given = plainObject('plans', value, { code, expected: 'an object of { [name]: { weight?, rules?, concurrency?, class? } }' });
   const entries = Object.entries(given);
   if (entries.length === 0) fail('Expected `plans` to name at least one plan, got {}');
   if (entries.length > MAX_PLANS) fail(`Expected \`plans\` to hold at most ${MAX_PLANS} plans, got ${entries.length}`);
@@ -68,7 +68,7 @@ export function resolvePlans(
     if (!PLAN_NAME.test(name))
       fail(`Expected each plan name to be 1–64 printable ASCII characters (no space at either end), got ${describeValue(name)}`);
     const at = `plans.${name}`;
-    const p = plainObject<Plan>(at, plan, { code, expected: '{ weight?, rules?, concurrency? }' });
+    const p = plainObject<Plan>(at, plan, { code, expected: '{ weight?, rules?, concurrency?, class? }' });
     refuseUnknownOptions(p, ['weight', 'rules', 'concurrency', 'class'], 'createLimiter()', `${at}.`);
     const cls = p.class;
     if (cls !== undefined && (typeof cls !== 'string' || classes?.has(cls) !== true)) {

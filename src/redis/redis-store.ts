@@ -118,7 +118,10 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
-    const configs = lanes.rules.map((rules, i): Lane => ({ config: fairShareConfigBlock(spec, rules, lanes.classes?.[i]), rules: rules?.length ?? 0 }));
+    const configs = lanes.rules.map((rules, i): Lane => ({
+      config: fairShareConfigBlock(spec, rules, lanes.classes?.[i]),
+      rules: rules?.length ?? 0,
+    }));
     const leaseMs = spec.concurrencyLeaseMs;
     const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
