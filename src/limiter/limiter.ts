@@ -166,7 +166,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   function checkInClass(group: string, cost: number, plan: PlanSpec | undefined, cls: string, opts: CheckOptions): Promise<Decision> {
     const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
     const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
-    const tag = (d: Decision): Decision => ({ ...d, class: cls });
+    // the stores say the class; an outage policy's decision does not know it
+    const tag = (d: Decision): Decision => (d.class === cls ? d : { ...d, class: cls });
     if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, cls).then(tag);
     if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name, cls).then(tag);
     const input: AdmitInput = plan === undefined ? { group, weight, cost, class: cls } : { group, weight, cost, plan: plan.name, class: cls };
