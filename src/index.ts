@@ -37,6 +37,7 @@ export { exponentialBackoff, type Backoff, type BackoffOptions } from './queue/b
 export { BulkLimiterError, ConfigError, InputError, StoreError, ERROR_CODES, WARNING_CODES, type ErrorCode, type WarningCode } from './errors';
 export type { Rule } from './limiter/rule-options';
 export type { Plan } from './limiter/plan-options';
+export type { ClassOptions } from './limiter/class-options';
 // Types by name: `export type *` would also list a module's values as named exports that do not exist.
 export type {
   Colour,
