@@ -259,7 +259,7 @@ const CLIENT_IP_CASES: readonly HttpCase[] = [
 
 export const CASES: readonly HttpCase[] = [
   {
-    title: 'a class function puts the request in its class: RateLimit-Policy names it, and each class keeps its share',
+    title: 'a class function puts the request in its class, and RateLimit-Policy names it (else the default class)',
     redis: true,
     async run(env) {
       const limiter = createLimiter(limiterOptions(env, 'classes', { limit: 4, burst: 4, reserve: 1, classes: { vip: { share: 0.5 } } }));
