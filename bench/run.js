@@ -27,7 +27,12 @@ function parseArgs(argv) {
       ?.slice(7)
       .split(',') ?? Object.keys(SECTIONS);
   const out = argv.find((a) => a.startsWith('--out='))?.slice(6) ?? join(__dirname, 'results', smoke ? 'smoke' : '');
-  return { smoke, only, out };
+  // --scenarios=c1,c2: only those fairness scenarios (a partial run: its targets cover those scenarios only)
+  const scenarios = argv
+    .find((a) => a.startsWith('--scenarios='))
+    ?.slice(12)
+    .split(',');
+  return { smoke, only, out, scenarios };
 }
 
 function checksTable(checks) {
@@ -59,7 +64,8 @@ async function main() {
     progress(`${name}: starting`);
     let section;
     try {
-      section = await SECTIONS[name]()(configFor(name, args.smoke));
+      const cfg = configFor(name, args.smoke);
+      section = await SECTIONS[name]()(name === 'fairness' && args.scenarios ? { ...cfg, scenarios: args.scenarios } : cfg);
     } catch (error) {
       failed = true;
       section = { title: name, intro: `**failed:** ${String((error && error.stack) || error)}`, markdown: '' };

@@ -38,6 +38,7 @@ export const ERROR_CODES = Object.freeze({
   CONCURRENCY_LEASE_MS: 'ERR_BL_CONCURRENCY_LEASE_MS',
   RULES: 'ERR_BL_RULES',
   PLANS: 'ERR_BL_PLANS',
+  CLASSES: 'ERR_BL_CLASSES',
   DEFAULT_PLAN: 'ERR_BL_DEFAULT_PLAN',
   MAX_BACKLOG: 'ERR_BL_MAX_BACKLOG',
   MAX_DEFER_MS: 'ERR_BL_MAX_DEFER_MS',
@@ -58,6 +59,7 @@ export const ERROR_CODES = Object.freeze({
   WEIGHT: 'ERR_BL_WEIGHT',
   COST: 'ERR_BL_COST',
   PLAN: 'ERR_BL_PLAN',
+  CLASS: 'ERR_BL_CLASS',
   SKIP: 'ERR_BL_SKIP',
   HEADERS: 'ERR_BL_HEADERS',
   ON_LIMIT: 'ERR_BL_ON_LIMIT',
@@ -112,6 +114,7 @@ export const ERROR_CODES = Object.freeze({
   PATH: 'ERR_BL_PATH',
   // The server's mistakes found by a call or a request.
   UNKNOWN_PLAN: 'ERR_BL_UNKNOWN_PLAN',
+  UNKNOWN_CLASS: 'ERR_BL_UNKNOWN_CLASS',
   OPTION_RESULT: 'ERR_BL_OPTION_RESULT',
   // InputError: the group id and the arguments of a call.
   NO_GROUP: 'ERR_BL_NO_GROUP',

@@ -38,6 +38,7 @@ export { BulkLimiterError, ConfigError, InputError, StoreError, ERROR_CODES, WAR
 export type { Rule } from './limiter/rule-options';
 export type { Plan } from './limiter/plan-options';
 export type { TuningOptions } from './limiter/options';
+export type { ClassOptions } from './limiter/class-options';
 // Types by name: `export type *` would also list a module's values as named exports that do not exist.
 export type {
   Colour,

@@ -38,6 +38,11 @@ export interface LimiterSpec {
   readonly rules?: readonly RuleSpec[];
   /** Plans by name (src/limiter/plan-options.ts resolves them); absent: the limiter has none. */
   readonly plans?: ReadonlyMap<string, PlanSpec>;
+  /**
+   * Priority classes by name → share of the limit (src/limiter/class-options.ts resolves them; 'default' always
+   * present, the remainder unless named); absent: the limiter has none.
+   */
+  readonly classes?: ReadonlyMap<string, number>;
   /** How long a request-concurrency slot lasts unless released first. */
   readonly concurrencyLeaseMs: number;
 }
@@ -51,6 +56,8 @@ export interface PlanSpec {
   readonly rules: readonly RuleSpec[];
   /** Requests of a group in flight at once for a check of this plan, unless the check passes its own `concurrency`. */
   readonly concurrency: number | undefined;
+  /** The class of a check of this plan, unless the check names its own. */
+  readonly class?: string;
 }
 
 /** A check with a concurrency cap: the group's slots after the decision (`decision.concurrency`). */
@@ -126,6 +133,8 @@ export interface Decision {
    * `'concurrency'` when the group's concurrency cap said no (whatever the rate said).
    */
   readonly policy?: string;
+  /** With `classes`: the class the check was decided in (its own, its plan's, else `'default'`). */
+  readonly class?: string;
   /** With a concurrency cap: the group's slots, and the slot this request holds when allowed. */
   readonly concurrency?: ConcurrencyStatus;
   /** With rules: each rule's state for the group, in rule order. */
@@ -187,6 +196,8 @@ export interface PeekInput {
   readonly weight: number;
   /** The plan a check would name (its rules); absent: the limiter's own rules. */
   readonly plan?: string;
+  /** The class a check would name; absent: 'default'. */
+  readonly class?: string;
 }
 
 /** One admission request as the store sees it (validated and bounded by the limiter). */
@@ -200,6 +211,8 @@ export interface AdmitInput {
   readonly defer?: DeferInput;
   /** A plan of the limiter (`LimiterSpec.plans`): the check is decided under that plan's rules. */
   readonly plan?: string;
+  /** A class of the limiter (`LimiterSpec.classes`): the check is decided in that class; absent: 'default'. */
+  readonly class?: string;
   /**
    * Most requests of the group in flight at once (a slot is taken with the admission, all-or-nothing, and
    * lasts until `release` or the limiter's lease ends); absent or 0 = no cap.

@@ -69,6 +69,7 @@
 ]]
 --!include includes/constants.lua
 --!include includes/rules.lua
+--!include includes/fair-share-class.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
 local RL = false
 
@@ -94,6 +95,13 @@ local function fs_config(text)
     rules, span_ms = RL.config(string.sub(text, semi + 1), FS_PACK)
     text = string.sub(text, 1, semi - 1)
   end
+  -- a class follows the numbers after '|' (fair-share-class.lua; none: no class work at all)
+  local cls = false
+  local bar = string.find(text, '|', 1, true)
+  if bar then
+    cls = fsc_config(string.sub(text, bar + 1))
+    text = string.sub(text, 1, bar - 1)
+  end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
     string.match(text, FS_CONFIG_PATTERN)
   if not limit then error('ERR_BL_STORE_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
@@ -117,6 +125,7 @@ local function fs_config(text)
     ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
     probation_ms = tonumber(probation_ms),
     rules = rules,
+    cls = cls,
   }
 end
 
@@ -156,13 +165,20 @@ end
 local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
-               peek = peek == true, gone = false, wiped = false, sighted = {} }
+               peek = peek == true, gone = false, wiped = false, sighted = {}, cls = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   local m
   if group then
-    m = redis.call('HMGET', groups_key, FS_META, group)
+    if cfg.cls then
+      m = redis.call('HMGET', groups_key, FS_META, group, cfg.cls.field)
+    else
+      m = redis.call('HMGET', groups_key, FS_META, group)
+    end
     fs.prefetched_group, fs.prefetched = group, m[2]
+  elseif cfg.cls then
+    m = redis.call('HMGET', groups_key, FS_META, cfg.cls.field)
+    m[3] = m[2]
   else
     m = { redis.call('HGET', groups_key, FS_META) }
   end
@@ -197,6 +213,8 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
   meta.gl = now
   if meta.rv > 0 and now >= meta.re then fs_release(fs) end
+  -- the class meter (fair-share-class.lua); a fresh limiter's DEL took its field too
+  if cfg.cls then fs.cls = fsc_open(cfg, p and m[3], now) end
 
   -- (1) water level: one fixed-point step per epoch.
   if now - meta.ep >= cfg.epoch_us then
@@ -222,6 +240,9 @@ local function fs_close(fs)
   local meta = fs.meta
   local args = { FS_META, struct.pack(FS_META_PACK, meta.gt, meta.gl, meta.ws, meta.gn, meta.sh, meta.ep, meta.fc,
     meta.tr, meta.vt, meta.rv, meta.re, meta.gb, meta.gbl) .. meta.rg }
+  if fs.cls then
+    args[3], args[4] = fs.cfg.cls.field, fsc_pack(fs)
+  end
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
     local p

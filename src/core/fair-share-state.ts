@@ -36,6 +36,20 @@ export interface FairShareConfig {
   readonly probationMs: number;
   /** The limiter's rules (false: none, and no rule work at all). */
   readonly rules: readonly RuleConfig[] | false;
+  /** The class this config decides in (./fair-share-class.ts; false: the limiter has no classes). */
+  readonly cls: ClassConfig | false;
+}
+
+/** A class of a config (fsc_config): its name and share of the limit. */
+export interface ClassConfig {
+  readonly name: string;
+  readonly share: number;
+}
+
+/** A class meter (fair-share-class.lua's FSC_PACK): tokens, last refill µs. */
+export interface ClassState {
+  ct: number;
+  cl: number;
 }
 
 export interface MetaState {
@@ -93,6 +107,8 @@ export interface FairShareState {
   probation: Map<string, number>;
   /** Ids on probation decided under rules → their rule record (only ids in `probation`). */
   sighted: Map<string, SightedRecord>;
+  /** Class name → its meter (in Redis the groups hash field FSC_FIELD + name). */
+  classes: Map<string, ClassState>;
   /**
    * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
@@ -115,6 +131,8 @@ export interface FairShare {
    */
   readonly peek: boolean;
   readonly gone: Set<string> | undefined;
+  /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
+  cls: ClassState | false;
 }
 
 export interface FairShareResult {
@@ -139,5 +157,5 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), sighted: new Map(), expiresAtMs: 0 };
+  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), sighted: new Map(), classes: new Map(), expiresAtMs: 0 };
 }

@@ -8,6 +8,7 @@
 import { fsTrim } from './fair-share-groups';
 import { createFairShareState, FS_GRAD_BURST, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
 import { rlConfig } from './rules';
+import { DEFAULT_CLASS, fscOpen } from './fair-share-class';
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
@@ -26,7 +27,7 @@ export function plansSpanMs(spec: LimiterSpec): number {
 }
 
 /** The same numbers fs_config derives from the config block. */
-export function fairShareConfig(spec: LimiterSpec): FairShareConfig {
+export function fairShareConfig(spec: LimiterSpec, className?: string): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
@@ -44,6 +45,7 @@ export function fairShareConfig(spec: LimiterSpec): FairShareConfig {
     ttlMs: Math.max(spec.idleMs, spanMs, plansSpanMs(spec)) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs,
     rules,
+    cls: spec.classes ? { name: className ?? DEFAULT_CLASS, share: spec.classes.get(className ?? DEFAULT_CLASS) ?? 0 } : false,
   };
 }
 
@@ -73,6 +75,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.classes.clear();
   }
   let meta = state.meta;
   if (!meta) {
@@ -97,6 +100,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.classes.clear();
     state.meta = meta;
     expire = true;
   } else if (peek) {
@@ -116,10 +120,13 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     expire: expire || steppedBack,
     peek,
     gone: peek ? new Set() : undefined,
+    cls: false,
   };
   meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
   if (meta.rv > 0 && now >= meta.re) fsRelease(meta);
+  // the class meter (fair-share-class.ts); a fresh limiter's clearing took it too
+  if (cfg.cls) fs.cls = fscOpen(cfg, state.classes.get(cfg.cls.name), now);
 
   // (1) water level: one fixed-point step per epoch.
   if (now - meta.ep >= cfg.epochUs) {
@@ -141,5 +148,6 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
 
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
+  if (fs.cls && fs.cfg.cls && !fs.peek) fs.state.classes.set(fs.cfg.cls.name, fs.cls);
   if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + fs.cfg.ttlMs;
 }

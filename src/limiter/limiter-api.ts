@@ -54,6 +54,12 @@ export interface CheckOptions {
    * the client's). @defaultValue the limiter's `defaultPlan`; without one, the limiter's own rules and weight 1
    */
   readonly plan?: string;
+  /**
+   * One of the limiter's `classes`: the check is decided in that class (its guaranteed share of the limit, then
+   * the groups' shares inside it). A name that is not a class rejects with ConfigError ERR_BL_UNKNOWN_CLASS (the
+   * server's mistake, not the client's). @defaultValue the plan's `class`, else `'default'`
+   */
+  readonly class?: string;
   /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
   readonly concurrency?: number;
 }
@@ -64,6 +70,8 @@ export interface PeekOptions {
   readonly weight?: number;
   /** The plan a check would name (its weight and rules), as `check()`'s `plan`. @defaultValue the limiter's `defaultPlan` */
   readonly plan?: string;
+  /** The class a check would name, as `check()`'s `class`. @defaultValue the plan's `class`, else `'default'` */
+  readonly class?: string;
 }
 
 export interface Limiter {

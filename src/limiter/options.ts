@@ -6,6 +6,7 @@ import { DEFAULT_MAX_GROUPS } from '../core/fair-share';
 import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
+import { resolveClasses, type ClassOptions } from './class-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -46,6 +47,14 @@ export interface LimiterOptions {
    * See docs/guide.md "Plans". @defaultValue none
    */
   readonly plans?: Readonly<Record<string, Plan>>;
+  /**
+   * Priority classes (docs/guide.md "Priority classes"): name → `{ share }`, the fraction of `limit` the class is
+   * guaranteed (in (0, 1], the shares summing to at most 1). A class lends what it leaves unused; a flood in one
+   * class never takes another's share. A check names its class (`check(group, { class })`, a plan's `class`,
+   * the middleware's `class`); one that names none is in the class `'default'`, whose share is the remainder
+   * 1 − Σshares unless named here. At most 16 classes.
+   */
+  readonly classes?: Readonly<Record<string, ClassOptions>>;
   /**
    * The plan of a check that names none. Without it such a check gets the limiter's own rules and weight 1
    * (or its `weight`). @defaultValue none
@@ -139,6 +148,7 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   logger: true,
   rules: true,
   plans: true,
+  classes: true,
   defaultPlan: true,
   concurrency: true,
   tuning: true,
@@ -205,7 +215,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const maxGroupLength = integer('tuning.maxGroupLength', t.maxGroupLength, { code: codeOf('maxGroupLength'), fallback: 128 });
   const rules = resolveRules(o.rules);
   const maxWeight = integer('tuning.maxWeight', t.maxWeight, { code: codeOf('maxWeight'), fallback: 1000 });
-  const plans = resolvePlans(o.plans, rules, maxWeight);
+  const classes = resolveClasses(o.classes);
+  const plans = resolvePlans(o.plans, rules, maxWeight, classes);
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
   // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
   // combines with rules (the limiter's or a plan's).
@@ -250,6 +261,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
     ...(plans === undefined ? {} : { plans }),
+    ...(classes === undefined ? {} : { classes }),
     concurrencyLeaseMs,
   });
   return Object.freeze({

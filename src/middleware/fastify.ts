@@ -33,7 +33,7 @@ export type FastifyLimitHook = 'onRequest' | 'preParsing' | 'preValidation' | 'p
 /** What a route may set in `config.bulkLimiter`: the middleware's per-request settings (a different budget: `limiter`). */
 export type FastifyRouteLimit = Pick<
   BulkLimiterOptions<FastifyRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'skip' | 'headers' | 'onLimit' | 'defer'
+  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'onLimit' | 'defer'
 > & {
   /** @defaultValue the plugin's `hook` */
   readonly hook?: FastifyLimitHook;
@@ -67,6 +67,7 @@ const ROUTE_SETTINGS: OptionNames<FastifyRouteLimit> = {
   weight: true,
   cost: true,
   plan: true,
+  class: true,
   skip: true,
   headers: true,
   onLimit: true,

@@ -75,6 +75,9 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
   const planStep = createPlanStep(limiter, o.headers ?? 'draft', o.plan, misconfigured);
+  const classOf = o.class;
+  const classes = limiter.spec.classes;
+  const knownClasses = classes === undefined ? 'the limiter has no `classes`' : [...classes.keys()].map((n) => JSON.stringify(n)).join(', ');
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
@@ -121,6 +124,14 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       view = planned.view;
       check = planned.check;
     }
+    if (classOf !== undefined) {
+      const cls = await classOf(group, ctx);
+      if (cls !== undefined) {
+        if (typeof cls !== 'string' || classes?.has(cls) !== true)
+          return misconfigured('class', cls, `undefined or the name of a class of the limiter (${knownClasses})`);
+        check = { ...check, class: cls };
+      }
+    }
     if (defer !== undefined) {
       // The payload is built up front (a denied request may need it at once); the limiter encodes it only when a job is written.
       let idempotencyKey: unknown;
@@ -141,7 +152,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       const groupConcurrency = cap as number | undefined;
       if (defer.when === 'always') {
         // a queued job has no plan yet: it keeps the plan's weight
-        const { plan, ...sized } = check;
+        const { plan, class: _class, ...sized } = check;
         const weighted = plan === undefined || sized.weight !== undefined ? sized : { ...sized, weight: limiter.spec.plans?.get(plan)?.weight };
         return offload(group, { ...job, ...weighted, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
       }

@@ -4,6 +4,7 @@
  * typed arguments, and the decoder is told what the reply holds (the lane's rule count, whether the call had a cap).
  */
 import { plansSpanMs } from '../core/fair-share';
+import { classConfigText } from '../core/fair-share-class';
 import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
@@ -19,7 +20,7 @@ export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
  * 9 comma-separated numbers (10 with plans: their longest rule span), then the rules, built once per limiter
  * and, with plans, once per plan's rules (each script argument costs the client time on every call).
  */
-export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules): string {
+export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules, className?: string): string {
   return (
     [
       spec.limit,
@@ -32,7 +33,9 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
       spec.maxGroups,
       spec.probationMs,
       ...(spec.plans ? [plansSpanMs(spec)] : []),
-    ].join(',') + rulesConfigText(rules)
+    ].join(',') +
+    classConfigText(spec, className) +
+    rulesConfigText(rules)
   );
 }
 

@@ -4,7 +4,7 @@
  * check that may be deferred is one call of lua/admit-defer.lua. Time comes from redis TIME unless a test
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
-import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
+import { inClass, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
 import { refusesWrites } from '../util/store-call';
@@ -118,7 +118,10 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
-    const configs = lanes.rules.map((rules): Lane => ({ config: fairShareConfigBlock(spec, rules), rules: rules?.length ?? 0 }));
+    const configs = lanes.rules.map((rules, i): Lane => ({
+      config: fairShareConfigBlock(spec, rules, lanes.classes?.[i]),
+      rules: rules?.length ?? 0,
+    }));
     const leaseMs = spec.concurrencyLeaseMs;
     const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
@@ -159,7 +162,10 @@ export class RedisStore implements Store {
         .then((reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)), failed);
     return {
       queue,
-      admit: (input: AdmitInput): Promise<Decision> => (deferring(input) ? admitOrDefer(input) : admitNow(input)),
+      admit: (input: AdmitInput): Promise<Decision> => {
+        const decided = deferring(input) ? admitOrDefer(input) : admitNow(input);
+        return input.class === undefined ? decided : decided.then(inClass(input.class));
+      },
       peek: (input: PeekInput): Promise<GroupStatus> =>
         peeks[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then(
           (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),

@@ -9,6 +9,7 @@ import { fairShareConfig } from '../../src/core/fair-share';
 import type { LimiterSpec } from '../../src/types';
 import type { RuleAlgorithm } from '../../src/types';
 import { resolvePlans } from '../../src/limiter/plan-options';
+import { resolveClasses } from '../../src/limiter/class-options';
 import { resolveRules, type Rule } from '../../src/limiter/rule-options';
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import { RedisQueue } from '../../src/redis/redis-queue';
@@ -87,8 +88,14 @@ export const specArb: fc.Arbitrary<LimiterSpec> = fc
         weight: 1,
       },
     ),
+    // a third of the specs carry classes (docs/algorithm.md §2.11): one or two named, 'default' the remainder
+    // (0 when they sum to 1: a class that only borrows)
+    classes: fc.oneof(
+      { arbitrary: fc.constant<number[]>([]), weight: 2 },
+      { arbitrary: fc.array(fc.constantFrom<number>(0.1, 0.25, 0.5, 0.75), { minLength: 1, maxLength: 2 }), weight: 1 },
+    ),
   })
-  .map(({ limit, burstPct, reservePct, rules, plans, ...rest }) => {
+  .map(({ limit, burstPct, reservePct, rules, plans, classes, ...rest }) => {
     const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
     const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
     const planOptions: Record<string, { rules: readonly Rule[] }> = {};
@@ -105,6 +112,9 @@ export const specArb: fc.Arbitrary<LimiterSpec> = fc
       reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
       ...(resolved.length > 0 ? { rules: resolved } : {}),
       ...(resolvedPlans ? { plans: resolvedPlans } : {}),
+      ...(classes.length > 0
+        ? { classes: resolveClasses(Object.fromEntries(classes.map((share, i) => [`c${i}`, { share: i === 1 ? 1 - classes[0]! : share }]))) }
+        : {}),
     };
   });
 
