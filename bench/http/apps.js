@@ -49,7 +49,8 @@ function fastifyApp(plugin) {
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
   return core.createLimiter({
-    store: new core.RedisStore({ client, prefix: 'blh' }),
+    // limits.store 'memory': the embedded MemoryStore (bench/http/profile.js, to see the adapter without Redis)
+    store: limits.store === 'memory' ? new core.MemoryStore() : new core.RedisStore({ client, prefix: 'blh' }),
     name: `http-${process.pid}`,
     limit: limits.global,
     windowMs: WINDOW_MS,

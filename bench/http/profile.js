@@ -1,0 +1,142 @@
+'use strict';
+/**
+ * Where an adapter's server CPU goes: each variant's server process (./server.js) runs under `node --cpu-prof`
+ * (./profile-server.js) while autocannon drives it as sections/http.js does (a 2 s warm-up, not profiled), then
+ * the server's CPU time (process.cpuUsage) is divided by the requests served, and split over functions by
+ * their share of the profile's self time (µs per request: less noise-sensitive than req/s on a shared machine).
+ *
+ *   npm run build && node bench/http/profile.js [--variants=koa,koa+bulk-limiter] [--mode=allow|deny]
+ *     [--store=redis|memory] [--seconds=6] [--top=15] [--out=/tmp/bl-prof]
+ *
+ * Deny-heavy: a global budget of 500/s (bulk-limiter) or 10/s per tenant (peers), so most requests are denied.
+ */
+const { fork } = require('node:child_process');
+const { mkdirSync, readFileSync, rmSync } = require('node:fs');
+const { join } = require('node:path');
+const autocannon = require('autocannon');
+const { startRedis } = require('../lib/redis');
+
+const args = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, v] = a.replace(/^--/, '').split('=');
+    return [k, v ?? 'true'];
+  }),
+);
+const variants = (args.variants ?? 'express,express+bulk-limiter,koa,koa+bulk-limiter,fastify,fastify+bulk-limiter').split(',');
+const mode = args.mode ?? 'allow';
+const store = args.store ?? 'redis';
+const seconds = Number(args.seconds ?? 6);
+const top = Number(args.top ?? 15);
+const outDir = args.out ?? '/tmp/bl-prof';
+const TENANTS = 50;
+const HUGE = 10_000_000;
+
+function load(port, durationS) {
+  let n = 0;
+  return autocannon({
+    url: `http://127.0.0.1:${port}/`,
+    connections: 100,
+    duration: durationS,
+    requests: [{ method: 'GET', path: '/', setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-tenant': `tenant-${n++ % TENANTS}` } }) }],
+  });
+}
+
+async function profileOne(variant) {
+  const dir = join(outDir, `${variant.replace(/[^\w+-]/g, '_')}-${mode}-${store}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const redis = await startRedis();
+  const limits = mode === 'deny' ? { global: 500, perTenant: 10, store } : { global: HUGE, perTenant: HUGE, store };
+  const child = fork(join(__dirname, 'profile-server.js'), [JSON.stringify({ variant, redisPort: redis.port, limits })], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const reply = (type) =>
+    new Promise((resolve) =>
+      child.on('message', function on(m) {
+        if (m && m.type === type) {
+          child.off('message', on);
+          resolve(m);
+        }
+      }),
+    );
+  try {
+    const port = await new Promise((resolve, reject) => {
+      child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve(m.port)));
+      child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+    });
+    await load(port, 2); // JIT and connection warm-up
+    const started = reply('profile-started');
+    child.send({ type: 'profile-start' });
+    await started;
+    const r = await load(port, seconds);
+    const file = join(dir, 'server.cpuprofile');
+    const stopped = reply('profile-stopped');
+    child.send({ type: 'profile-stop', file });
+    const { cpuUs } = await stopped;
+    child.send('stop');
+    const requests = r['2xx'] + r.non2xx;
+    return { variant, requests, non2xx: r.non2xx, reqPerSec: requests / r.duration, cpuUs, ...summarise(file) };
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await redis.stop();
+  }
+}
+
+/** Self time per function (µs), busy time (all but idle) of a .cpuprofile. */
+function summarise(file) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const byPackage = new Map();
+  const deltas = profile.timeDeltas;
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]);
+    const dt = deltas[i + 1] ?? 0;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === '(idle)') continue;
+    busy += dt;
+    const where = url ? `${url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}` : '';
+    const key = `${functionName || '(anonymous)'} ${where}`.trim();
+    self.set(key, (self.get(key) ?? 0) + dt);
+    const pkg = url.includes('/dist/')
+      ? 'bulk-limiter'
+      : url.includes('node_modules/')
+        ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
+        : url
+          ? 'node'
+          : 'native';
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + dt);
+  }
+  return { busy, self, byPackage };
+}
+
+async function main() {
+  const results = [];
+  for (const v of variants) {
+    process.stderr.write(`profiling ${v} (${mode}-heavy, ${store}) …\n`);
+    results.push(await profileOne(v));
+  }
+  for (const r of results) {
+    const per = r.cpuUs / r.requests;
+    const scale = per / r.busy; // µs of CPU per µs of sampled (non-idle) self time, per request
+    console.log(
+      `\n### ${r.variant}, ${mode}-heavy, ${store}: ${Math.round(r.reqPerSec)} req/s, ${((100 * r.non2xx) / r.requests).toFixed(1)} % non-2xx, ${per.toFixed(1)} µs CPU/request`,
+    );
+    const packages = [...r.byPackage.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    console.log(`by package: ${packages.map(([name, us]) => `${name} ${(us * scale).toFixed(1)} µs`).join(', ')}`);
+    const own = [...r.self.entries()]
+      .filter(([name]) => name.includes('dist/'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8);
+    console.log(`bulk-limiter: ${own.map(([name, us]) => `${name.replace(/ dist\//, ' ')} ${(us * scale).toFixed(2)}`).join(', ') || '-'}`);
+    const rows = [...r.self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+    for (const [name, us] of rows)
+      console.log(`${(us * scale).toFixed(2).padStart(7)} µs  ${((100 * us) / r.busy).toFixed(1).padStart(5)} %  ${name}`);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
