@@ -6,7 +6,11 @@
  * their share of the profile's self time (µs per request: less noise-sensitive than req/s on a shared machine).
  *
  *   npm run build && node bench/http/profile.js [--variants=koa,koa+bulk-limiter] [--mode=allow|deny]
- *     [--store=redis|memory] [--seconds=6] [--top=15] [--out=/tmp/bl-prof]
+ *     [--store=redis|memory] [--seconds=6] [--top=15] [--out=/tmp/bl-prof] [--rounds=1] [--base=path/to/dist/index.js]
+ *
+ * `--base`: every variant with bulk-limiter also runs on that other build (BENCH_CORE, core and adapters), right
+ * after the current one; `--rounds=3` repeats the whole list and reports the median CPU per request of each
+ * (variant, build), and the self time of its last round.
  *
  * Deny-heavy: a global budget of 500/s (bulk-limiter) or 10/s per tenant (peers), so most requests are denied.
  */
@@ -28,8 +32,13 @@ const store = args.store ?? 'redis';
 const seconds = Number(args.seconds ?? 6);
 const top = Number(args.top ?? 15);
 const outDir = args.out ?? '/tmp/bl-prof';
+const rounds = Number(args.rounds ?? 1);
+const base = args.base && require('node:path').resolve(args.base);
 const TENANTS = 50;
 const HUGE = 10_000_000;
+/** The built package's files (not other packages' dist/ folders). */
+const OWN_DIST = `file://${join(__dirname, '..', '..', 'dist')}/`;
+const OWN_DIST_NAME = '/dist/';
 
 function load(port, durationS) {
   let n = 0;
@@ -41,14 +50,15 @@ function load(port, durationS) {
   });
 }
 
-async function profileOne(variant) {
-  const dir = join(outDir, `${variant.replace(/[^\w+-]/g, '_')}-${mode}-${store}`);
+async function profileOne(variant, build) {
+  const dir = join(outDir, `${variant.replace(/[^\w+-]/g, '_')}-${mode}-${store}-${build === undefined ? 'current' : 'base'}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const redis = await startRedis();
   const limits = mode === 'deny' ? { global: 500, perTenant: 10, store } : { global: HUGE, perTenant: HUGE, store };
   const child = fork(join(__dirname, 'profile-server.js'), [JSON.stringify({ variant, redisPort: redis.port, limits })], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: build === undefined ? process.env : { ...process.env, BENCH_CORE: build },
   });
   const reply = (type) =>
     new Promise((resolve) =>
@@ -75,7 +85,14 @@ async function profileOne(variant) {
     const { cpuUs } = await stopped;
     child.send('stop');
     const requests = r['2xx'] + r.non2xx;
-    return { variant, requests, non2xx: r.non2xx, reqPerSec: requests / r.duration, cpuUs, ...summarise(file) };
+    return {
+      variant: build === undefined ? variant : `${variant} [base]`,
+      requests,
+      non2xx: r.non2xx,
+      reqPerSec: requests / r.duration,
+      cpuUs,
+      ...summarise(file),
+    };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     await redis.stop();
@@ -96,10 +113,13 @@ function summarise(file) {
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === '(idle)') continue;
     busy += dt;
-    const where = url ? `${url.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}` : '';
+    const own = url.startsWith(OWN_DIST) || url.startsWith(OWN_DIST.slice('file://'.length));
+    const where = url
+      ? `${own ? `dist/${url.slice(url.indexOf(OWN_DIST_NAME) + OWN_DIST_NAME.length)}` : url.replace(/^.*node_modules\//, '')}:${lineNumber + 1}`
+      : '';
     const key = `${functionName || '(anonymous)'} ${where}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
-    const pkg = url.includes('/dist/')
+    const pkg = own
       ? 'bulk-limiter'
       : url.includes('node_modules/')
         ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1')
@@ -112,13 +132,25 @@ function summarise(file) {
 }
 
 async function main() {
-  const results = [];
-  for (const v of variants) {
-    process.stderr.write(`profiling ${v} (${mode}-heavy, ${store}) …\n`);
-    results.push(await profileOne(v));
+  const runs = new Map();
+  for (let round = 1; round <= rounds; round++) {
+    for (const v of variants) {
+      for (const build of base && v.includes('bulk-limiter') ? [undefined, base] : [undefined]) {
+        process.stderr.write(`profiling ${v}${build ? ' [base]' : ''} (${mode}-heavy, ${store}), round ${round}/${rounds} …\n`);
+        const r = await profileOne(v, build);
+        runs.set(r.variant, [...(runs.get(r.variant) ?? []), r]);
+      }
+    }
   }
-  for (const r of results) {
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  for (const all of runs.values()) {
+    const r = all[all.length - 1];
     const per = r.cpuUs / r.requests;
+    if (all.length > 1) {
+      console.log(
+        `\n${r.variant}: median of ${all.length} rounds ${median(all.map((x) => x.cpuUs / x.requests)).toFixed(1)} µs CPU/request (${all.map((x) => (x.cpuUs / x.requests).toFixed(1)).join(', ')}), ${Math.round(median(all.map((x) => x.reqPerSec)))} req/s`,
+      );
+    }
     const scale = per / r.busy; // µs of CPU per µs of sampled (non-idle) self time, per request
     console.log(
       `\n### ${r.variant}, ${mode}-heavy, ${store}: ${Math.round(r.reqPerSec)} req/s, ${((100 * r.non2xx) / r.requests).toFixed(1)} % non-2xx, ${per.toFixed(1)} µs CPU/request`,
@@ -126,7 +158,7 @@ async function main() {
     const packages = [...r.byPackage.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
     console.log(`by package: ${packages.map(([name, us]) => `${name} ${(us * scale).toFixed(1)} µs`).join(', ')}`);
     const own = [...r.self.entries()]
-      .filter(([name]) => name.includes('dist/'))
+      .filter(([name]) => name.includes(' dist/'))
       .sort((a, b) => b[1] - a[1])
       .slice(0, 8);
     console.log(`bulk-limiter: ${own.map(([name, us]) => `${name.replace(/ dist\//, ' ')} ${(us * scale).toFixed(2)}`).join(', ') || '-'}`);

@@ -63,7 +63,9 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
     // 'next': the http-error (status, headers, expose, problem) to the app's error handling. 'respond': the answer
     // itself, not a thrown error rendered by Koa's ctx.onerror (no stack trace, no 'error' event).
     if (throwErrors) throw outcome.error;
-    ctx.set(outcome.headers);
+    const headers = outcome.headers;
+    const res = ctx.res;
+    for (const name in headers) res.setHeader(name, headers[name]!);
     ctx.status = outcome.status;
     ctx.type = PROBLEM_CONTENT_TYPE;
     ctx.body = outcome.body;
