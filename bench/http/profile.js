@@ -8,6 +8,9 @@
  *   npm run build && node bench/http/profile.js [--variants=koa,koa+bulk-limiter] [--mode=allow|deny]
  *     [--store=redis|memory] [--seconds=6] [--top=15] [--out=/tmp/bl-prof] [--rounds=1] [--base=path/to/dist/index.js]
  *
+ * `--instructions`: no V8 profile; `perf stat -e instructions:u` attached to the server for the measured span
+ * (its main thread: not the JIT compiler or GC helper threads) gives user-space instructions per request, which a busy machine does not inflate the way it does CPU time.
+ *
  * `--base`: every variant with bulk-limiter also runs on that other build (BENCH_CORE, core and adapters), right
  * after the current one; `--rounds=3` repeats the whole list and reports the median CPU per request of each
  * (variant, build), and the self time of its last round.
@@ -33,6 +36,7 @@ const seconds = Number(args.seconds ?? 6);
 const top = Number(args.top ?? 15);
 const outDir = args.out ?? '/tmp/bl-prof';
 const rounds = Number(args.rounds ?? 1);
+const instructions = args.instructions === 'true';
 const base = args.base && require('node:path').resolve(args.base);
 const TENANTS = 50;
 const HUGE = 10_000_000;
@@ -76,15 +80,29 @@ async function profileOne(variant, build) {
     });
     await load(port, 2); // JIT and connection warm-up
     const started = reply('profile-started');
-    child.send({ type: 'profile-start' });
+    child.send({ type: 'profile-start', instructions });
     await started;
+    const perf = instructions ? countInstructions(child.pid) : undefined;
     const r = await load(port, seconds);
     const file = join(dir, 'server.cpuprofile');
     const stopped = reply('profile-stopped');
     child.send({ type: 'profile-stop', file });
-    const { cpuUs } = await stopped;
+    const { cpuUs, requests: served } = await stopped;
+    const counted = perf && (await perf.stop());
     child.send('stop');
-    const requests = r['2xx'] + r.non2xx;
+    const requests = served;
+    if (instructions)
+      return {
+        variant: build === undefined ? variant : `${variant} [base]`,
+        requests,
+        non2xx: r.non2xx,
+        reqPerSec: (r['2xx'] + r.non2xx) / r.duration,
+        cpuUs,
+        instructions: counted,
+        busy: 1,
+        self: new Map(),
+        byPackage: new Map(),
+      };
     return {
       variant: build === undefined ? variant : `${variant} [base]`,
       requests,
@@ -97,6 +115,24 @@ async function profileOne(variant, build) {
     if (child.exitCode === null) child.kill('SIGKILL');
     await redis.stop();
   }
+}
+
+/** `perf stat` on a running process until stop() (SIGINT): its user-space instruction count. */
+function countInstructions(pid) {
+  const perf = require('node:child_process').spawn('perf', ['stat', '-x', ',', '-e', 'instructions:u', '-t', String(pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let out = '';
+  perf.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((resolve) => perf.once('exit', resolve));
+  return {
+    async stop() {
+      perf.kill('SIGINT');
+      await exited;
+      const line = out.split('\n').find((l) => l.includes('instructions'));
+      return line ? Number(line.split(',')[0]) : NaN;
+    },
+  };
 }
 
 /** Self time per function (µs), busy time (all but idle) of a .cpuprofile. */
@@ -146,6 +182,13 @@ async function main() {
   for (const all of runs.values()) {
     const r = all[all.length - 1];
     const per = r.cpuUs / r.requests;
+    if (instructions) {
+      const per = all.map((x) => x.instructions / x.requests);
+      console.log(
+        `${r.variant}: median of ${all.length} rounds ${Math.round(median(per))} instructions/request (${per.map((x) => Math.round(x)).join(', ')}), ${Math.round(median(all.map((x) => x.reqPerSec)))} req/s`,
+      );
+      continue;
+    }
     if (all.length > 1) {
       console.log(
         `\n${r.variant}: median of ${all.length} rounds ${median(all.map((x) => x.cpuUs / x.requests)).toFixed(1)} µs CPU/request (${all.map((x) => (x.cpuUs / x.requests).toFixed(1)).join(', ')}), ${Math.round(median(all.map((x) => x.reqPerSec)))} req/s`,
