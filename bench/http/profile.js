@@ -109,7 +109,7 @@ async function profileOne(variant, build) {
       non2xx: r.non2xx,
       reqPerSec: requests / r.duration,
       cpuUs,
-      ...summarise(file),
+      ...summarise(file, build === undefined ? OWN_DIST : `file://${require('node:path').dirname(build)}/`),
     };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -136,7 +136,7 @@ function countInstructions(pid) {
 }
 
 /** Self time per function (µs), busy time (all but idle) of a .cpuprofile. */
-function summarise(file) {
+function summarise(file, ownDist) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();
@@ -149,7 +149,7 @@ function summarise(file) {
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === '(idle)') continue;
     busy += dt;
-    const own = url.startsWith(OWN_DIST) || url.startsWith(OWN_DIST.slice('file://'.length));
+    const own = url.startsWith(ownDist) || url.startsWith(ownDist.slice('file://'.length));
     const where = url
       ? `${own ? `dist/${url.slice(url.indexOf(OWN_DIST_NAME) + OWN_DIST_NAME.length)}` : url.replace(/^.*node_modules\//, '')}:${lineNumber + 1}`
       : '';
