@@ -94,22 +94,23 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
 
   if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, perWindow, rules);
   if (format === 'draft') {
+    // RateLimit-Policy changes only with the group's quota, the same for most requests in a row: formatted once per quota.
+    let policyLimit = -1;
+    let policy = '';
+    const policyOf = (limit: number): string => {
+      if (limit !== policyLimit) {
+        policy = `${quoted};q=${limit * perWindow}${policySuffix}`;
+        policyLimit = limit;
+      }
+      return policy;
+    };
     return (d, withQuota = true): HeaderMap => {
       if (d.allowed) {
-        return withQuota
-          ? {
-              'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
-              RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}`,
-            }
-          : {};
+        return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` } : {};
       }
       const retry = retryAfterSeconds(d.retryAfterMs);
       return withQuota
-        ? {
-            'Retry-After': String(retry),
-            'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
-            RateLimit: `${quoted};r=${d.remaining};t=${retry}`,
-          }
+        ? { 'Retry-After': String(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
         : { 'Retry-After': String(retry) };
     };
   }

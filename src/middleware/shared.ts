@@ -23,7 +23,7 @@ import { deferredOutcome, offloadedOutcome, statusLocation, type DeferredOutcome
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions, type BulkLimiterOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
-import { createPlanStep } from './plan-step';
+import { createPlanStep, type PolicyView } from './plan-step';
 import { badRequest, limitRejection, queueFullRejection, quotaBodyWriter, type Rejection } from './rejection';
 
 export type { DeferOptions, DeferredBody } from './defer';
@@ -82,13 +82,40 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
   let warnedMissing = false;
 
-  async function evaluate(ctx: Ctx): Promise<Outcome> {
+  /**
+   * The common case, a constant cost and weight with no skip, plan, class or defer function: a string group goes straight
+   * to the check, whose decision becomes the outcome in one `then` with functions made once (no async layer, no
+   * closure per request, no await of a value that is not a promise).
+   */
+  const lean = skip === undefined && constantCheck !== undefined && planStep.step === undefined && classOf === undefined && defer === undefined;
+  const leanOutcome = (decision: Decision): Outcome => outcomeOf(decision, planStep.view);
+  const leanFailure = (error: unknown): Outcome => checkFailed(error, constantCheck!);
+
+  function evaluate(ctx: Ctx): Promise<Outcome> {
+    if (!lean) return evaluateFully(ctx);
+    let group: ReturnType<typeof groupOf>;
+    try {
+      group = groupOf(ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (typeof group === 'string' && group !== '' && group !== SHARED_GROUP)
+      return limiter.check(group, constantCheck).then(leanOutcome, leanFailure);
+    return afterGroup(ctx, group);
+  }
+
+  async function evaluateFully(ctx: Ctx): Promise<Outcome> {
     if (skip !== undefined) {
       const skipped = await skip(ctx);
       if (skipped === true) return SKIPPED;
       if (skipped !== false) return misconfigured('skip', skipped, 'a boolean');
     }
-    let group = await groupOf(ctx);
+    return afterGroup(ctx, groupOf(ctx));
+  }
+
+  /** Everything after the group function: `given` is what it returned (awaited here). */
+  async function afterGroup(ctx: Ctx, given: ReturnType<typeof groupOf>): Promise<Outcome> {
+    let group = await given;
     if (group === undefined || group === null || group === '') {
       if (rejectMissing) return badRequest(new InputError('ERR_BL_NO_GROUP', 'The request has no group id'));
       if (!warnedMissing) {
@@ -162,18 +189,29 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     try {
       decision = await limiter.check(group, check);
     } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
-      if (error.code === 'ERR_BL_BAD_PAYLOAD')
-        return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
-      return badRequest(error);
+      return checkFailed(error, check);
     }
+    if (defer !== undefined && !decision.allowed && decision.job !== undefined) {
+      return deferredOutcome(limiter, location!, decision, view.writeHeaders(decision, !isDegraded(decision)), ctx);
+    }
+    return outcomeOf(decision, view);
+  }
+
+  /** A decision with no job as the request's outcome: pass, or the 429 / 503 of the policy that said no. */
+  function outcomeOf(decision: Decision, view: PolicyView): Outcome {
     const headers = view.writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
-    if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, location!, decision, headers, ctx);
     const rule = decision.policy === undefined ? undefined : view.rulePolicies.get(decision.policy);
     if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
     return limitRejection(decision, headers, policies, quotaBody);
+  }
+
+  /** A check that failed: the caller's request data (400) or the server's payload (500); anything else is thrown on. */
+  function checkFailed(error: unknown, check: CheckOptions): Outcome {
+    if (!(error instanceof InputError)) throw error;
+    // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
+    if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
+    return badRequest(error);
   }
 
   /** `defer.when: 'always'`: the request becomes a job whatever the budget; a refused one is a 429. */

@@ -78,7 +78,7 @@ async function run(
 export function describeClassCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`classes: ${name}`, () => {
     const limiters = useLimiters(setup, 'classes');
-    const base = { limit: 1000, windowMs: 1000, probationMs: 0 };
+    const base = { limit: 1000, windowMs: 1000, tuning: { probationMs: 0 } };
     const scenario = { seconds: 4, critical: 5, criticalPerS: 150, floodGroups: 50, floodPerS: 5000 };
 
     test("a flood of many heavy groups (weight 10) in one class cannot take another class's guarantee", async () => {
