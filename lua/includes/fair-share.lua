@@ -68,6 +68,7 @@
   fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
 --!include includes/constants.lua
+--!include includes/adaptive.lua
 --!include includes/rules.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
 local RL = false
@@ -94,6 +95,12 @@ local function fs_config(text)
     rules, span_ms = RL.config(string.sub(text, semi + 1), FS_PACK)
     text = string.sub(text, 1, semi - 1)
   end
+  -- the adaptive limit's numbers follow '|' (adaptive.lua)
+  local bar, ad_text = string.find(text, '|', 1, true), false
+  if bar then
+    ad_text = string.sub(text, bar + 1)
+    text = string.sub(text, 1, bar - 1)
+  end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
     string.match(text, FS_CONFIG_PATTERN)
   if not limit then error('ERR_BL_STORE_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
@@ -103,12 +110,13 @@ local function fs_config(text)
   -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
   local T
   if sustained == '1' then T = window_us / limit else T = window_us / (limit - burst + 1) end
+  local reserve_n = tonumber(reserve)
   -- Every field in the constructor: Lua sizes the table once (a field added later may rehash it).
   return {
     limit = limit,
     window_us = window_us,
     burst = burst,
-    reserve = tonumber(reserve),
+    reserve = reserve_n,
     idle_ms = idle_ms,
     epoch_us = epoch_us,
     max_groups = tonumber(max_groups),
@@ -117,6 +125,8 @@ local function fs_config(text)
     ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
     probation_ms = tonumber(probation_ms),
     rules = rules,
+    -- the adaptive limit (adaptive.lua; false: the configured limit always)
+    ad = ad_text and ad_config(ad_text, limit, burst, reserve_n, sustained == '1'),
   }
 end
 
@@ -159,13 +169,23 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
                peek = peek == true, gone = false, wiped = false, sighted = {} }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
-  local m
+  local m, ad_raw = nil, false
   if group then
-    m = redis.call('HMGET', groups_key, FS_META, group)
+    if cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, AD_FIELD)
+      ad_raw = m[3]
+    else
+      m = redis.call('HMGET', groups_key, FS_META, group)
+    end
     fs.prefetched_group, fs.prefetched = group, m[2]
+  elseif cfg.ad then
+    m = redis.call('HMGET', groups_key, FS_META, AD_FIELD)
+    ad_raw = m[2]
   else
     m = { redis.call('HGET', groups_key, FS_META) }
   end
+  -- the limit in force sizes the bucket from here on (adaptive.lua)
+  if cfg.ad then ad_apply(cfg, ad_load(ad_raw, cfg.ad, 0).l) end
   local p = m[1]
   local meta
   if not p then
@@ -177,6 +197,8 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
       fs.wiped = true
     else
       redis.call('DEL', groups_key, seen_key)
+      -- the limit in force is not the groups': it stays (its TTL is renewed with meta's below)
+      if ad_raw then redis.call('HSET', groups_key, AD_FIELD, ad_raw) end
     end
     fs.prefetched = nil
     fs.expire = true

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_GROUPS } from '../core/fair-share';
 import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
+import { resolveAdaptive, type AdaptiveOptions } from './adaptive-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -95,6 +96,12 @@ export interface LimiterOptions {
    * request held longer stops counting then. @defaultValue `60_000`
    */
   readonly concurrencyLeaseMs?: number;
+  /**
+   * An adaptive limit: the limit in force starts at `limit` and moves between `min` and `max`, fed by
+   * `limiter.report('ok' | 'throttled')` (and by workers and the middleware's `report`): shared by every process
+   * on the store, fair shares scale with it (docs/adaptive.md). @defaultValue off
+   */
+  readonly adaptive?: AdaptiveOptions;
 }
 
 export interface ResolvedLimiterOptions {
@@ -143,6 +150,7 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   defaultPlan: true,
   concurrency: true,
   concurrencyLeaseMs: true,
+  adaptive: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 
@@ -210,6 +218,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const denyCache = resolveDenyCache(o.denyCache);
   const concurrency = integer('concurrency', o.concurrency, { fallback: 0 });
   const concurrencyLeaseMs = integer('concurrencyLeaseMs', o.concurrencyLeaseMs, { fallback: DEFAULT_LEASE_MS });
+  const adaptive = resolveAdaptive(o.adaptive, limit);
   const spec: LimiterSpec = Object.freeze({
     name,
     limit,
@@ -224,6 +233,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     ...(rules.length > 0 ? { rules } : {}),
     ...(plans === undefined ? {} : { plans }),
     concurrencyLeaseMs,
+    ...(adaptive ? { adaptive } : {}),
   });
   return Object.freeze({
     spec,

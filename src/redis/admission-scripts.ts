@@ -4,11 +4,12 @@
  * typed arguments, and the decoder is told what the reply holds (the lane's rule count, whether the call had a cap).
  */
 import { plansSpanMs } from '../core/fair-share';
+import { adaptiveConfigText } from '../core/adaptive';
 import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
-import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
+import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput } from '../types';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
 export { LUA_DIR, defineScripts, loadScript, runBound, runDecoded } from './script-loader';
@@ -32,7 +33,9 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
       spec.maxGroups,
       spec.probationMs,
       ...(spec.plans ? [plansSpanMs(spec)] : []),
-    ].join(',') + rulesConfigText(rules)
+    ].join(',') +
+    adaptiveConfigText(spec) +
+    rulesConfigText(rules)
   );
 }
 
@@ -67,6 +70,18 @@ export function peekCommand(client: RedisClient, keys: lua.PeekKeys, lane: Lane)
 export function resetCommand(client: RedisClient, keys: lua.ResetKeys): (group: string) => Promise<boolean> {
   const k = lua.resetScript.keys(keys);
   return (group) => runBound(client, lua.resetScript, k, { group });
+}
+
+const OUTCOMES = { ok: 0, throttled: 1, read: 2 } as const;
+
+/** report.lua: one upstream outcome moves the adaptive limit (the config block must carry `adaptive`). */
+export function reportCommand(client: RedisClient, keys: lua.ReportKeys, config: string): (nowMs: number, r: ReportInput) => Promise<AdaptiveStatus> {
+  const k = lua.reportScript.keys(keys);
+  return (nowMs, r) =>
+    runBound(client, lua.reportScript, k, { nowMs, config, outcome: OUTCOMES[r.outcome], retryAfterMs: r.retryAfterMs }).then((reply) => ({
+      limit: reply.limit,
+      change: reply.change,
+    }));
 }
 
 /** release.lua: per lease, true when it was held. */
