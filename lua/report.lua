@@ -17,6 +17,7 @@ local change, write = 0, false
 if ARGV[3] ~= '2' then change, write = ad_report(cfg.ad, st, now, ARGV[3] == '1', tonumber(ARGV[4]) * 1000) end
 if write then
   redis.call('HSET', KEYS[1], AD_FIELD, ad_pack(st))
-  redis.call('PEXPIRE', KEYS[1], cfg.ttl_ms)
+  -- a hash this report made gets the limiter's TTL; an existing one keeps its own (admissions renew it, with `seen`'s)
+  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], cfg.ttl_ms) end
 end
 return { st.l, change }

@@ -13,7 +13,7 @@
     l     the limit in force (an integer, min ≤ l ≤ max)
     ti    when it last rose or the state was made (µs)   td  when it last fell (µs; 0 = never)
     hold  no rise before this (µs): an upstream's Retry-After   step  the next rise (units)
-  It lives with the groups hash (its TTL; a report renews it) and survives fs_open's clearing of a hash whose
+  It lives with the groups hash (its TTL, renewed by admissions; a report that makes the hash sets it) and survives fs_open's clearing of a hash whose
   meta is gone. Absent: the limit in force is the configured `limit`.
 
   The rule (ad_report), AIMD paced by time, so N reports in one interval are one change whoever sends them:

@@ -69,7 +69,13 @@ export function adApply(ad: AdaptiveConfig, windowUs: number, l: number): { limi
 }
 
 /** ad_report: one report at `now` (µs); returns the change (-1, 0, 1) and whether the state must be written. */
-export function adReport(ad: AdaptiveConfig, st: AdaptiveState, nowIn: number, throttled: boolean, retryUs: number): [change: -1 | 0 | 1, write: boolean] {
+export function adReport(
+  ad: AdaptiveConfig,
+  st: AdaptiveState,
+  nowIn: number,
+  throttled: boolean,
+  retryUs: number,
+): [change: -1 | 0 | 1, write: boolean] {
   let now = nowIn;
   if (now < st.ti) now = st.ti;
   if (now < st.td) now = st.td;

@@ -37,7 +37,8 @@ export function resolveAdaptive(value: unknown, limit: number): AdaptiveSpec | u
   const max = integer('adaptive.max', o.max, { code: CODE, min: limit, expected: `an integer ≥ \`limit\` (${limit})` });
   const increase = integer('adaptive.increase', o.increase, { code: CODE, max, fallback: Math.max(1, Math.round(limit / 100)) });
   const decrease = o.decrease ?? 0.9;
-  if (typeof decrease !== 'number' || !(decrease > 0 && decrease < 1)) refuse('adaptive.decrease', 'a number between 0 and 1 (exclusive)', o.decrease, CODE);
+  if (typeof decrease !== 'number' || !(decrease > 0 && decrease < 1))
+    refuse('adaptive.decrease', 'a number between 0 and 1 (exclusive)', o.decrease, CODE);
   const intervalMs = integer('adaptive.intervalMs', o.intervalMs, { code: CODE, max: 86_400_000, fallback: 1000 });
   return Object.freeze({ min, max, increase, decrease, intervalMs });
 }

@@ -47,7 +47,9 @@ export function createAdaptiveReports(store: LimiterStore, spec: LimiterSpec, no
       }
       const retry = opts?.retryAfterMs ?? 0;
       if (typeof retry !== 'number' || !Number.isFinite(retry) || retry < 0) {
-        return Promise.reject(new InputError('ERR_BL_BAD_RETRY_AFTER_MS', `Expected \`retryAfterMs\` to be a number ≥ 0, got ${describeValue(retry)}`));
+        return Promise.reject(
+          new InputError('ERR_BL_BAD_RETRY_AFTER_MS', `Expected \`retryAfterMs\` to be a number ≥ 0, got ${describeValue(retry)}`),
+        );
       }
       if (!spec.adaptive || !store.report) return Promise.resolve(spec.limit);
       const retryAfterMs = Math.min(Math.ceil(retry), 86_400_000);

@@ -147,8 +147,9 @@ export class MemoryStore implements Store {
               const [change, write] =
                 input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);
               if (write) {
+                // a "hash" this report makes gets the limiter's TTL; an existing one keeps its own (report.lua)
+                if (!state.meta && !state.adaptive) state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
                 state.adaptive = { ...st, fresh: false };
-                state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
               }
               return { limit: st.l, change };
             },

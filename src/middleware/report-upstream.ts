@@ -37,7 +37,11 @@ function headerOf(response: UpstreamResponse): unknown {
  * answer was not reported: no status, or a 5xx other than 503). `retryAfter`
  * (seconds, or the header's text) overrides the response's header; with a bare status, it is the only one.
  */
-export function reportUpstream(limiter: Pick<Limiter, 'report'>, response: UpstreamResponse | number, retryAfter?: string | number | null): Promise<number | undefined> {
+export function reportUpstream(
+  limiter: Pick<Limiter, 'report'>,
+  response: UpstreamResponse | number,
+  retryAfter?: string | number | null,
+): Promise<number | undefined> {
   const status = typeof response === 'number' ? response : (response?.status ?? response?.statusCode);
   if (typeof status !== 'number') return Promise.resolve(undefined);
   if (status === 429 || status === 503) {

@@ -16,7 +16,13 @@ const ok = (st: LimiterStore) => st.report!({ outcome: 'ok', retryAfterMs: 0 });
 const read = async (st: LimiterStore) => (await st.report!({ outcome: 'read', retryAfterMs: 0 })).limit;
 
 /** Admits `group` as fast as `rate` per second for `ms`; the admitted (at, cost) pairs. */
-async function flood(st: LimiterStore, clock: ManualClock, groups: readonly string[], ms: number, stepMs = 2): Promise<Array<{ at: number; cost: number; group: string }>> {
+async function flood(
+  st: LimiterStore,
+  clock: ManualClock,
+  groups: readonly string[],
+  ms: number,
+  stepMs = 2,
+): Promise<Array<{ at: number; cost: number; group: string }>> {
   const out: Array<{ at: number; cost: number; group: string }> = [];
   for (let t = 0; t < ms; t += stepMs) {
     for (const group of groups) {
@@ -101,7 +107,12 @@ export function describeAdaptiveCases(name: string, setup: () => Promise<StoreHa
       const s = adaptiveSpec({}, { burst: 20, reserve: 4 });
       const [st] = bind(clock, s);
       const before = await flood(st!, clock, ['a', 'b'], 3000);
-      expect(maxInAnyWindow(before.filter((x) => x.at >= clock.ms - 2000), 1000)).toBeGreaterThanOrEqual(78); // strict at 100: 81 tokens/s
+      expect(
+        maxInAnyWindow(
+          before.filter((x) => x.at >= clock.ms - 2000),
+          1000,
+        ),
+      ).toBeGreaterThanOrEqual(78); // strict at 100: 81 tokens/s
       clock.advance(5000); // idle: the bucket is full (20 tokens)
       await throttled(st!); // limit 50, bucket 10
       const after = await flood(st!, clock, ['a', 'b'], 4000);
