@@ -18,7 +18,14 @@ const SMOKE = {
   fairness: { processes: 2, durationMs: 2000, warmupMs: 500, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, scenarios: ['s1', 'retry'] },
   sybil: { warmupMs: 500, floodMs: 1000, floodRate: 2000, floodIds: 2000 },
   rules: { inFlight: 64, durationMs: 300, rounds: 1, groupCounts: [10, 1000], maxBatches: [64, 1], claimJobs: 500, claimGroups: 20 },
-  adaptive: { phase1Ms: 2000, phase2Ms: 2000, phase1Rate: 300, phase2Rate: 600, variants: [{ id: 'smoke', label: 'smoke', adaptive: { intervalMs: 250 } }], chosen: 'smoke' },
+  adaptive: {
+    phase1Ms: 2000,
+    phase2Ms: 2000,
+    phase1Rate: 300,
+    phase2Rate: 600,
+    variants: [{ id: 'smoke', label: 'smoke', adaptive: { intervalMs: 250 } }],
+    chosen: 'smoke',
+  },
 };
 
 function configFor(section, smoke) {

@@ -77,7 +77,10 @@ async function runVariant(core, cfg, variant) {
         const status = call(Date.now());
         await sleep(LATENCY_MS / 2);
         entry[3] = status === 429;
-        await core.reportUpstream(limiter, status === 429 ? { status, headers: variant.retryAfter ? { 'retry-after': variant.retryAfter } : {} } : status);
+        await core.reportUpstream(
+          limiter,
+          status === 429 ? { status, headers: variant.retryAfter ? { 'retry-after': variant.retryAfter } : {} } : status,
+        );
       });
       pending.add(p);
       p.finally(() => pending.delete(p));
@@ -118,7 +121,7 @@ function summarise(cfg, variant, log, limits) {
   const adapting1 = phase(Math.min(2000, cfg.phase1Ms / 4), cfg.phase1Ms, cfg.phase1Rate);
   const adapting2 = phase(cfg.phase1Ms + Math.min(2000, cfg.phase2Ms / 4), cfg.phase1Ms + cfg.phase2Ms, cfg.phase2Rate);
   const reached = limits.find(([t, l]) => t >= cfg.phase1Ms && l >= 0.85 * cfg.phase2Rate);
-  const settledAt = limits.find(([t, l]) => l <= 1.1 * cfg.phase1Rate);
+  const settledAt = limits.find(([, l]) => l <= 1.1 * cfg.phase1Rate);
   return {
     variant,
     settled1,
@@ -133,12 +136,13 @@ function summarise(cfg, variant, log, limits) {
 async function runAdaptive(cfg) {
   const { core, error } = loadCore();
   if (!core) return { title: '6. Adaptive limit', intro: `skipped: ${error}`, markdown: '' };
-  if (typeof core.reportUpstream !== 'function') return { title: '6. Adaptive limit', intro: 'skipped: this build has no adaptive limit', markdown: '' };
+  if (typeof core.reportUpstream !== 'function')
+    return { title: '6. Adaptive limit', intro: 'skipped: this build has no adaptive limit', markdown: '' };
   const variants = cfg.variants ?? [
-    { id: 'default', label: 'defaults (decrease 0.9, intervalMs 1000)', adaptive: {} },
-    { id: 'i250', label: 'intervalMs 250', adaptive: { intervalMs: 250 } },
-    { id: 'd07-i250', label: 'decrease 0.7, intervalMs 250', adaptive: { decrease: 0.7, intervalMs: 250 } },
-    { id: 'd07-i250-ra', label: 'decrease 0.7, intervalMs 250, upstream Retry-After 1', adaptive: { decrease: 0.7, intervalMs: 250 }, retryAfter: '1' },
+    { id: 'default', label: 'defaults (decrease 0.9, intervalMs 250)', adaptive: {} },
+    { id: 'i1000', label: 'intervalMs 1000', adaptive: { intervalMs: 1000 } },
+    { id: 'd07', label: 'decrease 0.7', adaptive: { decrease: 0.7 } },
+    { id: 'ra', label: 'defaults, upstream Retry-After 1', adaptive: {}, retryAfter: '1' },
   ];
   const rows = [];
   for (const variant of variants) {
@@ -166,7 +170,7 @@ async function runAdaptive(cfg) {
       fmt(r.jainMin, 4),
     ]),
   );
-  const chosen = rows.find((r) => r.variant.id === (cfg.chosen ?? 'd07-i250')) ?? rows[0];
+  const chosen = rows.find((r) => r.variant.id === (cfg.chosen ?? 'default')) ?? rows[0];
   return {
     title: '6. Adaptive limit',
     intro:

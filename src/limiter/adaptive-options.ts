@@ -21,7 +21,7 @@ export interface AdaptiveOptions {
   readonly decrease?: number;
   /**
    * At most one cut and one rise per interval, whoever reports: a burst of refusals from one episode counts once.
-   * Make it at least the upstream's round trip. @defaultValue `1000`
+   * Make it at least the upstream's round trip. @defaultValue `250`
    */
   readonly intervalMs?: number;
 }
@@ -39,6 +39,6 @@ export function resolveAdaptive(value: unknown, limit: number): AdaptiveSpec | u
   const decrease = o.decrease ?? 0.9;
   if (typeof decrease !== 'number' || !(decrease > 0 && decrease < 1))
     refuse('adaptive.decrease', 'a number between 0 and 1 (exclusive)', o.decrease, CODE);
-  const intervalMs = integer('adaptive.intervalMs', o.intervalMs, { code: CODE, max: 86_400_000, fallback: 1000 });
+  const intervalMs = integer('adaptive.intervalMs', o.intervalMs, { code: CODE, max: 86_400_000, fallback: 250 });
   return Object.freeze({ min, max, increase, decrease, intervalMs });
 }
