@@ -2,7 +2,7 @@
 /**
  * `npm run bench` — every section in one run on one machine (only ratios within a run mean anything).
  * `npm run bench -- --smoke` runs a tiny version of every section (< 60 s; CI keeps the scripts working).
- * `--only=admission,http,queue,fairness,sybil,rules` picks sections. Results: bench/results/*.md, *.svg, summary.md.
+ * `--only=admission,http,queue,fairness,sybil,rules,adaptive` picks sections. Results: bench/results/*.md, *.svg, summary.md.
  */
 const { mkdirSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -17,6 +17,7 @@ const SECTIONS = {
   fairness: () => require('./sections/fairness').runFairness,
   sybil: () => require('./sections/sybil').runSybil,
   rules: () => require('./sections/rules').runRules,
+  adaptive: () => require('./sections/adaptive').runAdaptive,
 };
 
 function parseArgs(argv) {

@@ -30,6 +30,9 @@ export {
   type WorkerEvents,
 } from './queue/worker';
 export { RetryLaterError } from './queue/retry-later-error';
+export { reportUpstream, type UpstreamResponse } from './middleware/report-upstream';
+export type { AdaptiveOptions } from './limiter/adaptive-options';
+export type { ReportOptions, ReportOutcome } from './limiter/adaptive-reports';
 export { PermanentError } from './queue/permanent-error';
 export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
 export type { DurabilityOptions } from './queue/durability';

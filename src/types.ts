@@ -45,6 +45,34 @@ export interface LimiterSpec {
   readonly classes?: ReadonlyMap<string, number>;
   /** How long a request-concurrency slot lasts unless released first. */
   readonly concurrencyLeaseMs: number;
+  /** The adaptive limit (src/limiter/adaptive-options.ts resolves it); absent: the limit is `limit` always. */
+  readonly adaptive?: AdaptiveSpec;
+}
+
+/** A resolved `adaptive` option: the limit in force moves between min and max (lua/includes/adaptive.lua). */
+export interface AdaptiveSpec {
+  readonly min: number;
+  readonly max: number;
+  /** The first rise after a cut (units); each later rise doubles it, up to half the limit. */
+  readonly increase: number;
+  /** The factor a cut multiplies the limit by (0 < decrease < 1). */
+  readonly decrease: number;
+  /** At most one cut and one rise per interval: a burst of refusals from one episode counts once. */
+  readonly intervalMs: number;
+}
+
+/** One upstream outcome for the adaptive limit (lua/report.lua). */
+export interface ReportInput {
+  /** 'read': the limit in force, nothing changes. */
+  readonly outcome: 'ok' | 'throttled' | 'read';
+  /** The upstream's Retry-After (ms; 0 = none): no rise before it has passed. */
+  readonly retryAfterMs: number;
+}
+
+/** The adaptive limit after a report: the limit in force and how the report moved it. */
+export interface AdaptiveStatus {
+  readonly limit: number;
+  readonly change: -1 | 0 | 1;
 }
 
 /** A resolved plan: what a check naming it gets (src/limiter/plan-options.ts). */
@@ -253,6 +281,8 @@ export interface LimiterStore {
   reset(group: string): Promise<boolean>;
   /** Frees a concurrency slot (`decision.concurrency.lease`) at once: true when it was held. Idempotent. */
   release?(lease: string): Promise<boolean>;
+  /** One upstream outcome for the adaptive limit (lua/report.lua); only with `spec.adaptive`. */
+  report?(input: ReportInput): Promise<AdaptiveStatus>;
   /** Removes every key of this limiter, its queue's included (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */

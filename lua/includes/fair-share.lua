@@ -68,6 +68,7 @@
   fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
 --!include includes/constants.lua
+--!include includes/adaptive.lua
 --!include includes/rules.lua
 --!include includes/fair-share-class.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
@@ -95,6 +96,13 @@ local function fs_config(text)
     rules, span_ms = RL.config(string.sub(text, semi + 1), FS_PACK)
     text = string.sub(text, 1, semi - 1)
   end
+  -- the adaptive limit's numbers follow '~' (adaptive.lua), after the class
+  local ad_text = false
+  local tilde = string.find(text, '~', 1, true)
+  if tilde then
+    ad_text = string.sub(text, tilde + 1)
+    text = string.sub(text, 1, tilde - 1)
+  end
   -- a class follows the numbers after '|' (fair-share-class.lua; none: no class work at all)
   local cls = false
   local bar = string.find(text, '|', 1, true)
@@ -111,12 +119,13 @@ local function fs_config(text)
   -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
   local T
   if sustained == '1' then T = window_us / limit else T = window_us / (limit - burst + 1) end
+  local reserve_n = tonumber(reserve)
   -- Every field in the constructor: Lua sizes the table once (a field added later may rehash it).
   return {
     limit = limit,
     window_us = window_us,
     burst = burst,
-    reserve = tonumber(reserve),
+    reserve = reserve_n,
     idle_ms = idle_ms,
     epoch_us = epoch_us,
     max_groups = tonumber(max_groups),
@@ -126,6 +135,8 @@ local function fs_config(text)
     probation_ms = tonumber(probation_ms),
     rules = rules,
     cls = cls,
+    -- the adaptive limit (adaptive.lua; false: the configured limit always)
+    ad = ad_text and ad_config(ad_text, limit, burst, reserve_n, sustained == '1'),
   }
 end
 
@@ -168,20 +179,35 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
                peek = peek == true, gone = false, wiped = false, sighted = {}, cls = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
-  local m
+  local m, ad_raw, cls_raw = nil, false, false
   if group then
-    if cfg.cls then
+    if cfg.cls and cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, cfg.cls.field, AD_FIELD)
+      cls_raw, ad_raw = m[3], m[4]
+    elseif cfg.cls then
       m = redis.call('HMGET', groups_key, FS_META, group, cfg.cls.field)
+      cls_raw = m[3]
+    elseif cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, AD_FIELD)
+      ad_raw = m[3]
     else
       m = redis.call('HMGET', groups_key, FS_META, group)
     end
     fs.prefetched_group, fs.prefetched = group, m[2]
+  elseif cfg.cls and cfg.ad then
+    m = redis.call('HMGET', groups_key, FS_META, cfg.cls.field, AD_FIELD)
+    cls_raw, ad_raw = m[2], m[3]
   elseif cfg.cls then
     m = redis.call('HMGET', groups_key, FS_META, cfg.cls.field)
-    m[3] = m[2]
+    cls_raw = m[2]
+  elseif cfg.ad then
+    m = redis.call('HMGET', groups_key, FS_META, AD_FIELD)
+    ad_raw = m[2]
   else
     m = { redis.call('HGET', groups_key, FS_META) }
   end
+  -- the limit in force sizes the bucket from here on (adaptive.lua)
+  if cfg.ad then ad_apply(cfg, ad_load(ad_raw, cfg.ad, 0).l) end
   local p = m[1]
   local meta
   if not p then
@@ -193,6 +219,8 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
       fs.wiped = true
     else
       redis.call('DEL', groups_key, seen_key)
+      -- the limit in force is not the groups': it stays (its TTL is renewed with meta's below)
+      if ad_raw then redis.call('HSET', groups_key, AD_FIELD, ad_raw) end
     end
     fs.prefetched = nil
     fs.expire = true
@@ -214,7 +242,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   meta.gl = now
   if meta.rv > 0 and now >= meta.re then fs_release(fs) end
   -- the class meter (fair-share-class.lua); a fresh limiter's DEL took its field too
-  if cfg.cls then fs.cls = fsc_open(cfg, p and m[3], now) end
+  if cfg.cls then fs.cls = fsc_open(cfg, p and cls_raw, now) end
 
   -- (1) water level: one fixed-point step per epoch.
   if now - meta.ep >= cfg.epoch_us then

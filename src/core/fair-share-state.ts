@@ -2,6 +2,7 @@
  * The admission core's constants and state shapes, shared by src/core/fair-share.ts and fair-share-decide.ts
  * (the decisions) and src/core/fair-share-groups.ts (registering, trimming and probation of groups).
  */
+import type { AdaptiveConfig, AdaptiveState } from './adaptive';
 import type { RuleConfig, RuleStates } from './rules';
 
 // Shared with the scripts: lua/includes/constants.lua says what each is; the build generates them.
@@ -36,6 +37,8 @@ export interface FairShareConfig {
   readonly probationMs: number;
   /** The limiter's rules (false: none, and no rule work at all). */
   readonly rules: readonly RuleConfig[] | false;
+  /** The adaptive limit (./adaptive.ts; false: the configured limit always). */
+  readonly ad: AdaptiveConfig | false;
   /** The class this config decides in (./fair-share-class.ts; false: the limiter has no classes). */
   readonly cls: ClassConfig | false;
 }
@@ -114,6 +117,8 @@ export interface FairShareState {
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
    */
   expiresAtMs: number;
+  /** The adaptive limit's state (./adaptive.ts; Redis: the groups hash's field '\xfe'): it outlives meta, not expiry. */
+  adaptive: AdaptiveState | undefined;
 }
 
 export interface FairShare {
@@ -157,5 +162,14 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), sighted: new Map(), classes: new Map(), expiresAtMs: 0 };
+  return {
+    meta: undefined,
+    groups: new Map(),
+    seen: new Map(),
+    probation: new Map(),
+    sighted: new Map(),
+    classes: new Map(),
+    expiresAtMs: 0,
+    adaptive: undefined,
+  };
 }

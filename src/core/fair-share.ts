@@ -9,6 +9,7 @@ import { fsTrim } from './fair-share-groups';
 import { createFairShareState, FS_GRAD_BURST, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
 import { rlConfig } from './rules';
 import { DEFAULT_CLASS, fscOpen } from './fair-share-class';
+import { adApply, adConfig, adLoad } from './adaptive';
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
@@ -46,7 +47,14 @@ export function fairShareConfig(spec: LimiterSpec, className?: string): FairShar
     probationMs: spec.probationMs,
     rules,
     cls: spec.classes ? { name: className ?? DEFAULT_CLASS, share: spec.classes.get(className ?? DEFAULT_CLASS) ?? 0 } : false,
+    ad: adConfig(spec),
   };
+}
+
+/** fs_open's ad_apply: the config as the limit in force (the state's, else the configured limit) sizes the bucket. */
+export function adaptedConfig(cfg: FairShareConfig, state: FairShareState): FairShareConfig {
+  if (!cfg.ad) return cfg;
+  return { ...cfg, ...adApply(cfg.ad, cfg.windowUs, adLoad(state.adaptive, cfg.ad, 0).l) };
 }
 
 export function fsRefill(tokens: number, last: number, now: number, interval: number, size: number): number {
@@ -65,9 +73,19 @@ export function fsRelease(meta: MetaState): void {
  * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
  * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
  */
-export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number, peek = false): FairShare {
+export function openFairShare(state: FairShareState, configured: FairShareConfig, nowUsIn: number, peek = false): FairShare {
   let expire = false;
-  if (peek && (!state.meta || Math.floor(nowUsIn / 1000) > state.expiresAtMs)) state = createFairShareState();
+  const lapsed = Math.floor(nowUsIn / 1000) > state.expiresAtMs;
+  if (peek && (!state.meta || lapsed)) {
+    // the adaptive limit may outlive meta (a report made the hash): a peek reads it while the "key" lives
+    const adaptive = lapsed ? undefined : state.adaptive;
+    state = createFairShareState();
+    state.adaptive = adaptive;
+  }
+  // the adaptive limit dies with the "key" (it outlives meta otherwise)
+  if (lapsed && !peek) state.adaptive = undefined;
+  // the limit in force sizes the bucket from here on (fs_open's ad_apply)
+  const cfg = adaptedConfig(configured, state);
   // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
   if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
     state.meta = undefined;

@@ -1,6 +1,7 @@
 /**
  * The limiter's public interface and per-call options (`createLimiter` in ./limiter.ts builds one).
  */
+import type { ReportOptions, ReportOutcome } from './adaptive-reports';
 import type { StoreError } from '../errors';
 import type { Health } from './health';
 import type { LimiterOptions as AdmissionOptions, ResolvedLimiterOptions, StoreErrorPolicy } from './options';
@@ -106,6 +107,15 @@ export interface Limiter {
    * fails, false, and the slot frees when its lease ends.
    */
   release(decision: Decision): Promise<boolean>;
+  /**
+   * Tells the adaptive limit (option `adaptive`, docs/adaptive.md) what the upstream answered: `'throttled'` for a
+   * refusal (429, 503; `retryAfterMs` its Retry-After), `'ok'` for a call it served. Resolves to the limit in force
+   * after it, shared by every process on the store. Without `adaptive`: the configured limit, nothing sent. Rejects
+   * with InputError for another outcome; never for a store failure (the last limit known).
+   */
+  report(outcome: ReportOutcome, opts?: ReportOptions): Promise<number>;
+  /** The limit in force now, read from the store (the configured `limit` without `adaptive`); never rejects. */
+  limitInForce(): Promise<number>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** @internal The resolved deferral options. */

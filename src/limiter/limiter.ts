@@ -7,6 +7,7 @@
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck, generatedKey } from './deferring-check';
+import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
@@ -110,6 +111,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     scope: scopeIdempotency,
     evicting: () => healthCheck.evicting,
   });
+  const adaptive = createAdaptiveReports(store, spec, now, resolved.logger);
   const observers = new Set<LimiterObserver>();
   const observeAll: GuardObserver = {
     decision: (d, fallback) => {
@@ -238,6 +240,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return found;
     },
     release: (decision) => releaseSlot(store, decision, resolved.logger),
+    report: (outcome, opts) => adaptive.report(outcome, opts),
+    limitInForce: () => adaptive.read(),
     destroy: () => store.destroy(),
     deferOptions,
     queue: durable ? durable.queue(store.queue) : store.queue,

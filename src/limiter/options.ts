@@ -7,6 +7,7 @@ import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
 import { resolveClasses, type ClassOptions } from './class-options';
+import { resolveAdaptive, type AdaptiveOptions } from './adaptive-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -66,6 +67,12 @@ export interface LimiterOptions {
    * response ends). A plan's `concurrency` overrides it, and a check's own overrides both. @defaultValue no cap
    */
   readonly concurrency?: number;
+  /**
+   * An adaptive limit: the limit in force starts at `limit` and moves between `min` and `max`, fed by
+   * `limiter.report('ok' | 'throttled')` (and by workers and `reportUpstream`): shared by every process
+   * on the store, fair shares scale with it (docs/adaptive.md). @defaultValue off
+   */
+  readonly adaptive?: AdaptiveOptions;
   /**
    * Knobs for the algorithm and its bounds, each with a default derived from `limit` and `windowMs` that suits
    * most services: how bursty admissions may be, how fast idle groups stop counting, probation, the largest
@@ -151,6 +158,7 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   classes: true,
   defaultPlan: true,
   concurrency: true,
+  adaptive: true,
   tuning: true,
 };
 const TUNING_NAMES: OptionNames<TuningOptions> = {
@@ -248,6 +256,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     code: codeOf('concurrencyLeaseMs'),
     fallback: DEFAULT_LEASE_MS,
   });
+  const adaptive = resolveAdaptive(o.adaptive, limit);
   const spec: LimiterSpec = Object.freeze({
     name,
     limit,
@@ -263,6 +272,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     ...(plans === undefined ? {} : { plans }),
     ...(classes === undefined ? {} : { classes }),
     concurrencyLeaseMs,
+    ...(adaptive ? { adaptive } : {}),
   });
   return Object.freeze({
     spec,

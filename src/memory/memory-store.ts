@@ -15,18 +15,29 @@ import {
   type FairShareState,
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
+import { adLoad, adReport } from '../core/adaptive';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { inClass, toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import { rulesOfCheck } from '../core/plan-rules';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
-import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
+import type { AdaptiveStatus, AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, ReportInput, Store } from '../types';
 import { func } from '../util/validate';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
   readonly clock?: Clock;
+}
+
+/** Like the Redis keys when their TTL lapsed: nothing of the limiter's admission state is left. */
+function lapse(state: FairShareState): void {
+  state.meta = undefined;
+  state.groups.clear();
+  state.seen.clear();
+  state.probation.clear();
+  state.sighted.clear();
+  state.adaptive = undefined;
 }
 
 export class MemoryStore implements Store {
@@ -129,6 +140,26 @@ export class MemoryStore implements Store {
         return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
       },
       release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
+      // report.lua: the adaptive limit's state lives on the limiter's state, and lapses with it
+      ...(cfg.ad
+        ? {
+            report: async (input: ReportInput): Promise<AdaptiveStatus> => {
+              const ad = cfg.ad as Exclude<typeof cfg.ad, false>;
+              const state = stateOf();
+              const nowUs = Math.floor(this.clock() * 1000);
+              if (Math.floor(nowUs / 1000) > state.expiresAtMs) lapse(state);
+              const st = adLoad(state.adaptive, ad, nowUs);
+              const [change, write] =
+                input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);
+              if (write) {
+                // a "hash" this report makes gets the limiter's TTL; an existing one keeps its own (report.lua)
+                if (!state.meta && !state.adaptive) state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
+                state.adaptive = { ...st, fresh: false };
+              }
+              return { limit: st.l, change };
+            },
+          }
+        : {}),
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
         queue.clear();

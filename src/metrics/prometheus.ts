@@ -194,6 +194,16 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       'max',
     ),
     new Collector(
+      'bulk_limiter_limit_in_force',
+      'The limit per window in force: with the adaptive option the shared value read from the store at scrape time (docs/adaptive.md), else the configured limit',
+      'gauge',
+      async () => {
+        const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await limiter.limitInForce()] as const));
+        return all.map(([limiter, value]) => ({ labels: { limiter }, value }));
+      },
+      'max',
+    ),
+    new Collector(
       'bulk_limiter_jobs',
       'Jobs by state, read from the store at scrape time',
       'gauge',

@@ -5,11 +5,12 @@
  */
 import { plansSpanMs } from '../core/fair-share';
 import { classConfigText } from '../core/fair-share-class';
+import { adaptiveConfigText } from '../core/adaptive';
 import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
-import type { AdmitInput, DeferInput, LimiterSpec, PeekInput } from '../types';
+import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput } from '../types';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
 export { LUA_DIR, defineScripts, loadScript, runBound, runDecoded } from './script-loader';
@@ -35,6 +36,7 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
       ...(spec.plans ? [plansSpanMs(spec)] : []),
     ].join(',') +
     classConfigText(spec, className) +
+    adaptiveConfigText(spec) +
     rulesConfigText(rules)
   );
 }
@@ -70,6 +72,18 @@ export function peekCommand(client: RedisClient, keys: lua.PeekKeys, lane: Lane)
 export function resetCommand(client: RedisClient, keys: lua.ResetKeys): (group: string) => Promise<boolean> {
   const k = lua.resetScript.keys(keys);
   return (group) => runBound(client, lua.resetScript, k, { group });
+}
+
+const OUTCOMES = { ok: 0, throttled: 1, read: 2 } as const;
+
+/** report.lua: one upstream outcome moves the adaptive limit (the config block must carry `adaptive`). */
+export function reportCommand(client: RedisClient, keys: lua.ReportKeys, config: string): (nowMs: number, r: ReportInput) => Promise<AdaptiveStatus> {
+  const k = lua.reportScript.keys(keys);
+  return (nowMs, r) =>
+    runBound(client, lua.reportScript, k, { nowMs, config, outcome: OUTCOMES[r.outcome], retryAfterMs: r.retryAfterMs }).then((reply) => ({
+      limit: reply.limit,
+      change: reply.change,
+    }));
 }
 
 /** release.lua: per lease, true when it was held. */

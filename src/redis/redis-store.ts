@@ -8,7 +8,7 @@ import { inClass, toDecision, toGroupStatus, type AdmitReply } from '../core/dec
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
 import { refusesWrites } from '../util/store-call';
-import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, Store } from '../types';
+import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, ReportInput, Store } from '../types';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
@@ -29,6 +29,7 @@ import {
   loadScript,
   peekCommand,
   releaseCommand,
+  reportCommand,
   resetCommand,
   type DeferringInput,
   type Lane,
@@ -153,6 +154,8 @@ export class RedisStore implements Store {
     const failed = failedTo('admit');
     const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
     const reset = resetCommand(this.client, keys);
+    // the adaptive limit's reports (lua/report.lua) carry the limiter's own config block (lane 0)
+    const report = spec.adaptive ? reportCommand(this.client, keys, configs[0]!.config) : undefined;
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
       checks.submit(this.nowMs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
@@ -173,6 +176,7 @@ export class RedisStore implements Store {
         ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
       release: (lease: string): Promise<boolean> => releases.submit(0, lease).catch(failedTo('release')),
+      ...(report ? { report: (input: ReportInput) => report(this.nowMs(), input).catch(failedTo('report')) } : {}),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

@@ -2,6 +2,7 @@ import { MemoryStore } from '../../src/memory/memory-store';
 import type { Clock, Store } from '../../src/types';
 import { admissionState } from '../helpers/memory-state';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeAdaptiveCases } from './adaptive-suite';
 import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
@@ -55,3 +56,4 @@ describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snaps
 describeConcurrencyCases('MemoryStore', harness);
 describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('MemoryStore', harness);
+describeAdaptiveCases('MemoryStore', harness);

@@ -4,6 +4,7 @@ import { RedisStore } from '../../src/redis/redis-store';
 import type { Store } from '../../src/types';
 import { startRedis } from '../helpers/redis-server';
 import { describeAdmissionGuarantees } from './admission-guarantees-suite';
+import { describeAdaptiveCases } from './adaptive-suite';
 import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
@@ -59,3 +60,4 @@ describePeekResetCases('RedisStore', async () => ({ ...(await harness()), snapsh
 describeConcurrencyCases('RedisStore', harness);
 describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('RedisStore', harness);
+describeAdaptiveCases('RedisStore', harness);

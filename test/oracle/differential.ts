@@ -118,6 +118,31 @@ export const specArb: fc.Arbitrary<LimiterSpec> = fc
     };
   });
 
+/**
+ * specArb's limiters with an adaptive limit (report.lua moves it; every admission script reads it). A property
+ * of its own: drawn inside specArb, it would change the specs (and steps) every other property's fixed seed draws.
+ */
+export const adaptiveSpecArb: fc.Arbitrary<LimiterSpec> = specArb.chain((spec) =>
+  fc
+    .record({
+      minPct: fc.integer({ min: 1, max: 100 }),
+      above: fc.integer({ min: 0, max: 200 }),
+      increase: fc.integer({ min: 1, max: 20 }),
+      decrease: fc.constantFrom(0.33, 0.5, 0.7, 0.9),
+      intervalMs: fc.integer({ min: 1, max: 2000 }),
+    })
+    .map((a) => ({
+      ...spec,
+      adaptive: {
+        min: Math.max(1, Math.floor((a.minPct * spec.limit) / 100)),
+        max: spec.limit + a.above,
+        increase: Math.min(a.increase, spec.limit + a.above),
+        decrease: a.decrease,
+        intervalMs: a.intervalMs,
+      },
+    })),
+);
+
 /** ms the limiter's keys live after their last PEXPIRE (fs_config's ttl_ms). */
 export const ttlOf = (spec: LimiterSpec): number => fairShareConfig(spec).ttlMs;
 
@@ -183,11 +208,12 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release'> => ({
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'report'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
+  report: store.report,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));

@@ -9,7 +9,7 @@ import type { LimiterSpec } from '../../src/types';
 import { ruleLanes } from '../../src/redis/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/types';
 import type { ClaimedJob, QueueStore } from '../../src/types';
-import type { AdmitInput, Decision, GroupStatus, PeekInput } from '../../src/types';
+import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput } from '../../src/types';
 
 /** One backend under test. */
 export interface Side {
@@ -25,6 +25,8 @@ export interface Side {
   readonly tokens: Map<string, string[]>;
   /** release.lua / MemoryStore release (absent when the queue runs on its own). */
   readonly release?: ((lease: string) => Promise<boolean>) | undefined;
+  /** report.lua / MemoryStore report (absent without an adaptive limit). */
+  readonly report?: ((input: ReportInput) => Promise<AdaptiveStatus>) | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
@@ -188,6 +190,29 @@ export const OPERATIONS = {
   }),
   /** reset.lua: forgets one group (its jobs stay). */
   reset: op({ weight: 1, admits: true, args: () => group, run: (side, g) => resetOf(side)(g) }),
+  /** report.lua: outcomes for the adaptive limit, a few ms to an interval apart (absent without `adaptive`). */
+  report: op({
+    weight: 3,
+    admits: true,
+    args: () =>
+      fc.array(
+        fc.record({
+          dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 2500 })),
+          outcome: fc.constantFrom('ok', 'ok', 'throttled', 'read') as fc.Arbitrary<ReportInput['outcome']>,
+          retryAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+        }),
+        { minLength: 1, maxLength: 8 },
+      ),
+    run: async (side, reports, world) => {
+      if (!side.report) return null;
+      const out: AdaptiveStatus[] = [];
+      for (const { dtMs, ...input } of reports) {
+        world.advance(dtMs);
+        out.push(await side.report(input));
+      }
+      return out;
+    },
+  }),
   /** admit-defer.lua. */
   admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-defer-many.lua. */
