@@ -53,6 +53,7 @@ export type {
   Logger,
   RuleAlgorithm,
   RuleStatus,
+  SettleResult,
   Store,
   StoreErrorPolicy,
 } from './types';

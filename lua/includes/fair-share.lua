@@ -82,6 +82,8 @@ local FS_META = ''
 local FS_META_PACK = 'ddddddddddddd'
 local FS_META_LEN = 104 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
+-- the groups hash field of the units reserved and not yet settled (includes/settle.lua): byte 254 is never in UTF-8
+local FS_PARKED = '\254'
 
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
@@ -153,18 +155,49 @@ local function fs_release(fs)
   fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
 end
 
+-- The refill while units are reserved and not yet settled (includes/settle.lua; docs/settle.md "The bound"):
+-- the bucket refills only to burst − parked, so a refund always fits, and what that holds back is kept in z
+-- (at most parked) to be given back as the reservations settle or lapse (a reservation counts at its estimate,
+-- never more). Past the latest due every reservation has lapsed: all is given back, and a new generation
+-- starts (their records unpark nothing when they are swept).
+local function fs_park_refill(fs, parked, now)
+  local meta, burst = fs.meta, fs.cfg.burst
+  local pp, pdue, pgen, pz = struct.unpack('dddd', parked)
+  if fs.now_ms >= pdue then
+    if pp > 0 then meta.gt = meta.gt + math.min(pz, pp) end
+    pp, pz, pgen = 0, 0, pgen + 1
+    fs.park_dirty = true
+  end
+  fs.park = { p = pp, due = pdue, gen = pgen, z = pz }
+  local t = meta.gt + (now - meta.gl) / fs.cfg.T
+  if t > burst then t = burst end
+  local size = burst - pp
+  if t > size then
+    local z = pz + t - size
+    if z > pp then z = pp end
+    if z ~= pz then
+      fs.park.z = z
+      fs.park_dirty = true
+    end
+    t = size
+  end
+  meta.gt = t
+end
+
 local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
-               peek = peek == true, gone = false, wiped = false, sighted = {} }
+               peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   local m
+  local parked
   if group then
-    m = redis.call('HMGET', groups_key, FS_META, group)
-    fs.prefetched_group, fs.prefetched = group, m[2]
+    m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED)
+    fs.prefetched_group, fs.prefetched, parked = group, m[2], m[3]
   else
-    m = { redis.call('HGET', groups_key, FS_META) }
+    m = redis.call('HMGET', groups_key, FS_META, FS_PARKED)
+    parked = m[2]
   end
   local p = m[1]
   local meta
@@ -179,6 +212,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
       redis.call('DEL', groups_key, seen_key)
     end
     fs.prefetched = nil
+    parked = false
     fs.expire = true
   else
     local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl = struct.unpack(FS_META_PACK, p)
@@ -194,7 +228,11 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   end
   fs.now_us = now
   fs.now_ms = math.floor(now / 1000)
-  meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
+  if parked then
+    fs_park_refill(fs, parked, now)
+  else
+    meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
+  end
   meta.gl = now
   if meta.rv > 0 and now >= meta.re then fs_release(fs) end
 
@@ -241,6 +279,11 @@ local function fs_close(fs)
       args[#args + 1] = FS_SIGHTED .. g
       args[#args + 1] = RL.pack(rec.rr, rec.rs, fs.now_us)
     end
+  end
+  if fs.park_dirty then
+    local park = fs.park
+    args[#args + 1] = FS_PARKED
+    args[#args + 1] = struct.pack('dddd', park.p, park.due, park.gen, park.z)
   end
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then

@@ -98,6 +98,20 @@ export interface FairShareState {
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
    */
   expiresAtMs: number;
+  /**
+   * Units reserved and not yet settled (./settle.ts; in Redis the groups hash field FS_PARKED): the global bucket
+   * refills to burst − p. Past `due` (ms, the latest reservation's) every one has lapsed: p is 0 again and a new
+   * generation starts (records of an older one unpark nothing). Absent until the first reservation.
+   */
+  park?: ParkState | undefined;
+}
+
+export interface ParkState {
+  p: number;
+  due: number;
+  gen: number;
+  /** The refill parking held back (at most p): it comes back as the reservations settle or lapse. */
+  z: number;
 }
 
 export interface FairShare {
@@ -115,6 +129,8 @@ export interface FairShare {
    */
   readonly peek: boolean;
   readonly gone: Set<string> | undefined;
+  /** The parking state (state.park, a copy in a peek); undefined until a reservation makes one (stPark). */
+  park: ParkState | undefined;
 }
 
 export interface FairShareResult {

@@ -6,7 +6,15 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
-import { createFairShareState, FS_GRAD_BURST, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
+import {
+  createFairShareState,
+  FS_GRAD_BURST,
+  type FairShare,
+  type FairShareConfig,
+  type FairShareState,
+  type MetaState,
+  type ParkState,
+} from './fair-share-state';
 import { rlConfig } from './rules';
 import type { LimiterSpec } from '../types';
 
@@ -60,6 +68,30 @@ export function fsRelease(meta: MetaState): void {
 }
 
 /**
+ * fs_park_refill: the refill while units are reserved and not yet settled (./settle.ts): the bucket refills only to
+ * burst − parked, and what that holds back (z, at most parked) comes back as the reservations settle or lapse.
+ * Past the latest due every reservation has lapsed: all comes back and a new generation starts.
+ */
+function fsParkRefill(fs: FairShare, park: ParkState, now: number): void {
+  const { meta } = fs;
+  const burst = fs.cfg.burst;
+  if (fs.nowMs >= park.due) {
+    if (park.p > 0) meta.gt += Math.min(park.z, park.p);
+    park.p = 0;
+    park.z = 0;
+    park.gen += 1;
+  }
+  let t = meta.gt + (now - meta.gl) / fs.cfg.T;
+  if (t > burst) t = burst;
+  const size = burst - park.p;
+  if (t > size) {
+    park.z = Math.min(park.z + t - size, park.p);
+    t = size;
+  }
+  meta.gt = t;
+}
+
+/**
  * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
  * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
  */
@@ -73,6 +105,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.park = undefined;
   }
   let meta = state.meta;
   if (!meta) {
@@ -97,6 +130,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.park = undefined;
     state.meta = meta;
     expire = true;
   } else if (peek) {
@@ -116,8 +150,10 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     expire: expire || steppedBack,
     peek,
     gone: peek ? new Set() : undefined,
+    park: peek && state.park ? { ...state.park } : state.park,
   };
-  meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
+  if (fs.park) fsParkRefill(fs, fs.park, now);
+  else meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
   if (meta.rv > 0 && now >= meta.re) fsRelease(meta);
 

@@ -7,6 +7,7 @@
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck, generatedKey } from './deferring-check';
+import { checkSettleFlag, settleReservation, withSettle } from './settle-check';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
@@ -38,6 +39,7 @@ const CHECK_OPTIONS: OptionNames<CheckOptions> = {
   groupConcurrency: true,
   plan: true,
   concurrency: true,
+  settle: true,
 };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
 const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true };
@@ -134,13 +136,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A check with a concurrency cap: not through the deny cache (its answers carry no slot status), jittered when the cap says no. */
-  function checkCapped(group: string, weight: number, cost: number, cap: number, opts: CheckOptions, plan: string | undefined): Promise<Decision> {
-    const decided =
-      opts.defer === undefined
-        ? guard.admit(plan === undefined ? { group, weight, cost, concurrency: cap } : { group, weight, cost, concurrency: cap, plan })
-        : deferred(group, weight, cost, opts.defer, opts, cap, plan);
-    return decided.then(snooze);
+  function checkCapped(
+    group: string,
+    weight: number,
+    cost: number,
+    cap: number,
+    opts: CheckOptions,
+    plan: string | undefined,
+    reserve: boolean,
+  ): Promise<Decision> {
+    if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, cap, plan).then(snooze);
+    const input: AdmitInput = plan === undefined ? { group, weight, cost, concurrency: cap } : { group, weight, cost, concurrency: cap, plan };
+    return guard
+      .admit(reserve ? { ...input, reserve } : input)
+      .then((decision) => (reserve ? withSettle(snooze(decision), settle) : snooze(decision)));
   }
+
+  const settle = (reservation: string, actual: number) => settleReservation(store, (fn) => guard.call(fn), reservation, actual);
 
   const limiter: Limiter = {
     name: spec.name,
@@ -151,13 +163,22 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkGroup(group, maxGroupLength);
         // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 4 keys).
         for (const key in opts)
-          if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
+          if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan' && key !== 'settle')
+            refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
         const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
         // a check's own cap wins over its plan's, and that over the limiter's
         const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
-        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name);
+        const reserve = opts.settle === undefined ? false : checkSettleFlag(opts.settle, opts.defer !== undefined);
+        if (reserve && !store.settle)
+          throw new InputError('ERR_BL_BAD_SETTLE', 'Expected a store that can settle reservations (RedisStore, MemoryStore)');
+        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, reserve);
+        if (reserve) {
+          // one call each (reserve.lua), not through the deny cache
+          const input: AdmitInput = plan === undefined ? { group, weight, cost, reserve } : { group, weight, cost, plan: plan.name, reserve };
+          return guard.admit(input).then((decision) => withSettle(decision, settle));
+        }
         if (opts.defer === undefined) {
           const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
           if (denyCache === undefined) return guard.admit(input);
@@ -188,6 +209,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return found;
     },
     release: (decision) => releaseSlot(store, decision, resolved.logger),
+    settle,
     destroy: () => store.destroy(),
     deferOptions,
     queue: durable ? durable.queue(store.queue) : store.queue,

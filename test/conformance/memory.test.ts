@@ -11,6 +11,7 @@ import { describePlanCases } from './plans-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
+import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -53,3 +54,4 @@ describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snaps
 describeConcurrencyCases('MemoryStore', harness);
 describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('MemoryStore', harness);
+describeSettleCases('MemoryStore', harness);

@@ -13,6 +13,7 @@ import { describePlanCases } from './plans-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
+import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -57,3 +58,4 @@ describePeekResetCases('RedisStore', async () => ({ ...(await harness()), snapsh
 describeConcurrencyCases('RedisStore', harness);
 describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('RedisStore', harness);
+describeSettleCases('RedisStore', harness);

@@ -58,6 +58,7 @@ const STORE_AUTHOR_TYPES = [
   'QueueStore',
   'RuleSpec',
   'ServerInfo',
+  'SettleInput',
 ];
 
 test('every type of the contract is a user type of the main entry or a store-author type, never both', () => {
