@@ -6,7 +6,8 @@
  */
 import { resolveRules, type Rule } from '../../src/limiter/rule-options';
 import type { AdmitInput, LimiterSpec, LimiterStore, SettleResult } from '../../src/types';
-import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';
+import { settleWalk, type WalkStep } from '../helpers/settle-walk';
+import { ManualClock, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
 /** strict: T = 1000 / (100 − 20 + 1) ms per unit; no probation (the group is itself from its first check) */
 const small = (over: Partial<LimiterSpec> = {}): LimiterSpec => spec({ limit: 100, windowMs: 1000, burst: 20, reserve: 2, probationMs: 0, ...over });
@@ -25,9 +26,57 @@ const RULES: Rule[] = [
   { name: 'fw', limit: 30, windowMs: 1000, algorithm: 'fixed-window' },
 ];
 
+const step = (over: Partial<WalkStep>): WalkStep => ({ dtMs: 0, group: 'a', cost: 1, actualPct: 100, plain: true, settleFirst: false, ...over });
+
 export function describeSettleCases(name: string, setup: () => Promise<StoreHarness>): void {
   describe(`settle: ${name}`, () => {
-    const bind = useHarness(setup);
+    const { bind: bindAll, harness } = useHarnessOf(setup);
+    const bind = (clock: ManualClock, s: LimiterSpec, handles?: number): LimiterStore[] => bindAll(clock, s, handles).stores;
+    /** A store of the harness on the walk's clock. */
+    const walker = (s: LimiterSpec, clock: () => number): LimiterStore => harness().make(clock)[0]!.bind(s);
+
+    test('the bound: a refund after the bucket refilled while the units were reserved lifts no window over the limit', async () => {
+      // 16 reserved at 0 and never used; the bucket refills while they are parked, a burst drains it, the refund
+      // lands, and checks go on to the end of the window: [500, 1500) must hold at most limit = 100
+      const steps = [
+        step({ plain: false, cost: 16, actualPct: 0 }),
+        step({ dtMs: 500 }),
+        ...Array.from({ length: 24 }, () => step({})),
+        step({ settleFirst: true }),
+        ...Array.from({ length: 20 }, () => step({})),
+        ...Array.from({ length: 90 }, () => step({ dtMs: 11 })),
+      ];
+      const result = await settleWalk({ spec: small(), inFlight: 1, steps }, walker);
+      expect(result.refunds).toBe(1);
+      expect(result.worst).toBeLessThanOrEqual(0);
+    });
+
+    test('the bound under random estimates and actual costs (seeded walks)', async () => {
+      const rnd = seededRandom(23);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+      let refunds = 0;
+      let debts = 0;
+      for (let run = 0; run < 8; run++) {
+        const s = small({ limit: 40 + Math.floor(rnd() * 100), burst: 8 + Math.floor(rnd() * 20) });
+        const steps = Array.from({ length: 120 }, () =>
+          step({
+            dtMs: pick([0, 0, 0, 3, 10, 40, 400]),
+            group: pick(['a', 'a', 'b']),
+            cost: 1 + Math.floor(rnd() * (s.burst - s.reserve)),
+            actualPct: pick([0, 50, 100, 150, 300, -1]),
+            plain: rnd() < 0.4,
+            settleFirst: rnd() < 0.25,
+          }),
+        );
+        const result = await settleWalk({ spec: s, inFlight: 1 + (run % 3), steps }, walker);
+        expect(result.worst).toBeLessThanOrEqual(0);
+        refunds += result.refunds;
+        debts += result.debts;
+      }
+      // the walks did give back and charge
+      expect(refunds).toBeGreaterThan(0);
+      expect(debts).toBeGreaterThan(0);
+    });
 
     test('a refund gives the unused units back at once: a check that did not fit before fits after', async () => {
       const clock = new ManualClock();
