@@ -75,8 +75,10 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
   const planStep = createPlanStep(limiter, o.headers ?? 'draft', o.plan, misconfigured);
+  // settle: the decision carries settle(actual) (docs/settle.md)
+  const settle = o.settle === true;
   const constantCheck: CheckOptions | undefined =
-    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
+    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze(settle ? { weight, cost, settle } : { weight, cost }) : undefined;
   let warnedMissing = false;
 
   async function evaluate(ctx: Ctx): Promise<Outcome> {
@@ -112,7 +114,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
       const c = typeof cost === 'function' ? await cost(ctx) : (cost ?? 1);
       if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
-      check = { weight: w, cost: c };
+      check = settle ? { weight: w, cost: c, settle } : { weight: w, cost: c };
     }
     let view = planStep.view;
     if (planStep.step !== undefined) {
