@@ -12,7 +12,7 @@ let seq = 0;
 const twoProcesses = () => {
   const store = new MemoryStore({ clock: () => NOW });
   const name = `settle-${++seq}`;
-  const options = { store, name, limit: 100, burst: 20, reserve: 1, windowMs: 60_000 };
+  const options = { store, name, limit: 100, windowMs: 60_000, tuning: { burst: 20, reserve: 1 } };
   return [createLimiter(options), createLimiter(options)] as const;
 };
 

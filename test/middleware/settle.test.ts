@@ -24,9 +24,8 @@ const newLimiter = (): Limiter =>
     store: new MemoryStore({ clock: () => FROZEN_NOW }),
     name: `settle-mw-${++seq}`,
     limit: 20,
-    burst: 20,
-    reserve: 1,
     windowMs: 60_000,
+    tuning: { burst: 20, reserve: 1 },
   });
 const tenant = (r: { headers: Record<string, unknown> }) => r.headers['x-tenant'] as string | undefined;
 
