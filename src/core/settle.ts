@@ -85,12 +85,18 @@ function stFit(fs: FairShare, park: ParkState): void {
   if (fs.meta.gt > size) fs.meta.gt = size;
 }
 
-/** ZRANGEBYSCORE due −inf now LIMIT 0 ST_SWEEP: by due, ties by id (ids are ASCII: code unit order is byte order). */
+/**
+ * ZRANGEBYSCORE due −inf now LIMIT 0 ST_SWEEP: by due, ties by id (ids are ASCII: code unit order is byte order).
+ * `due` is in insertion order, which is due order (due = now + holdMs, and the store's time never steps back): the
+ * page is read from its front, ties at the page's edge all read and sorted.
+ */
 export function stSweep(fs: FairShare, rs: ReservationState): void {
-  const old = [...rs.due]
-    .filter(([, due]) => due <= fs.nowMs)
-    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, ST_SWEEP);
+  const page: Array<[string, number]> = [];
+  for (const entry of rs.due) {
+    if (entry[1] > fs.nowMs || (page.length >= ST_SWEEP && entry[1] !== page[page.length - 1]![1])) break;
+    page.push(entry);
+  }
+  const old = page.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, ST_SWEEP);
   if (old.length === 0) return;
   const park = stPark(fs);
   for (const [id] of old) {
