@@ -2,7 +2,7 @@
 /**
  * `npm run bench` — every section in one run on one machine (only ratios within a run mean anything).
  * `npm run bench -- --smoke` runs a tiny version of every section (< 60 s; CI keeps the scripts working).
- * `--only=admission,http,queue,fairness,sybil,rules` picks sections. Results: bench/results/*.md, *.svg, summary.md.
+ * `--only=admission,http,queue,fairness,sybil,rules,adaptive` picks sections. Results: bench/results/*.md, *.svg, summary.md.
  */
 const { mkdirSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -17,6 +17,7 @@ const SECTIONS = {
   fairness: () => require('./sections/fairness').runFairness,
   sybil: () => require('./sections/sybil').runSybil,
   rules: () => require('./sections/rules').runRules,
+  adaptive: () => require('./sections/adaptive').runAdaptive,
 };
 
 function parseArgs(argv) {
@@ -27,7 +28,12 @@ function parseArgs(argv) {
       ?.slice(7)
       .split(',') ?? Object.keys(SECTIONS);
   const out = argv.find((a) => a.startsWith('--out='))?.slice(6) ?? join(__dirname, 'results', smoke ? 'smoke' : '');
-  return { smoke, only, out };
+  // --scenarios=c1,c2: only those fairness scenarios (a partial run: its targets cover those scenarios only)
+  const scenarios = argv
+    .find((a) => a.startsWith('--scenarios='))
+    ?.slice(12)
+    .split(',');
+  return { smoke, only, out, scenarios };
 }
 
 function checksTable(checks) {
@@ -59,7 +65,8 @@ async function main() {
     progress(`${name}: starting`);
     let section;
     try {
-      section = await SECTIONS[name]()(configFor(name, args.smoke));
+      const cfg = configFor(name, args.smoke);
+      section = await SECTIONS[name]()(name === 'fairness' && args.scenarios ? { ...cfg, scenarios: args.scenarios } : cfg);
     } catch (error) {
       failed = true;
       section = { title: name, intro: `**failed:** ${String((error && error.stack) || error)}`, markdown: '' };

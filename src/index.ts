@@ -30,6 +30,9 @@ export {
   type WorkerEvents,
 } from './queue/worker';
 export { RetryLaterError } from './queue/retry-later-error';
+export { reportUpstream, type UpstreamResponse } from './middleware/report-upstream';
+export type { AdaptiveOptions } from './limiter/adaptive-options';
+export type { ReportOptions, ReportOutcome } from './limiter/adaptive-reports';
 export { PermanentError } from './queue/permanent-error';
 export { EnqueueError, type EnqueueOptions, type EnqueuedJob } from './queue/offload';
 export type { DurabilityOptions } from './queue/durability';
@@ -38,6 +41,7 @@ export { BulkLimiterError, ConfigError, InputError, StoreError, ERROR_CODES, WAR
 export type { Rule } from './limiter/rule-options';
 export type { Plan } from './limiter/plan-options';
 export type { TuningOptions } from './limiter/options';
+export type { ClassOptions } from './limiter/class-options';
 // Types by name: `export type *` would also list a module's values as named exports that do not exist.
 export type {
   Colour,

@@ -38,8 +38,41 @@ export interface LimiterSpec {
   readonly rules?: readonly RuleSpec[];
   /** Plans by name (src/limiter/plan-options.ts resolves them); absent: the limiter has none. */
   readonly plans?: ReadonlyMap<string, PlanSpec>;
+  /**
+   * Priority classes by name → share of the limit (src/limiter/class-options.ts resolves them; 'default' always
+   * present, the remainder unless named); absent: the limiter has none.
+   */
+  readonly classes?: ReadonlyMap<string, number>;
   /** How long a request-concurrency slot lasts unless released first. */
   readonly concurrencyLeaseMs: number;
+  /** The adaptive limit (src/limiter/adaptive-options.ts resolves it); absent: the limit is `limit` always. */
+  readonly adaptive?: AdaptiveSpec;
+}
+
+/** A resolved `adaptive` option: the limit in force moves between min and max (lua/includes/adaptive.lua). */
+export interface AdaptiveSpec {
+  readonly min: number;
+  readonly max: number;
+  /** The first rise after a cut (units); each later rise doubles it, up to half the limit. */
+  readonly increase: number;
+  /** The factor a cut multiplies the limit by (0 < decrease < 1). */
+  readonly decrease: number;
+  /** At most one cut and one rise per interval: a burst of refusals from one episode counts once. */
+  readonly intervalMs: number;
+}
+
+/** One upstream outcome for the adaptive limit (lua/report.lua). */
+export interface ReportInput {
+  /** 'read': the limit in force, nothing changes. */
+  readonly outcome: 'ok' | 'throttled' | 'read';
+  /** The upstream's Retry-After (ms; 0 = none): no rise before it has passed. */
+  readonly retryAfterMs: number;
+}
+
+/** The adaptive limit after a report: the limit in force and how the report moved it. */
+export interface AdaptiveStatus {
+  readonly limit: number;
+  readonly change: -1 | 0 | 1;
 }
 
 /** A resolved plan: what a check naming it gets (src/limiter/plan-options.ts). */
@@ -51,6 +84,8 @@ export interface PlanSpec {
   readonly rules: readonly RuleSpec[];
   /** Requests of a group in flight at once for a check of this plan, unless the check passes its own `concurrency`. */
   readonly concurrency: number | undefined;
+  /** The class of a check of this plan, unless the check names its own. */
+  readonly class?: string;
 }
 
 /** A check with a concurrency cap: the group's slots after the decision (`decision.concurrency`). */
@@ -126,6 +161,8 @@ export interface Decision {
    * `'concurrency'` when the group's concurrency cap said no (whatever the rate said).
    */
   readonly policy?: string;
+  /** With `classes`: the class the check was decided in (its own, its plan's, else `'default'`). */
+  readonly class?: string;
   /** With a concurrency cap: the group's slots, and the slot this request holds when allowed. */
   readonly concurrency?: ConcurrencyStatus;
   /** With rules: each rule's state for the group, in rule order. */
@@ -215,6 +252,8 @@ export interface PeekInput {
   readonly weight: number;
   /** The plan a check would name (its rules); absent: the limiter's own rules. */
   readonly plan?: string;
+  /** The class a check would name; absent: 'default'. */
+  readonly class?: string;
 }
 
 /** One admission request as the store sees it (validated and bounded by the limiter). */
@@ -228,6 +267,8 @@ export interface AdmitInput {
   readonly defer?: DeferInput;
   /** A plan of the limiter (`LimiterSpec.plans`): the check is decided under that plan's rules. */
   readonly plan?: string;
+  /** A class of the limiter (`LimiterSpec.classes`): the check is decided in that class; absent: 'default'. */
+  readonly class?: string;
   /**
    * Most requests of the group in flight at once (a slot is taken with the admission, all-or-nothing, and
    * lasts until `release` or the limiter's lease ends); absent or 0 = no cap.
@@ -275,6 +316,8 @@ export interface LimiterStore {
    * policies that spent it (lua/settle.lua). Absent: the store cannot (checks with `reserve` are refused).
    */
   settle?(input: SettleInput): Promise<SettleResult>;
+  /** One upstream outcome for the adaptive limit (lua/report.lua); only with `spec.adaptive`. */
+  report?(input: ReportInput): Promise<AdaptiveStatus>;
   /** Removes every key of this limiter, its queue's included (tests, teardown). */
   destroy(): Promise<void>;
   /** Releases what the store opened for this limiter (the workers' blocking connection); the client stays open. */

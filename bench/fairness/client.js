@@ -52,8 +52,8 @@ async function run(cfg) {
       timeoutMs: 2000,
       onStoreError: 'deny',
     });
-    decide = async (group, weight) => {
-      const d = await limiter.check(group, { cost: 1, weight });
+    decide = async (group, weight, cls) => {
+      const d = await limiter.check(group, cls === undefined ? { cost: 1, weight } : { cost: 1, weight, class: cls });
       if (d.reason === 'store-error') storeErrors++;
       return d;
     };
@@ -91,7 +91,7 @@ async function run(cfg) {
         (async () => {
           while (now() < cfg.durationMs) {
             const issued = now();
-            const d = await decide(c.group, cfg.groups[gi].weight);
+            const d = await decide(c.group, cfg.groups[gi].weight, cfg.groups[gi].class);
             record(gi, issued, d);
             if (issued >= cfg.warmupMs) {
               closed.attempts++;
@@ -113,7 +113,7 @@ async function run(cfg) {
       maxLagMs = Math.max(maxLagMs, t - due);
       const g = cfg.groups[gi];
       inFlight++;
-      decide(g.name, g.weight)
+      decide(g.name, g.weight, g.class)
         .then(
           (d) => record(gi, due, d),
           () => {

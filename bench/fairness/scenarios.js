@@ -79,6 +79,20 @@ const SCENARIOS = {
       ...range(6, (i) => ({ name: `light-${i}`, rate: 5, weight: 1 })),
     ],
   },
+  c1: {
+    title:
+      'c1 classes: limit 1000/s, a critical class (share 0.2) of 6 tenants at 150/s of Poisson demand in all, next to a 5000/s flood of 50 groups (weight 10 each) in the default class',
+    spec: { limit: 1000, windowMs: 1000, burst: 50, reserve: 10, classes: { critical: { share: 0.2 } } },
+    groups: () => [
+      ...range(6, (i) => ({ name: `critical-${i}`, rate: 25, weight: 1, class: 'critical' })),
+      ...range(50, (i) => ({ name: `flood-${i}`, rate: 100, weight: 10 })),
+    ],
+  },
+  c2: {
+    title: 'c2 classes, the critical class idle: the same limiter and the same 5000/s flood alone',
+    spec: { limit: 1000, windowMs: 1000, burst: 50, reserve: 10, classes: { critical: { share: 0.2 } } },
+    groups: () => range(50, (i) => ({ name: `flood-${i}`, rate: 100, weight: 10 })),
+  },
   retry: {
     title: 'retry: 20 closed-loop callers honouring retryAfterMs in one group, next to a 3000/s flood',
     groups: () => [

@@ -4,7 +4,7 @@
  * body; limiters key on the `x-tenant` header. `limits.global` is the whole budget per window (for
  * bulk-limiter's global cap), `limits.perTenant` the per-key budget peers get (global / tenants).
  */
-const { requireCore } = require('../lib/package');
+const { requireAdapter, requireCore } = require('../lib/package');
 
 const WINDOW_MS = 1000;
 const tenantOf = (headers) => headers['x-tenant'] || 'anonymous';
@@ -49,7 +49,8 @@ function fastifyApp(plugin) {
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
   return core.createLimiter({
-    store: new core.RedisStore({ client, prefix: 'blh' }),
+    // limits.store 'memory': the embedded MemoryStore (bench/http/profile.js, to see the adapter without Redis)
+    store: limits.store === 'memory' ? new core.MemoryStore() : new core.RedisStore({ client, prefix: 'blh' }),
     name: `http-${process.pid}`,
     limit: limits.global,
     windowMs: WINDOW_MS,
@@ -60,7 +61,7 @@ function bulkCoreLimiter(client, limits, extra = {}) {
 const VARIANTS = {
   express: () => expressApp(),
   'express+bulk-limiter': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/express');
+    const { bulkLimiter } = requireAdapter('express');
     return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (req) => tenantOf(req.headers) }));
   },
   'express+express-rate-limit': (client, limits) => {
@@ -95,36 +96,36 @@ const VARIANTS = {
   },
   // The opt-in local deny cache (README "Speed on Redis"); it only answers denials, so it runs deny-heavy only.
   'express+bulk-limiter(denyCache)': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/express');
+    const { bulkLimiter } = requireAdapter('express');
     return expressApp(
       bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (req) => tenantOf(req.headers) }),
     );
   },
   'express+bulk-limiter(denyCache retry)': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/express');
+    const { bulkLimiter } = requireAdapter('express');
     return expressApp(
       bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: { hold: 'retry' } } }), group: (req) => tenantOf(req.headers) }),
     );
   },
   koa: () => koaApp(),
   'koa+bulk-limiter': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/koa');
+    const { bulkLimiter } = requireAdapter('koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
   },
   'koa+bulk-limiter(denyCache)': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/koa');
+    const { bulkLimiter } = requireAdapter('koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (ctx) => tenantOf(ctx.headers) }));
   },
   // hold: 'retry' answers a denied tenant in-process until the retry time the store gave it (README "Speed on Redis").
   'koa+bulk-limiter(denyCache retry)': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/koa');
+    const { bulkLimiter } = requireAdapter('koa');
     return koaApp(
       bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: { hold: 'retry' } } }), group: (ctx) => tenantOf(ctx.headers) }),
     );
   },
   fastify: () => fastifyApp(),
   'fastify+bulk-limiter': (client, limits) => {
-    const { bulkLimiter } = require('bulk-limiter/fastify');
+    const { bulkLimiter } = requireAdapter('fastify');
     return fastifyApp({ plugin: bulkLimiter, options: { limiter: bulkCoreLimiter(client, limits), group: (request) => tenantOf(request.headers) } });
   },
   'fastify+@fastify/rate-limit': (client, limits) => {

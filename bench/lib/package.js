@@ -27,4 +27,11 @@ function requireCore() {
   return core;
 }
 
-module.exports = { tryRequire, loadCore, requireCore };
+/** A framework adapter (`express`, `koa`, `fastify`) of the same build as the core: BENCH_CORE's own dist/middleware/. */
+function requireAdapter(name) {
+  return process.env.BENCH_CORE
+    ? require(require('node:path').join(require('node:path').dirname(CORE), 'middleware', name))
+    : require(`bulk-limiter/${name}`);
+}
+
+module.exports = { tryRequire, loadCore, requireCore, requireAdapter };

@@ -93,7 +93,9 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
   -- 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
   -- cap (ρ + b)/2
-  local capOk = c <= bc + FS_EPS and st.tokCap >= c - FS_EPS
+  -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
+  local cw = fsc_within(fs, c)
+  local capOk = c <= bc + FS_EPS and (cw or st.tokCap >= c - FS_EPS)
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
   -- (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
   local green_floor = rho / 2
@@ -105,12 +107,19 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local yellow_floor = (rho + b) / 2
   if yellow_floor > b - c then yellow_floor = b - c end
   if yellow_floor < rho then yellow_floor = rho end
+  local at_cap = yellow_floor
   if within then
     yellow_floor = rho / 4
   elseif below then
     yellow_floor = 3 * rho / 4
   elseif lagging then
     yellow_floor = 7 * rho / 8
+  end
+  -- a request of a class past its guarantee borrows: above every floor of the guaranteed requests
+  if cw == false then
+    local lend = fsc_lend_floor(rho, b, c, at_cap)
+    if green_floor < lend then green_floor = lend end
+    if yellow_floor < lend then yellow_floor = lend end
   end
   if rv > yellow_floor then yellow_floor = rv end
   local allowed, colour = 0, 2
@@ -134,7 +143,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     end
     allowed, colour = 1, 1
   else
-    local wc = fs_wait(st.tokCap, Tc, c, bc)
+    local wc = 0
+    if not cw then wc = fs_wait(st.tokCap, Tc, c, bc) end
     -- the global wait counts another group's reservation as spent (it is, once its holder is admitted)
     local tg = math.max(wc, fs_wait(st.tokMin, Tg, c, bg), fs_wait(meta.gt, T, c + green_floor, b + rv))
     local ty = math.max(wc, fs_wait(meta.gt, T, c + yellow_floor, b + rv))
@@ -168,6 +178,11 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     if rwait > hint then hint = rwait end
   end
   if allowed == 1 and rules and not fs.peek then RL.spend(rules, rs, c) end
+  -- the class meter pays for what its guarantee admitted (and the group's cap meter owes nothing past empty)
+  if allowed == 1 and cw and not fs.peek then
+    fsc_spend(fs, c)
+    if st.tokCap < 0 then st.tokCap = 0 end
+  end
 
   if allowed == 1 and meta.rv > 0 and meta.rg == group then fs_release(fs) end
 

@@ -68,7 +68,9 @@
   fs_decide with the share, all-or-nothing; their state follows the group's packed state in the same field.
 ]]
 --!include includes/constants.lua
+--!include includes/adaptive.lua
 --!include includes/rules.lua
+--!include includes/fair-share-class.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
 local RL = false
 
@@ -82,8 +84,10 @@ local FS_META = ''
 local FS_META_PACK = 'ddddddddddddd'
 local FS_META_LEN = 104 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
--- the groups hash field of the units reserved and not yet settled (includes/settle.lua): byte 254 is never in UTF-8
-local FS_PARKED = '\254'
+-- the groups hash field of the units reserved and not yet settled (includes/settle.lua): bytes 255 and 254 are
+-- never in UTF-8, so no group id (nor FS_SIGHTED .. id) is it; and not '\254' alone, the adaptive state's
+-- field (AD_FIELD), nor '\254' .. name, a class meter's (FSC_FIELD)
+local FS_PARKED = '\255\254'
 
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
@@ -96,6 +100,20 @@ local function fs_config(text)
     rules, span_ms = RL.config(string.sub(text, semi + 1), FS_PACK)
     text = string.sub(text, 1, semi - 1)
   end
+  -- the adaptive limit's numbers follow '~' (adaptive.lua), after the class
+  local ad_text = false
+  local tilde = string.find(text, '~', 1, true)
+  if tilde then
+    ad_text = string.sub(text, tilde + 1)
+    text = string.sub(text, 1, tilde - 1)
+  end
+  -- a class follows the numbers after '|' (fair-share-class.lua; none: no class work at all)
+  local cls = false
+  local bar = string.find(text, '|', 1, true)
+  if bar then
+    cls = fsc_config(string.sub(text, bar + 1))
+    text = string.sub(text, 1, bar - 1)
+  end
   local limit, window_ms, burst, reserve, idle_ms, epoch_ms, sustained, max_groups, probation_ms, plans_span_ms =
     string.match(text, FS_CONFIG_PATTERN)
   if not limit then error('ERR_BL_STORE_CONFIG: expected 9 or 10 comma-separated numbers, got ' .. tostring(text)) end
@@ -105,12 +123,13 @@ local function fs_config(text)
   -- Emission interval: strict T = W/(L−b+1) keeps any window at ≤ L; sustained T = W/L.
   local T
   if sustained == '1' then T = window_us / limit else T = window_us / (limit - burst + 1) end
+  local reserve_n = tonumber(reserve)
   -- Every field in the constructor: Lua sizes the table once (a field added later may rehash it).
   return {
     limit = limit,
     window_us = window_us,
     burst = burst,
-    reserve = tonumber(reserve),
+    reserve = reserve_n,
     idle_ms = idle_ms,
     epoch_us = epoch_us,
     max_groups = tonumber(max_groups),
@@ -119,6 +138,9 @@ local function fs_config(text)
     ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
     probation_ms = tonumber(probation_ms),
     rules = rules,
+    cls = cls,
+    -- the adaptive limit (adaptive.lua; false: the configured limit always)
+    ad = ad_text and ad_config(ad_text, limit, burst, reserve_n, sustained == '1'),
   }
 end
 
@@ -187,18 +209,42 @@ end
 local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
-               peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false }
+               peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false,
+               cls = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
-  local m
-  local parked
+  local m, ad_raw, cls_raw, parked = nil, false, false, false
   if group then
-    m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED)
+    if cfg.cls and cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field, AD_FIELD)
+      cls_raw, ad_raw = m[4], m[5]
+    elseif cfg.cls then
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field)
+      cls_raw = m[4]
+    elseif cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, AD_FIELD)
+      ad_raw = m[4]
+    else
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED)
+    end
     fs.prefetched_group, fs.prefetched, parked = group, m[2], m[3]
   else
-    m = redis.call('HMGET', groups_key, FS_META, FS_PARKED)
+    if cfg.cls and cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field, AD_FIELD)
+      cls_raw, ad_raw = m[3], m[4]
+    elseif cfg.cls then
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field)
+      cls_raw = m[3]
+    elseif cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, AD_FIELD)
+      ad_raw = m[3]
+    else
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED)
+    end
     parked = m[2]
   end
+  -- the limit in force sizes the bucket from here on (adaptive.lua)
+  if cfg.ad then ad_apply(cfg, ad_load(ad_raw, cfg.ad, 0).l) end
   local p = m[1]
   local meta
   if not p then
@@ -210,6 +256,8 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
       fs.wiped = true
     else
       redis.call('DEL', groups_key, seen_key)
+      -- the limit in force is not the groups': it stays (its TTL is renewed with meta's below)
+      if ad_raw then redis.call('HSET', groups_key, AD_FIELD, ad_raw) end
     end
     fs.prefetched = nil
     parked = false
@@ -235,6 +283,8 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   end
   meta.gl = now
   if meta.rv > 0 and now >= meta.re then fs_release(fs) end
+  -- the class meter (fair-share-class.lua); a fresh limiter's DEL took its field too
+  if cfg.cls then fs.cls = fsc_open(cfg, p and cls_raw, now) end
 
   -- (1) water level: one fixed-point step per epoch.
   if now - meta.ep >= cfg.epoch_us then
@@ -260,6 +310,9 @@ local function fs_close(fs)
   local meta = fs.meta
   local args = { FS_META, struct.pack(FS_META_PACK, meta.gt, meta.gl, meta.ws, meta.gn, meta.sh, meta.ep, meta.fc,
     meta.tr, meta.vt, meta.rv, meta.re, meta.gb, meta.gbl) .. meta.rg }
+  if fs.cls then
+    args[3], args[4] = fs.cfg.cls.field, fsc_pack(fs)
+  end
   for g, st in pairs(fs.groups) do
     args[#args + 1] = g
     local p

@@ -145,3 +145,8 @@ export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): Group
   const policy = r.allowed ? {} : { policy: policyName(r, rules) };
   return { ...status, ...policy, rules: ruleStatuses(r, rules) };
 }
+
+/** With classes: the decision with the class it was decided in (`decision.class`; the stores add it for the observers). */
+export function inClass(cls: string): (d: Decision) => Decision {
+  return (d) => ({ ...d, class: cls });
+}

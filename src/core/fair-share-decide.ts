@@ -15,6 +15,7 @@ import {
   type FairShareResult,
 } from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
+import { fscLendFloor, fscSpend, fscWithin } from './fair-share-class';
 import { rlCheck, rlKeep, rlMarks, rlSpend, type RuleConfig, type RuleStates } from './rules';
 
 /** Time until `need` tokens exist (µs); infinite when the bucket can never hold them. */
@@ -112,7 +113,9 @@ export function decide(
   // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
   // 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
   // cap (ρ + b)/2
-  const capOk = c <= bc + FS_EPS && st.tokCap >= c - FS_EPS;
+  // a request within its class's guarantee: the class meter is its cap (./fair-share-class.ts; undefined: no classes)
+  const cw = fscWithin(fs, c);
+  const capOk = c <= bc + FS_EPS && (cw === true || st.tokCap >= c - FS_EPS);
   const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
   // (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
   let greenFloor = within || shared || (meta.rv > 0 && meta.rg === group) ? 0 : rho / 2;
@@ -124,6 +127,12 @@ export function decide(
   if (atCap > b - c) atCap = b - c;
   if (atCap < rho) atCap = rho;
   let yellowFloor = within ? rho / 4 : below ? (3 * rho) / 4 : lagging ? (7 * rho) / 8 : atCap;
+  // a request of a class past its guarantee borrows: above every floor of the guaranteed requests
+  if (cw === false) {
+    const lend = fscLendFloor(rho, b, c, atCap);
+    if (greenFloor < lend) greenFloor = lend;
+    if (yellowFloor < lend) yellowFloor = lend;
+  }
   if (rv > yellowFloor) yellowFloor = rv;
   let allowed = false;
   let colour: 0 | 1 | 2 = 2;
@@ -153,7 +162,7 @@ export function decide(
     allowed = true;
     colour = 1;
   } else {
-    const wc = fsWait(st.tokCap, Tc, c, bc);
+    const wc = cw === true ? 0 : fsWait(st.tokCap, Tc, c, bc);
     // the global wait counts another group's reservation as spent (it is, once its holder is admitted)
     const tg = Math.max(wc, fsWait(st.tokMin, Tg, c, bg), fsWait(meta.gt, T, c + greenFloor, b + rv));
     const ty = Math.max(wc, fsWait(meta.gt, T, c + yellowFloor, b + rv));
@@ -194,6 +203,12 @@ export function decide(
     if (allowed && !fs.peek) rlSpend(rules, rs, c);
     ruleStatus = rlMarks(rules, rs);
     rst.rulesUntil = rlKeep(rules, rs, now);
+  }
+
+  // the class meter pays for what its guarantee admitted (and the group's cap meter owes nothing past empty)
+  if (allowed && cw === true && !fs.peek) {
+    fscSpend(fs, c);
+    if (st.tokCap < 0) st.tokCap = 0;
   }
 
   if (allowed && meta.rv > 0 && meta.rg === group) fsRelease(meta);

@@ -2,6 +2,7 @@
  * The admission core's constants and state shapes, shared by src/core/fair-share.ts and fair-share-decide.ts
  * (the decisions) and src/core/fair-share-groups.ts (registering, trimming and probation of groups).
  */
+import type { AdaptiveConfig, AdaptiveState } from './adaptive';
 import type { RuleConfig, RuleStates } from './rules';
 
 // Shared with the scripts: lua/includes/constants.lua says what each is; the build generates them.
@@ -36,6 +37,22 @@ export interface FairShareConfig {
   readonly probationMs: number;
   /** The limiter's rules (false: none, and no rule work at all). */
   readonly rules: readonly RuleConfig[] | false;
+  /** The adaptive limit (./adaptive.ts; false: the configured limit always). */
+  readonly ad: AdaptiveConfig | false;
+  /** The class this config decides in (./fair-share-class.ts; false: the limiter has no classes). */
+  readonly cls: ClassConfig | false;
+}
+
+/** A class of a config (fsc_config): its name and share of the limit. */
+export interface ClassConfig {
+  readonly name: string;
+  readonly share: number;
+}
+
+/** A class meter (fair-share-class.lua's FSC_PACK): tokens, last refill µs. */
+export interface ClassState {
+  ct: number;
+  cl: number;
 }
 
 export interface MetaState {
@@ -93,6 +110,8 @@ export interface FairShareState {
   probation: Map<string, number>;
   /** Ids on probation decided under rules → their rule record (only ids in `probation`). */
   sighted: Map<string, SightedRecord>;
+  /** Class name → its meter (in Redis the groups hash field FSC_FIELD + name). */
+  classes: Map<string, ClassState>;
   /**
    * When the "keys" lapse (ms): the clock's ms at the last PEXPIRE plus the TTL. The state is dropped once the
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
@@ -104,6 +123,8 @@ export interface FairShareState {
    * generation starts (records of an older one unpark nothing). Absent until the first reservation.
    */
   park?: ParkState | undefined;
+  /** The adaptive limit's state (./adaptive.ts; Redis: the groups hash's field '\xfe'): it outlives meta, not expiry. */
+  adaptive: AdaptiveState | undefined;
 }
 
 export interface ParkState {
@@ -131,6 +152,8 @@ export interface FairShare {
   readonly gone: Set<string> | undefined;
   /** The parking state (state.park, a copy in a peek); undefined until a reservation makes one (stPark). */
   park: ParkState | undefined;
+  /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
+  cls: ClassState | false;
 }
 
 export interface FairShareResult {
@@ -155,5 +178,14 @@ export interface FairShareResult {
 }
 
 export function createFairShareState(): FairShareState {
-  return { meta: undefined, groups: new Map(), seen: new Map(), probation: new Map(), sighted: new Map(), expiresAtMs: 0 };
+  return {
+    meta: undefined,
+    groups: new Map(),
+    seen: new Map(),
+    probation: new Map(),
+    sighted: new Map(),
+    classes: new Map(),
+    expiresAtMs: 0,
+    adaptive: undefined,
+  };
 }

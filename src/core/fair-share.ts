@@ -16,6 +16,8 @@ import {
   type ParkState,
 } from './fair-share-state';
 import { rlConfig } from './rules';
+import { DEFAULT_CLASS, fscOpen } from './fair-share-class';
+import { adApply, adConfig, adLoad } from './adaptive';
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
@@ -34,7 +36,7 @@ export function plansSpanMs(spec: LimiterSpec): number {
 }
 
 /** The same numbers fs_config derives from the config block. */
-export function fairShareConfig(spec: LimiterSpec): FairShareConfig {
+export function fairShareConfig(spec: LimiterSpec, className?: string): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
@@ -52,7 +54,15 @@ export function fairShareConfig(spec: LimiterSpec): FairShareConfig {
     ttlMs: Math.max(spec.idleMs, spanMs, plansSpanMs(spec)) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs,
     rules,
+    cls: spec.classes ? { name: className ?? DEFAULT_CLASS, share: spec.classes.get(className ?? DEFAULT_CLASS) ?? 0 } : false,
+    ad: adConfig(spec),
   };
+}
+
+/** fs_open's ad_apply: the config as the limit in force (the state's, else the configured limit) sizes the bucket. */
+export function adaptedConfig(cfg: FairShareConfig, state: FairShareState): FairShareConfig {
+  if (!cfg.ad) return cfg;
+  return { ...cfg, ...adApply(cfg.ad, cfg.windowUs, adLoad(state.adaptive, cfg.ad, 0).l) };
 }
 
 export function fsRefill(tokens: number, last: number, now: number, interval: number, size: number): number {
@@ -95,9 +105,19 @@ function fsParkRefill(fs: FairShare, park: ParkState, now: number): void {
  * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
  * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
  */
-export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUsIn: number, peek = false): FairShare {
+export function openFairShare(state: FairShareState, configured: FairShareConfig, nowUsIn: number, peek = false): FairShare {
   let expire = false;
-  if (peek && (!state.meta || Math.floor(nowUsIn / 1000) > state.expiresAtMs)) state = createFairShareState();
+  const lapsed = Math.floor(nowUsIn / 1000) > state.expiresAtMs;
+  if (peek && (!state.meta || lapsed)) {
+    // the adaptive limit may outlive meta (a report made the hash): a peek reads it while the "key" lives
+    const adaptive = lapsed ? undefined : state.adaptive;
+    state = createFairShareState();
+    state.adaptive = adaptive;
+  }
+  // the adaptive limit dies with the "key" (it outlives meta otherwise)
+  if (lapsed && !peek) state.adaptive = undefined;
+  // the limit in force sizes the bucket from here on (fs_open's ad_apply)
+  const cfg = adaptedConfig(configured, state);
   // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
   if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
     state.meta = undefined;
@@ -106,6 +126,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.probation.clear();
     state.sighted.clear();
     state.park = undefined;
+    state.classes.clear();
   }
   let meta = state.meta;
   if (!meta) {
@@ -131,6 +152,7 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     state.probation.clear();
     state.sighted.clear();
     state.park = undefined;
+    state.classes.clear();
     state.meta = meta;
     expire = true;
   } else if (peek) {
@@ -151,11 +173,14 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
     peek,
     gone: peek ? new Set() : undefined,
     park: peek && state.park ? { ...state.park } : state.park,
+    cls: false,
   };
   if (fs.park) fsParkRefill(fs, fs.park, now);
   else meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
   if (meta.rv > 0 && now >= meta.re) fsRelease(meta);
+  // the class meter (fair-share-class.ts); a fresh limiter's clearing took it too
+  if (cfg.cls) fs.cls = fscOpen(cfg, state.classes.get(cfg.cls.name), now);
 
   // (1) water level: one fixed-point step per epoch.
   if (now - meta.ep >= cfg.epochUs) {
@@ -177,5 +202,6 @@ export function openFairShare(state: FairShareState, cfg: FairShareConfig, nowUs
 
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
+  if (fs.cls && fs.cfg.cls && !fs.peek) fs.state.classes.set(fs.cfg.cls.name, fs.cls);
   if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + fs.cfg.ttlMs;
 }

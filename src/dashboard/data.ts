@@ -27,6 +27,8 @@ export interface DashboardData {
 export interface LimiterView {
   readonly name: string;
   readonly limit: number;
+  /** The limit in force: with `adaptive` the shared value read from the store (docs/adaptive.md), else `limit`. */
+  readonly limitInForce: number;
   readonly windowMs: number;
   readonly burst: number;
   readonly sustained: boolean;
@@ -72,7 +74,8 @@ export interface DeadView {
 export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string) => string | undefined) | undefined): Promise<LimiterView> {
   const { limiter } = traffic;
   const { all, other, groups } = traffic.read();
-  const [jobs, dead, groupJobs] = await Promise.all([
+  const [inForce, jobs, dead, groupJobs] = await Promise.all([
+    limiter.limitInForce(),
     attempt(limiter, limiter.counts()),
     attempt(limiter, limiter.listDead(0, DEAD_SHOWN)),
     Promise.all(groups.map((g) => attempt(limiter, limiter.counts({ group: g.group })))),
@@ -96,10 +99,17 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
   return {
     name: limiter.name,
     limit: spec.limit,
+    limitInForce: inForce,
     windowMs: spec.windowMs,
     burst: spec.burst,
     sustained: spec.sustained,
-    capacityPerSecond: ((spec.sustained ? spec.limit : spec.limit - spec.burst + 1) * 1000) / spec.windowMs,
+    // the limit in force sizes the bucket (burst keeps its proportion of the limit: lua/includes/adaptive.lua)
+    capacityPerSecond: capacityOf(
+      spec.sustained,
+      inForce,
+      Math.max(1, Math.min(inForce, Math.floor((spec.burst * inForce) / spec.limit + 0.5))),
+      spec.windowMs,
+    ),
     degraded: traffic.degraded,
     traffic: all,
     other,
@@ -117,6 +127,11 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
             ...(j.finishedAt === undefined ? {} : { diedAt: j.finishedAt }),
           })),
   };
+}
+
+/** Requests per second under steady demand: (limit − burst + 1) per window when strict, limit when sustained. */
+function capacityOf(sustained: boolean, limit: number, burst: number, windowMs: number): number {
+  return ((sustained ? limit : limit - burst + 1) * 1000) / windowMs;
 }
 
 function sum(series: Series): number {

@@ -99,6 +99,8 @@ export const PAGE_SCRIPT: string = `
     var admittedRecent = total(t.allowed.slice(-1 - seconds, -1)) / seconds;
     var util = l.capacityPerSecond > 0 ? admittedRecent / l.capacityPerSecond : 0;
     var perWindow = l.windowMs === 1000 ? l.limit + '/s' : l.limit + ' per ' + fmt(l.windowMs / 1000) + ' s';
+    // an adaptive limit: the one in force next to the configured one
+    if (l.limitInForce !== l.limit) perWindow = l.limitInForce + ' in force (configured ' + perWindow + ')';
     var capacity = fmt(l.capacityPerSecond) + '/s';
     var head = h('h2', {}, ['limiter ', h('span', { class: 'c-limiter' }, [l.name]),
       h('span', { class: 'meta' }, ['limit ' + perWindow + ' · burst ' + l.burst + ' · ' + (l.sustained ? 'sustained' : 'strict') + ' capacity ' + capacity +
@@ -130,7 +132,7 @@ export const PAGE_SCRIPT: string = `
     var rows = l.groups.map(function (g) {
       var t = g.traffic;
       var share = allowedRecent > 0 ? total(t.allowed.slice(-SHARE_SECONDS)) / allowedRecent : 0;
-      var fair = g.guaranteed === null ? null : Math.min(1, g.guaranteed / l.limit);
+      var fair = g.guaranteed === null ? null : Math.min(1, g.guaranteed / l.limitInForce);
       var fill = h('div', { class: 'fill' });
       fill.style.width = (share * 100).toFixed(1) + '%';
       var bar = h('div', { class: 'bar' }, [fill]);
@@ -140,7 +142,7 @@ export const PAGE_SCRIPT: string = `
         bar.appendChild(mark);
       }
       var shareText = pct(share) + (fair === null ? '' : ' · fair ' + pct(fair));
-      var shareTitle = fair === null ? 'no store decision yet' : 'the store guarantees ' + g.guaranteed + ' of ' + l.limit + ' per window';
+      var shareTitle = fair === null ? 'no store decision yet' : 'the store guarantees ' + g.guaranteed + ' of ' + l.limitInForce + ' per window';
       return h('tr', { 'data-group': g.group }, [
         h('td', { class: 'c-group', title: g.group }, [g.group]),
         h('td', { class: 'c-plan muted' }, [g.plan === undefined ? '–' : g.plan]),

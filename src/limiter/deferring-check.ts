@@ -48,6 +48,7 @@ export type DeferringCheck = (
   groupConcurrency: number,
   concurrency: number,
   plan?: string,
+  cls?: string,
 ) => Promise<Decision>;
 
 export function createDeferringCheck({ guard, durable, deferOptions, windowMs, scope, evicting }: DeferringCheckDeps): DeferringCheck {
@@ -98,9 +99,10 @@ export function createDeferringCheck({ guard, durable, deferOptions, windowMs, s
     });
   };
 
-  return (group, weight, cost, request, groupConcurrency, concurrency, plan) => {
+  return (group, weight, cost, request, groupConcurrency, concurrency, plan, cls) => {
     checkDeferRequest(request);
-    const base = admitInput(group, weight, cost, concurrency, plan);
+    const input = admitInput(group, weight, cost, concurrency, plan);
+    const base = cls === undefined ? input : { ...input, class: cls };
     const clientKeyed = request.idempotencyKey !== undefined;
     const keyed = clientKeyed ? request : { ...request, idempotencyKey: generatedKey() };
     const key = keyed.idempotencyKey!;

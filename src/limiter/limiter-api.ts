@@ -1,6 +1,7 @@
 /**
  * The limiter's public interface and per-call options (`createLimiter` in ./limiter.ts builds one).
  */
+import type { ReportOptions, ReportOutcome } from './adaptive-reports';
 import type { StoreError } from '../errors';
 import type { Health } from './health';
 import type { LimiterOptions as AdmissionOptions, ResolvedLimiterOptions, StoreErrorPolicy } from './options';
@@ -54,6 +55,12 @@ export interface CheckOptions {
    * the client's). @defaultValue the limiter's `defaultPlan`; without one, the limiter's own rules and weight 1
    */
   readonly plan?: string;
+  /**
+   * One of the limiter's `classes`: the check is decided in that class (its guaranteed share of the limit, then
+   * the groups' shares inside it). A name that is not a class rejects with ConfigError ERR_BL_UNKNOWN_CLASS (the
+   * server's mistake, not the client's). @defaultValue the plan's `class`, else `'default'`
+   */
+  readonly class?: string;
   /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
   readonly concurrency?: number;
   /**
@@ -70,6 +77,8 @@ export interface PeekOptions {
   readonly weight?: number;
   /** The plan a check would name (its weight and rules), as `check()`'s `plan`. @defaultValue the limiter's `defaultPlan` */
   readonly plan?: string;
+  /** The class a check would name, as `check()`'s `class`. @defaultValue the plan's `class`, else `'default'` */
+  readonly class?: string;
 }
 
 export interface Limiter {
@@ -113,6 +122,15 @@ export interface Limiter {
    * fails (a retry is safe: a settle that went through answers 'settled-before').
    */
   settle(reservation: string, actual: number): Promise<SettleResult>;
+  /**
+   * Tells the adaptive limit (option `adaptive`, docs/adaptive.md) what the upstream answered: `'throttled'` for a
+   * refusal (429, 503; `retryAfterMs` its Retry-After), `'ok'` for a call it served. Resolves to the limit in force
+   * after it, shared by every process on the store. Without `adaptive`: the configured limit, nothing sent. Rejects
+   * with InputError for another outcome; never for a store failure (the last limit known).
+   */
+  report(outcome: ReportOutcome, opts?: ReportOptions): Promise<number>;
+  /** The limit in force now, read from the store (the configured `limit` without `adaptive`); never rejects. */
+  limitInForce(): Promise<number>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** @internal The resolved deferral options. */

@@ -7,7 +7,8 @@
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck, generatedKey } from './deferring-check';
-import { checkSettleFlag, settleReservation, withSettle } from './settle-check';
+import { checkSettleFlag, settleInClass, settleReservation, withSettle } from './settle-check';
+import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
@@ -16,12 +17,14 @@ import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOpti
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage/outage';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { checkPlan } from './plan-options';
+import { checkClass } from './class-options';
+import { DEFAULT_CLASS } from '../core/fair-share-class';
 import { schedulerOf } from '../util/scheduler';
 import { LIMITER_OPTION_NAMES, NESTED_OPTION_NAMES, resolveLimiterOptions, type LimiterOptions as AdmissionOptions } from './options';
 import { DEFER_OPTION_NAMES, resolveDeferOptions, type DeferRequest } from '../queue/defer-input';
 import { createDurability } from '../queue/durability';
 import { toEnqueuedJob, toEnqueueInput } from '../queue/offload';
-import type { AdmitInput, Decision, EnqueueResult, LimiterStore } from '../types';
+import type { AdmitInput, Decision, EnqueueResult, LimiterStore, PlanSpec } from '../types';
 import { withRetryKey } from '../util/store-call';
 import { codeOf, isIntegerIn, optionsObject } from '../util/validate';
 
@@ -38,11 +41,12 @@ const CHECK_OPTIONS: OptionNames<CheckOptions> = {
   defer: true,
   groupConcurrency: true,
   plan: true,
+  class: true,
   concurrency: true,
   settle: true,
 };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
-const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true };
+const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true, class: true };
 const PEEK_OPTION_NAMES = Object.keys(PEEK_OPTIONS);
 const DEFER_REQUEST: OptionNames<DeferRequest> = { type: true, payload: true, idempotencyKey: true };
 const DEFER_REQUEST_NAMES = Object.keys(DEFER_REQUEST);
@@ -57,6 +61,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const deferOptions = resolveDeferOptions(options);
   const { spec, maxGroupLength, maxCost, maxWeight, defaultPlan } = resolved;
   const plans = spec.plans;
+  const classes = spec.classes;
   const store: LimiterStore = resolved.store.bind(spec);
   // Time of the deny cache and the outage guard (internal: tests attach a manual one, see src/util/scheduler.ts).
   const scheduler = schedulerOf(options);
@@ -108,6 +113,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     scope: scopeIdempotency,
     evicting: () => healthCheck.evicting,
   });
+  const adaptive = createAdaptiveReports(store, spec, now, resolved.logger);
   const observers = new Set<LimiterObserver>();
   const observeAll: GuardObserver = {
     decision: (d, fallback) => {
@@ -126,13 +132,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     opts: CheckOptions,
     cap: number,
     plan: string | undefined,
+    cls: string | undefined,
   ): Promise<Decision> {
     refuseUnknownOptions(request, DEFER_REQUEST_NAMES, 'check()', 'defer.');
     const jobs =
       opts.groupConcurrency === undefined
         ? deferOptions.groupConcurrency
         : checkInt('groupConcurrency', opts.groupConcurrency, MAX_GROUP_CONCURRENCY);
-    return deferringCheck(group, weight, cost, request, jobs, cap, plan);
+    return deferringCheck(group, weight, cost, request, jobs, cap, plan, cls);
   }
 
   /** A check with a concurrency cap: not through the deny cache (its answers carry no slot status), jittered when the cap says no. */
@@ -143,16 +150,51 @@ export function createLimiter(options: LimiterOptions): Limiter {
     cap: number,
     opts: CheckOptions,
     plan: string | undefined,
+    cls: string | undefined,
     reserve: boolean,
   ): Promise<Decision> {
-    if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, cap, plan).then(snooze);
     const input: AdmitInput = plan === undefined ? { group, weight, cost, concurrency: cap } : { group, weight, cost, concurrency: cap, plan };
-    return guard
-      .admit(reserve ? { ...input, reserve } : input)
-      .then((decision) => (reserve ? withSettle(snooze(decision), settle) : snooze(decision)));
+    if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, cap, plan, cls).then(snooze);
+    if (reserve) return guard.admit({ ...input, reserve }).then((decision) => withSettle(snooze(decision), settle));
+    return guard.admit(inClass(input, cls)).then(snooze);
   }
 
   const settle = (reservation: string, actual: number) => settleReservation(store, (fn) => guard.call(fn), reservation, actual);
+
+  /** With `classes`: the check's class (its own, its plan's, else 'default'); undefined without classes. */
+  const classOf = (named: unknown, plan: PlanSpec | undefined): string | undefined =>
+    classes === undefined
+      ? named === undefined
+        ? undefined
+        : checkClass(classes, named)
+      : named === undefined
+        ? (plan?.class ?? DEFAULT_CLASS)
+        : checkClass(classes, named);
+
+  /** A check of a limiter with `classes`: its input carries its class, its decision says it (`decision.class`). */
+  function checkInClass(group: string, cost: number, plan: PlanSpec | undefined, cls: string, opts: CheckOptions): Promise<Decision> {
+    const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
+    const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
+    // the stores say the class; an outage policy's decision does not know it
+    const tag = (d: Decision): Decision => (d.class === cls ? d : { ...d, class: cls });
+    if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, cls, false).then(tag);
+    if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name, cls).then(tag);
+    const input: AdmitInput = plan === undefined ? { group, weight, cost, class: cls } : { group, weight, cost, plan: plan.name, class: cls };
+    if (denyCache === undefined) return guard.admit(input).then(tag);
+    // a denial in one class (and plan) says nothing of another's: the cache tells them apart
+    const lane = `${plan?.name ?? ''}\n${cls}`;
+    const cached = denyCache.lookup(group, cost, lane);
+    if (cached !== undefined) {
+      guard.observer?.decision(cached, undefined);
+      return Promise.resolve(cached);
+    }
+    const sentAt = now();
+    return guard.admit(input).then((decision) => {
+      const d = tag(decision);
+      denyCache.record(group, d, sentAt, lane);
+      return d;
+    });
+  }
 
   const limiter: Limiter = {
     name: spec.name,
@@ -167,13 +209,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
             refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
+        const cls = classOf(opts.class, plan);
+        if (cls !== undefined) {
+          // a reservation settles in its plan's lane, and a class has lanes of its own: not (yet) together
+          if (opts.settle !== undefined && checkSettleFlag(opts.settle, opts.defer !== undefined)) throw settleInClass();
+          return checkInClass(group, cost, plan, cls, opts);
+        }
         const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
         // a check's own cap wins over its plan's, and that over the limiter's
         const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
         const reserve = opts.settle === undefined ? false : checkSettleFlag(opts.settle, opts.defer !== undefined);
         if (reserve && !store.settle)
           throw new InputError('ERR_BL_BAD_SETTLE', 'Expected a store that can settle reservations (RedisStore, MemoryStore)');
-        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, reserve);
+        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, undefined, reserve);
         if (reserve) {
           // one call each (reserve.lua), not through the deny cache
           const input: AdmitInput = plan === undefined ? { group, weight, cost, reserve } : { group, weight, cost, plan: plan.name, reserve };
@@ -190,7 +238,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           const sentAt = now();
           return guard.admit(input).then((decision) => (denyCache.record(group, decision, sentAt, plan?.name), decision));
         }
-        return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name);
+        return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name, undefined);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -200,7 +248,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       refuseUnknownOptions(opts, PEEK_OPTION_NAMES, 'peek()');
       const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
       const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
-      return guard.call(() => store.peek(plan === undefined ? { group, weight } : { group, weight, plan: plan.name }));
+      const cls = classOf(opts.class, plan);
+      const input = plan === undefined ? { group, weight } : { group, weight, plan: plan.name };
+      return guard.call(() => store.peek(cls === undefined ? input : { ...input, class: cls }));
     },
     reset: async (group) => {
       checkGroup(group, maxGroupLength);
@@ -210,6 +260,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     release: (decision) => releaseSlot(store, decision, resolved.logger),
     settle,
+    report: (outcome, opts) => adaptive.report(outcome, opts),
+    limitInForce: () => adaptive.read(),
     destroy: () => store.destroy(),
     deferOptions,
     queue: durable ? durable.queue(store.queue) : store.queue,
@@ -288,4 +340,9 @@ function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, 
     throw new InputError(codeOf(name, 'BAD_'), `Expected \`${name}\` to be an integer from 1 to ${max}, got ${describeValue(value)}`);
   }
   return value;
+}
+
+/** The input with its class, when the check has one. */
+function inClass(input: AdmitInput, cls: string | undefined): AdmitInput {
+  return cls === undefined ? input : { ...input, class: cls };
 }

@@ -6,6 +6,8 @@ import { DEFAULT_MAX_GROUPS } from '../core/fair-share';
 import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';
+import { resolveClasses, type ClassOptions } from './class-options';
+import { resolveAdaptive, type AdaptiveOptions } from './adaptive-options';
 import type { DenyCacheOptions, ResolvedDenyCacheOptions } from './deny-cache';
 import { MemoryStore } from '../memory/memory-store';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -47,6 +49,14 @@ export interface LimiterOptions {
    */
   readonly plans?: Readonly<Record<string, Plan>>;
   /**
+   * Priority classes (docs/guide.md "Priority classes"): name → `{ share }`, the fraction of `limit` the class is
+   * guaranteed (in (0, 1], the shares summing to at most 1). A class lends what it leaves unused; a flood in one
+   * class never takes another's share. A check names its class (`check(group, { class })`, a plan's `class`,
+   * the middleware's `class`); one that names none is in the class `'default'`, whose share is the remainder
+   * 1 − Σshares unless named here. At most 16 classes.
+   */
+  readonly classes?: Readonly<Record<string, ClassOptions>>;
+  /**
    * The plan of a check that names none. Without it such a check gets the limiter's own rules and weight 1
    * (or its `weight`). @defaultValue none
    */
@@ -57,6 +67,12 @@ export interface LimiterOptions {
    * response ends). A plan's `concurrency` overrides it, and a check's own overrides both. @defaultValue no cap
    */
   readonly concurrency?: number;
+  /**
+   * An adaptive limit: the limit in force starts at `limit` and moves between `min` and `max`, fed by
+   * `limiter.report('ok' | 'throttled')` (and by workers and `reportUpstream`): shared by every process
+   * on the store, fair shares scale with it (docs/adaptive.md). @defaultValue off
+   */
+  readonly adaptive?: AdaptiveOptions;
   /**
    * Knobs for the algorithm and its bounds, each with a default derived from `limit` and `windowMs` that suits
    * most services: how bursty admissions may be, how fast idle groups stop counting, probation, the largest
@@ -139,8 +155,10 @@ const OPTION_NAMES: OptionNames<LimiterOptions> = {
   logger: true,
   rules: true,
   plans: true,
+  classes: true,
   defaultPlan: true,
   concurrency: true,
+  adaptive: true,
   tuning: true,
 };
 const TUNING_NAMES: OptionNames<TuningOptions> = {
@@ -205,7 +223,8 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
   const maxGroupLength = integer('tuning.maxGroupLength', t.maxGroupLength, { code: codeOf('maxGroupLength'), fallback: 128 });
   const rules = resolveRules(o.rules);
   const maxWeight = integer('tuning.maxWeight', t.maxWeight, { code: codeOf('maxWeight'), fallback: 1000 });
-  const plans = resolvePlans(o.plans, rules, maxWeight);
+  const classes = resolveClasses(o.classes);
+  const plans = resolvePlans(o.plans, rules, maxWeight, classes);
   const defaultPlan = resolveDefaultPlan(o.defaultPlan, plans);
   // A group on probation shares the newcomers' share but keeps its own rule state (fs_sighted), so probation
   // combines with rules (the limiter's or a plan's).
@@ -237,6 +256,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     code: codeOf('concurrencyLeaseMs'),
     fallback: DEFAULT_LEASE_MS,
   });
+  const adaptive = resolveAdaptive(o.adaptive, limit);
   const spec: LimiterSpec = Object.freeze({
     name,
     limit,
@@ -250,7 +270,9 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     probationMs,
     ...(rules.length > 0 ? { rules } : {}),
     ...(plans === undefined ? {} : { plans }),
+    ...(classes === undefined ? {} : { classes }),
     concurrencyLeaseMs,
+    ...(adaptive ? { adaptive } : {}),
   });
   return Object.freeze({
     spec,

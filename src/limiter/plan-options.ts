@@ -21,6 +21,8 @@ export interface Plan {
   readonly rules?: readonly Rule[];
   /** Requests of a group in flight at once, integer ≥ 1. Its groups' request-concurrency cap (as the limiter's `concurrency`). */
   readonly concurrency?: number;
+  /** The class of a check of this plan (one of the limiter's `classes`), unless the check names its own. */
+  readonly class?: string;
 }
 
 /** Printable ASCII, no space at either end, at most 64: a plan name shows in messages and logs as it is. */
@@ -50,9 +52,14 @@ export function mergeRules(limiterRules: readonly RuleSpec[], planRules: readonl
 }
 
 /** `plans` resolved: name → PlanSpec (a Map: plan names are user data and never reach a prototype). */
-export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], maxWeight: number): ReadonlyMap<string, PlanSpec> | undefined {
+export function resolvePlans(
+  value: unknown,
+  limiterRules: readonly RuleSpec[],
+  maxWeight: number,
+  classes?: ReadonlyMap<string, number>,
+): ReadonlyMap<string, PlanSpec> | undefined {
   if (value === undefined) return undefined;
-  const given = plainObject('plans', value, { code, expected: 'an object of { [name]: { weight?, rules?, concurrency? } }' });
+  const given = plainObject('plans', value, { code, expected: 'an object of { [name]: { weight?, rules?, concurrency?, class? } }' });
   const entries = Object.entries(given);
   if (entries.length === 0) fail('Expected `plans` to name at least one plan, got {}');
   if (entries.length > MAX_PLANS) fail(`Expected \`plans\` to hold at most ${MAX_PLANS} plans, got ${entries.length}`);
@@ -61,8 +68,13 @@ export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], 
     if (!PLAN_NAME.test(name))
       fail(`Expected each plan name to be 1–64 printable ASCII characters (no space at either end), got ${describeValue(name)}`);
     const at = `plans.${name}`;
-    const p = plainObject<Plan>(at, plan, { code, expected: '{ weight?, rules?, concurrency? }' });
-    refuseUnknownOptions(p, ['weight', 'rules', 'concurrency'], 'createLimiter()', `${at}.`);
+    const p = plainObject<Plan>(at, plan, { code, expected: '{ weight?, rules?, concurrency?, class? }' });
+    refuseUnknownOptions(p, ['weight', 'rules', 'concurrency', 'class'], 'createLimiter()', `${at}.`);
+    const cls = p.class;
+    if (cls !== undefined && (typeof cls !== 'string' || classes?.has(cls) !== true)) {
+      const known = classes === undefined ? 'the limiter has no `classes`' : `one of ${[...classes.keys()].map((n) => JSON.stringify(n)).join(', ')}`;
+      refuse(`${at}.class`, `the name of a class of the limiter (${known})`, cls, 'ERR_BL_CLASSES');
+    }
     const weight = integer(`${at}.weight`, p.weight, {
       code,
       max: maxWeight,
@@ -74,7 +86,7 @@ export function resolvePlans(value: unknown, limiterRules: readonly RuleSpec[], 
     if (rules.length > MAX_RULES) {
       fail(`Expected \`${at}.rules\` merged with the limiter's \`rules\` to be at most ${MAX_RULES} rules, got ${rules.length}`);
     }
-    plans.set(name, Object.freeze({ name, weight, rules, concurrency }));
+    plans.set(name, Object.freeze(cls === undefined ? { name, weight, rules, concurrency } : { name, weight, rules, concurrency, class: cls }));
   }
   return plans;
 }

@@ -60,3 +60,14 @@ export function withSettle(decision: Decision, settle: (reservation: string, act
   if (reservation === undefined) return decision;
   return { ...decision, settle: (actual: number) => settle(reservation, actual) };
 }
+
+/**
+ * `settle: true` on a limiter with `classes`: refused. reserve.lua and settle.lua find their lane by the plan, and
+ * with classes the lanes are per plan and class (a class meter the settlement would have to refund as well).
+ */
+export function settleInClass(): InputError {
+  return new InputError(
+    'ERR_BL_BAD_SETTLE',
+    'Expected `settle` on a limiter without `classes`: a reservation cannot yet be settled in a priority class (docs/settle.md)',
+  );
+}

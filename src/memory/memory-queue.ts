@@ -5,7 +5,7 @@
  * ./memory-lease-ends.ts, job status and dead letters in ./memory-jobs.ts) and an injectable clock. Every structure is bounded the same way: completed records
  * trimmed after keepMs, dead records capped at maxDead.
  */
-import { closeFairShare, openFairShare } from '../core/fair-share';
+import { adaptedConfig, closeFairShare, openFairShare } from '../core/fair-share';
 import { claimInMemory, dispatchInMemory, type ClaimParts } from './memory-dispatch';
 import { completeInMemory, failInMemory, reclaimInMemory } from './memory-lease-ends';
 import { jobInfoInMemory, listDeadInMemory, retryDeadInMemory, writeJobInMemory } from './memory-jobs';
@@ -68,7 +68,7 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
     const state = this.fairShareState();
     const ws = state.meta?.ws ?? input.weight;
     const w = state.groups.has(input.group) ? input.weight : 1; // else a shared group (overflow, newcomers)
-    const unitUs = (this.fairShareConfig.T * ws) / w;
+    const unitUs = (adaptedConfig(this.fairShareConfig, state).T * ws) / w;
     const waiting = this.backlog.get(input.group) ?? 0;
     return this.write(now, input, now + Math.ceil(((waiting + 1) * input.cost * unitUs) / 1000), now);
   }

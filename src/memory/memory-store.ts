@@ -11,11 +11,13 @@ import {
   fairShareConfig,
   fsReset,
   openFairShare,
+  type FairShareConfig,
   type FairShareState,
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
+import { adLoad, adReport } from '../core/adaptive';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
-import { toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
+import { inClass, toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import {
   createReservationState,
@@ -31,12 +33,35 @@ import {
 import { rulesOfCheck } from '../core/plan-rules';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
-import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, SettleInput, SettleResult, Store } from '../types';
+import type {
+  AdaptiveStatus,
+  AdmitInput,
+  Clock,
+  Decision,
+  GroupStatus,
+  LimiterSpec,
+  LimiterStore,
+  PeekInput,
+  ReportInput,
+  SettleInput,
+  SettleResult,
+  Store,
+} from '../types';
 import { func } from '../util/validate';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
   readonly clock?: Clock;
+}
+
+/** Like the Redis keys when their TTL lapsed: nothing of the limiter's admission state is left. */
+function lapse(state: FairShareState): void {
+  state.meta = undefined;
+  state.groups.clear();
+  state.seen.clear();
+  state.probation.clear();
+  state.sighted.clear();
+  state.adaptive = undefined;
 }
 
 export class MemoryStore implements Store {
@@ -53,6 +78,9 @@ export class MemoryStore implements Store {
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
   bind(spec: LimiterSpec): LimiterStore {
     const cfg = fairShareConfig(spec);
+    // with classes, one config per class (its cls: fair-share-class.ts); a check without one is 'default''s
+    const classCfgs = new Map([...(spec.classes?.keys() ?? [])].map((name) => [name, fairShareConfig(spec, name)] as const));
+    const cfgOf = (name: string | undefined): FairShareConfig => (name === undefined ? cfg : (classCfgs.get(name) ?? cfg));
     // each plan's rules as the core runs them (a check without a plan: the limiter's, cfg.rules)
     const planRules = new Map([...(spec.plans?.values() ?? [])].map((plan) => [plan.name, rlConfig(plan.rules)[0]] as const));
     const name = spec.name;
@@ -85,64 +113,65 @@ export class MemoryStore implements Store {
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
     const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock });
     this.queues.set(name, queue);
+    const admit = async (input: AdmitInput): Promise<Decision> => {
+      const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
+      const defer = input.defer;
+      const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
+      const ruleSpecs = rulesOfCheck(spec, input);
+      const cap = input.concurrency ?? 0;
+      // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
+      const existing = defer?.idempotencyKey ? queue.findIdempotent(defer.idempotencyKey) : undefined;
+      if (existing) {
+        closeFairShare(fs);
+        const wait = Math.max(0, existing.runAt - fs.nowMs);
+        const reply: AdmitReply = {
+          allowed: false,
+          colour: 2,
+          remaining: 0,
+          limit: 0,
+          guaranteed: 0,
+          retryMs: wait,
+          hintMs: wait,
+          emptyMs: 0,
+          resetMs: 0,
+          active: fs.meta.gn,
+          atUs: fs.nowUs,
+          group: input.group,
+          policy: rules ? 0 : undefined,
+          // each rule's mark −1: nothing was decided (remaining 0, reset 0), as admit-defer.lua's duplicate
+          rules: rules ? rules.map(() => -1) : [],
+          lease: cap > 0 ? '' : undefined,
+          held: cap > 0 ? 0 : undefined,
+        };
+        return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
+      }
+      let r;
+      if (cap > 0) {
+        const cc = slotsOf(Math.floor(fs.clockUs / 1000));
+        r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs, rules);
+        ccClose(cc);
+      } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
+      // reserve.lua: an allowed check records its reservation (then a page of lapsed ones is forgotten)
+      let reservation: string | undefined;
+      if (input.reserve && !defer) {
+        const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
+        reservation = r.allowed ? stReserve(fs, rs, r.group, input.cost, r.colour, holdMs, reservationTail(input.plan)) : '';
+        stSweep(fs, rs);
+      }
+      closeFairShare(fs);
+      if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
+      const reply = toAdmitReply(r, fs.nowUs);
+      if (reservation) return { ...toDecision(reply, ruleSpecs, cap), reservation };
+      if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
+      const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
+      return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
+    };
     return {
       queue,
-      admit: async (input: AdmitInput): Promise<Decision> => {
-        const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
-        const defer = input.defer;
-        const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
-        const ruleSpecs = rulesOfCheck(spec, input);
-        const cap = input.concurrency ?? 0;
-        // admit-defer.lua: a live job named by the idempotency key is returned without deciding again.
-        const existing = defer?.idempotencyKey ? queue.findIdempotent(defer.idempotencyKey) : undefined;
-        if (existing) {
-          closeFairShare(fs);
-          const wait = Math.max(0, existing.runAt - fs.nowMs);
-          const reply: AdmitReply = {
-            allowed: false,
-            colour: 2,
-            remaining: 0,
-            limit: 0,
-            guaranteed: 0,
-            retryMs: wait,
-            hintMs: wait,
-            emptyMs: 0,
-            resetMs: 0,
-            active: fs.meta.gn,
-            atUs: fs.nowUs,
-            group: input.group,
-            policy: rules ? 0 : undefined,
-            // each rule's mark −1: nothing was decided (remaining 0, reset 0), as admit-defer.lua's duplicate
-            rules: rules ? rules.map(() => -1) : [],
-            lease: cap > 0 ? '' : undefined,
-            held: cap > 0 ? 0 : undefined,
-          };
-          return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
-        }
-        let r;
-        if (cap > 0) {
-          const cc = slotsOf(Math.floor(fs.clockUs / 1000));
-          r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs, rules);
-          ccClose(cc);
-        } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
-        // reserve.lua: an allowed check records its reservation (then a page of lapsed ones is forgotten)
-        let reservation: string | undefined;
-        if (input.reserve && !defer) {
-          const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
-          reservation = r.allowed ? stReserve(fs, rs, r.group, input.cost, r.colour, holdMs, reservationTail(input.plan)) : '';
-          stSweep(fs, rs);
-        }
-        closeFairShare(fs);
-        if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
-        const reply = toAdmitReply(r, fs.nowUs);
-        if (reservation) return { ...toDecision(reply, ruleSpecs, cap), reservation };
-        if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
-        const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
-        return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
-      },
+      admit: (input: AdmitInput): Promise<Decision> => (input.class === undefined ? admit(input) : admit(input).then(inClass(input.class))),
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
       peek: async (input: PeekInput): Promise<GroupStatus> => {
-        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfg, Math.floor(this.clock() * 1000), true);
+        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const r = decide(fs, input.group, input.weight, 1, false, rules);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
@@ -165,6 +194,26 @@ export class MemoryStore implements Store {
         // a script's numbers reach the client truncated to integers
         return { status, refunded: Math.trunc(refunded), debt: Math.trunc(debt) };
       },
+      // report.lua: the adaptive limit's state lives on the limiter's state, and lapses with it
+      ...(cfg.ad
+        ? {
+            report: async (input: ReportInput): Promise<AdaptiveStatus> => {
+              const ad = cfg.ad as Exclude<typeof cfg.ad, false>;
+              const state = stateOf();
+              const nowUs = Math.floor(this.clock() * 1000);
+              if (Math.floor(nowUs / 1000) > state.expiresAtMs) lapse(state);
+              const st = adLoad(state.adaptive, ad, nowUs);
+              const [change, write] =
+                input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);
+              if (write) {
+                // a "hash" this report makes gets the limiter's TTL; an existing one keeps its own (report.lua)
+                if (!state.meta && !state.adaptive) state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
+                state.adaptive = { ...st, fresh: false };
+              }
+              return { limit: st.l, change };
+            },
+          }
+        : {}),
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
         queue.clear();

@@ -37,6 +37,9 @@ interface LimiterCounts {
   readonly policies: readonly string[];
   /** [outcome * policies.length + policy] */
   readonly decisions: number[];
+  /** With classes: the `class` label's values (config, never request data) and [outcome * classes.length + class]. */
+  readonly classes: readonly string[];
+  readonly classDecisions: number[];
   readonly groups: TopGroups;
   readonly store: HistogramCounts;
   storeErrors: number;
@@ -49,10 +52,14 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const perLimiter = limiters.map((limiter): LimiterCounts => {
     const policies = policyLabels(limiter);
     const policyIndex = new Map(policies.map((p, i) => [p, i]));
+    const classes = [...(limiter.spec.classes?.keys() ?? [])];
+    const classIndex = new Map(classes.map((name, i) => [name, i]));
     const c: LimiterCounts = {
       limiter,
       policies,
       decisions: new Array<number>(3 * policies.length).fill(0),
+      classes,
+      classDecisions: new Array<number>(3 * classes.length).fill(0),
       groups: new TopGroups(topGroups),
       store: new HistogramCounts(STORE_BUCKETS),
       storeErrors: 0,
@@ -65,6 +72,8 @@ export function registerMetrics(options: MetricsOptions): Metrics {
           // An admission passed every policy: 'global'. A denial or deferral names the policy that said no.
           const policy = fallback !== undefined ? `outage:${fallback}` : d.allowed ? 'global' : (d.policy ?? 'global');
           c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? 0)]! += 1;
+          const k = d.class === undefined ? undefined : classIndex.get(d.class);
+          if (k !== undefined) c.classDecisions[outcome * classes.length + k]! += 1;
           c.groups.add(d.group, outcome);
         },
         storeCall(ms, failed) {
@@ -140,6 +149,21 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       ),
     ),
     new Collector(
+      'bulk_limiter_class_decisions_total',
+      'Decisions of a limiter with priority classes by class (its `classes` and default) and outcome (allowed, denied, deferred)',
+      'counter',
+      byLimiter((c) =>
+        c.classDecisions.map((value, i) => ({
+          labels: {
+            limiter: c.limiter.name,
+            class: c.classes[i % c.classes.length]!,
+            outcome: ['allowed', 'denied', 'deferred'][Math.floor(i / c.classes.length)]!,
+          },
+          value,
+        })),
+      ),
+    ),
+    new Collector(
       'bulk_limiter_group_decisions_total',
       `Decisions of the busiest groups by outcome; every other group is counted as group="*other*"`,
       'counter',
@@ -167,6 +191,16 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       '1 while the store is skipped (breaker open) and onStoreError answers',
       'gauge',
       byLimiter((c) => [{ labels: { limiter: c.limiter.name }, value: c.degraded ? 1 : 0 }]),
+      'max',
+    ),
+    new Collector(
+      'bulk_limiter_limit_in_force',
+      'The limit per window in force: with the adaptive option the shared value read from the store at scrape time (docs/adaptive.md), else the configured limit',
+      'gauge',
+      async () => {
+        const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await limiter.limitInForce()] as const));
+        return all.map(([limiter, value]) => ({ labels: { limiter }, value }));
+      },
       'max',
     ),
     new Collector(

@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE } from './rejection';
-import { createRunner, type BulkLimiterOptions } from './shared';
+import { createRunner, type BulkLimiterOptions, type Outcome } from './shared';
 import { releaseWhenDone } from './release';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from './headers';
@@ -26,28 +26,37 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
   const runner = createRunner<Request>(options, { clientIp: (req) => req.ip, header: (req, name) => req.get(name) });
   const passErrors = runner.onLimit === 'next';
 
-  return async function bulkLimiterMiddleware(req: Request, res: Response, next: NextFunction): Promise<void> {
+  const limiter = runner.limiter;
+
+  /** The outcome as Express answers it. */
+  function answer(outcome: Outcome, req: Request, res: Response, next: NextFunction): void {
     try {
-      const outcome = await runner.evaluate(req);
+      const headers = outcome.headers;
+      for (const name in headers) res.setHeader(name, headers[name]!);
       if (outcome.kind === 'pass') {
-        setHeaders(res, outcome.headers);
         // downstream code reads the decision (remaining, each rule's state); skipped requests have none
-        if (outcome.decision !== undefined) (req as RateLimitedRequest).rateLimit = outcome.decision;
-        releaseWhenDone(runner.limiter, outcome.decision, res);
+        if (outcome.decision !== undefined) {
+          (req as RateLimitedRequest).rateLimit = outcome.decision;
+          releaseWhenDone(limiter, outcome.decision, res);
+        }
         return next();
       }
       if (outcome.kind === 'deferred') {
-        setHeaders(res, outcome.headers);
         res.status(202).json(outcome.body);
         return;
       }
-      setHeaders(res, outcome.headers);
       if (passErrors) return next(outcome.error);
-      res.status(outcome.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      res.statusCode = outcome.status;
+      res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
       res.end(outcome.body);
     } catch (error) {
       next(error);
     }
+  }
+
+  // Not an async function: Express 5's router would chain a handler on the promise it returned, per request.
+  return function bulkLimiterMiddleware(req: Request, res: Response, next: NextFunction): void {
+    runner.evaluate(req).then((outcome) => answer(outcome, req, res, next), next);
   };
 }
 

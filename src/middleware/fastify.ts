@@ -17,7 +17,7 @@ import { markAsFastifyPlugin, pluginOptionsOf } from './fastify-plugin-meta';
 import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
 import { PROBLEM_CONTENT_TYPE } from './rejection';
 import { releaseWhenDone } from './release';
-import { createRunner, type BulkLimiterOptions, type Runner } from './shared';
+import { createRunner, type BulkLimiterOptions, type Outcome, type Runner } from './shared';
 import { oneOf } from '../util/validate';
 
 export type { BulkLimiterOptions, DeferOptions, DeferredBody } from './shared';
@@ -33,7 +33,7 @@ export type FastifyLimitHook = 'onRequest' | 'preParsing' | 'preValidation' | 'p
 /** What a route may set in `config.bulkLimiter`: the middleware's per-request settings (a different budget: `limiter`). */
 export type FastifyRouteLimit = Pick<
   BulkLimiterOptions<FastifyRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'skip' | 'headers' | 'onLimit' | 'defer' | 'settle'
+  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'onLimit' | 'defer' | 'settle'
 > & {
   /** @defaultValue the plugin's `hook` */
   readonly hook?: FastifyLimitHook;
@@ -67,6 +67,7 @@ const ROUTE_SETTINGS: OptionNames<FastifyRouteLimit> = {
   weight: true,
   cost: true,
   plan: true,
+  class: true,
   skip: true,
   headers: true,
   onLimit: true,
@@ -113,7 +114,7 @@ function setUp(fastify: FastifyInstance, registered: FastifyBulkLimiterOptions):
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const settings: unknown = route.config?.bulkLimiter;
     if (settings === false || (settings === undefined && !global)) return;
-    if (settings === undefined) return addHook(route, hook, limitHook(routeDefault));
+    if (settings === undefined) return addHook(route, hook, limitHook(routeDefault, hook));
     if (typeof settings !== 'object' || settings === null) {
       throw new ConfigError(
         'ERR_BL_ROUTE_CONFIG',
@@ -126,30 +127,54 @@ function setUp(fastify: FastifyInstance, registered: FastifyBulkLimiterOptions):
     const merged = { ...middleware, ...own };
     // A group function of the route replaces the default one, and so its IPv6 grouping.
     if (own.group !== undefined) delete (merged as { ipv6Subnet?: unknown }).ipv6Subnet;
-    addHook(route, routeHook, limitHook(createRunner<FastifyRequest>(merged, REQUEST_READER)));
+    addHook(route, routeHook, limitHook(createRunner<FastifyRequest>(merged, REQUEST_READER), routeHook));
   });
 }
 
-/** The hook of one route: what the Express and Koa middleware do, in Fastify's words. */
-function limitHook(runner: Runner<FastifyRequest>) {
+type HookDone = (error?: Error) => void;
+type LimitHook =
+  | ((request: FastifyRequest, reply: FastifyReply, done: HookDone) => void)
+  | ((request: FastifyRequest, reply: FastifyReply, payload: unknown, done: HookDone) => void);
+
+/**
+ * The hook of one route: what the Express and Koa middleware do, in Fastify's words. A callback hook, not an async
+ * one: Fastify chains its own handlers on the promise an async hook returns, per request. An answer sent from the
+ * hook (202, 429, …) ends the request there (`done` is not called); `onLimit: 'next'` hands the http-error to `done`.
+ */
+function limitHook(runner: Runner<FastifyRequest>, name: FastifyLimitHook): LimitHook {
   const passErrors = runner.onLimit === 'next';
   const limiter: Limiter = runner.limiter;
-  return async function bulkLimiterHook(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const outcome = await runner.evaluate(request);
-    reply.headers(outcome.headers);
-    if (outcome.kind === 'pass') {
-      // handlers read the decision (remaining, each rule's state); skipped requests have none
-      if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
-      releaseWhenDone(limiter, outcome.decision, reply.raw);
-      return undefined;
+  function answer(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: HookDone): void {
+    try {
+      const headers = outcome.headers;
+      for (const field in headers) reply.header(field, headers[field]);
+      if (outcome.kind === 'pass') {
+        // handlers read the decision (remaining, each rule's state); skipped requests have none
+        if (outcome.decision !== undefined) {
+          request.rateLimit = outcome.decision;
+          releaseWhenDone(limiter, outcome.decision, reply.raw);
+        }
+        return done();
+      }
+      if (outcome.kind === 'deferred') {
+        reply.code(202).send(outcome.body);
+        return;
+      }
+      if (passErrors) return done(outcome.error);
+      reply.code(outcome.status).type(PROBLEM_CONTENT_TYPE).send(outcome.body);
+    } catch (error) {
+      done(error as Error);
     }
-    if (outcome.kind === 'deferred') return reply.code(202).send(outcome.body);
-    if (passErrors) throw outcome.error;
-    return reply.code(outcome.status).type(PROBLEM_CONTENT_TYPE).send(outcome.body);
-  };
+  }
+  function run(request: FastifyRequest, reply: FastifyReply, done: HookDone): void {
+    runner.evaluate(request).then((outcome) => answer(outcome, request, reply, done), done);
+  }
+  // preParsing hooks are given the payload stream before `done` (`done()` keeps it).
+  if (name === 'preParsing') return (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookDone) => run(request, reply, done);
+  return run;
 }
 
-function addHook(route: RouteOptions, name: FastifyLimitHook, handler: ReturnType<typeof limitHook>): void {
+function addHook(route: RouteOptions, name: FastifyLimitHook, handler: LimitHook): void {
   const existing = route[name] as unknown;
   // The limiter runs after the route's own hooks of the same kind (authentication may set the tenant).
   (route as unknown as Record<string, unknown>)[name] =

@@ -20,6 +20,8 @@
  * seconds that holds whole windows, its quota scaled to match: `limit: 100, windowMs: 100` is `q=1000;w=1`,
  * `windowMs: 1500` is `q=200;w=3` (never `q=100;w=1`, which would state a tenth of the rate).
  *
+ * With priority classes (`decision.class`), the limiter's policy item carries `;class="<name>"`.
+ *
  * With a concurrency cap (`decision.concurrency`), the draft fields end with a `"concurrency"` item: `q` the cap,
  * `r` the slots left after this request, `t` the Retry-After when the cap said no (else 0). No `w`: it is not a window.
  */
@@ -51,7 +53,24 @@ export function draftWindow(windowMs: number): { readonly w: number; readonly pe
 
 export function createHeaderWriter(format: HeaderFormat, policyName: string, windowMs: number, rules: readonly RuleSpec[] = []): HeaderWriter {
   const write = rateHeaderWriter(format, policyName, windowMs, rules);
-  return format === 'draft' ? withConcurrency(write) : write;
+  return format === 'draft' ? withClass(withConcurrency(write)) : write;
+}
+
+/**
+ * With priority classes, the limiter's own policy item says the class its quota was decided in: a `class`
+ * parameter (`"api";q=200;w=1;class="critical"`; the draft's recipients ignore parameters they do not know).
+ */
+function withClass(write: HeaderWriter): HeaderWriter {
+  return (d, withQuota = true) => {
+    const h = write(d, withQuota);
+    const policy = h['RateLimit-Policy'];
+    if (d.class === undefined || policy === undefined) return h;
+    // the first item is the limiter's (names never hold ', ': limiter and rule names are [A-Za-z0-9._-:/])
+    const end = policy.indexOf(', ');
+    const param = `;class=${quote(d.class)}`;
+    h['RateLimit-Policy'] = end < 0 ? policy + param : policy.slice(0, end) + param + policy.slice(end);
+    return h;
+  };
 }
 
 /** Appends the concurrency item to the draft fields of a decision with a cap (see the file comment). */
@@ -75,22 +94,23 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
 
   if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, perWindow, rules);
   if (format === 'draft') {
+    // RateLimit-Policy changes only with the group's quota, the same for most requests in a row: formatted once per quota.
+    let policyLimit = -1;
+    let policy = '';
+    const policyOf = (limit: number): string => {
+      if (limit !== policyLimit) {
+        policy = `${quoted};q=${limit * perWindow}${policySuffix}`;
+        policyLimit = limit;
+      }
+      return policy;
+    };
     return (d, withQuota = true): HeaderMap => {
       if (d.allowed) {
-        return withQuota
-          ? {
-              'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
-              RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}`,
-            }
-          : {};
+        return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` } : {};
       }
       const retry = retryAfterSeconds(d.retryAfterMs);
       return withQuota
-        ? {
-            'Retry-After': String(retry),
-            'RateLimit-Policy': `${quoted};q=${d.limit * perWindow}${policySuffix}`,
-            RateLimit: `${quoted};r=${d.remaining};t=${retry}`,
-          }
+        ? { 'Retry-After': String(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
         : { 'Retry-After': String(retry) };
     };
   }

@@ -30,19 +30,26 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
   const runner = createRunner<Context>(options, { clientIp: (ctx) => ctx.ip, header: (ctx, name) => ctx.get(name) || undefined });
   const throwErrors = runner.onLimit === 'next';
 
+  const limiter = runner.limiter;
+
   return async function bulkLimiterMiddleware(ctx: Context, next: Next): Promise<void> {
     const outcome = await runner.evaluate(ctx);
     if (outcome.kind === 'pass') {
-      ctx.set(outcome.headers);
-      // downstream code reads the decision (remaining, each rule's state); skipped requests have none
-      if (outcome.decision !== undefined) (ctx.state as { rateLimit?: Decision }).rateLimit = outcome.decision;
-      const release = releaseWhenDone(runner.limiter, outcome.decision, ctx.res);
+      const headers = outcome.headers;
+      // Koa's ctx.set(object) goes through two delegations and checks per field; these are strings and nothing is sent yet.
+      const res = ctx.res;
+      for (const name in headers) res.setHeader(name, headers[name]!);
+      const decision = outcome.decision;
+      if (decision === undefined) return next(); // skipped: no headers, nothing to keep or release
+      // downstream code reads the decision (remaining, each rule's state)
+      (ctx.state as { rateLimit?: Decision }).rateLimit = decision;
+      const release = releaseWhenDone(limiter, decision, res);
       try {
         await next();
       } catch (error) {
         release();
         // Koa drops the response headers when it renders a downstream error; keep the RateLimit ones.
-        keepHeadersOn(error, outcome.headers);
+        keepHeadersOn(error, headers);
         throw error;
       }
       return;
@@ -53,8 +60,12 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
       ctx.body = outcome.body;
       return;
     }
+    // 'next': the http-error (status, headers, expose, problem) to the app's error handling. 'respond': the answer
+    // itself, not a thrown error rendered by Koa's ctx.onerror (no stack trace, no 'error' event).
     if (throwErrors) throw outcome.error;
-    ctx.set(outcome.headers);
+    const headers = outcome.headers;
+    const res = ctx.res;
+    for (const name in headers) res.setHeader(name, headers[name]!);
     ctx.status = outcome.status;
     ctx.type = PROBLEM_CONTENT_TYPE;
     ctx.body = outcome.body;

@@ -39,6 +39,12 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
    * and one WRN_BL_OPTION_RESULT warning, never a 4xx. @defaultValue none
    */
   readonly plan?: (group: string, ctx: Ctx) => MaybePromise<string | undefined>;
+  /**
+   * The request's priority class (one of the limiter's `classes`): e.g. `'critical'` for known tenants next to
+   * anonymous per-IP traffic. `undefined`: the plan's `class`, else `'default'`. A name that is not a class is
+   * the server's mistake: a 500 and one WRN_BL_OPTION_RESULT warning, never a 4xx. @defaultValue none
+   */
+  readonly class?: (group: string, ctx: Ctx) => MaybePromise<string | undefined>;
   /** Requests for which this returns true are not counted and get no headers. */
   readonly skip?: (ctx: Ctx) => MaybePromise<boolean>;
   /** Header format: IETF draft fields, legacy `X-RateLimit-*`, or none. @defaultValue `'draft'` */
@@ -64,6 +70,7 @@ const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof Li
   weight: true,
   cost: true,
   plan: true,
+  class: true,
   skip: true,
   headers: true,
   onLimit: true,
@@ -103,6 +110,7 @@ export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>)
   }
   func('skip', o.skip, optional);
   func('plan', o.plan, optional);
+  func('class', o.class, optional);
   oneOf('missingGroup', o.missingGroup, ['shared', 'reject'], optional);
   oneOf('headers', o.headers, ['draft', 'legacy', false], optional);
   oneOf('onLimit', o.onLimit, ['respond', 'next'], optional);

@@ -71,26 +71,39 @@ export function queueFullRejection(error: EnqueueError, policies: readonly strin
   return { kind: 'reject', status: 429, headers, body: quotaBody(seconds), error: httpError };
 }
 
+/** A rejection whose problem object and http-error are made only when `'next'` (or Nest) asks for the error. */
 class LazyRejection implements Rejection {
   readonly kind = 'reject';
   private made: LimitError | undefined;
 
   constructor(
+    readonly status: number,
     readonly headers: HeaderMap,
-    readonly problem: ProblemDetails,
     readonly body: string,
     private readonly decision: Decision,
+    /** The policies that said no (429); undefined: the store failed (503). */
+    private readonly policies: readonly string[] | undefined,
   ) {}
 
-  get status(): number {
-    return this.problem.status;
-  }
-
   get error(): LimitError {
-    const { problem, headers, decision } = this;
-    this.made ??= withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
+    const { headers, decision } = this;
+    if (this.made === undefined) {
+      const problem =
+        this.policies === undefined ? unavailableProblem(decision) : quotaProblem(retryAfterSeconds(decision.retryAfterMs), this.policies);
+      this.made = withoutStack(() => createError(problem.status, problem.detail, { expose: true, headers, decision, problem }) as LimitError);
+    }
     return this.made;
   }
+}
+
+/** The 503's problem details: the store failed and its policy is `'deny'`. */
+function unavailableProblem(decision: Decision): ProblemDetails {
+  return {
+    type: REDUCED_CAPACITY,
+    title: 'Service Unavailable',
+    status: 503,
+    detail: `The rate limiter is temporarily unavailable; retry in ${retryAfterSeconds(decision.retryAfterMs)} s.`,
+  };
 }
 
 /** A denied decision: 503 when the store failed (policy `'deny'`), else a 429 naming the policies that said no. */
@@ -100,20 +113,12 @@ export function limitRejection(
   policies: readonly string[],
   quotaBody: (seconds: number) => string,
 ): Rejection {
-  const seconds = retryAfterSeconds(decision.retryAfterMs);
   if (decision.reason === 'store-error') {
     // A deferral whose outcome is unknown: the retry must carry this key to land on the job, if it was written.
     if (decision.idempotencyKey !== undefined) headers = { ...headers, 'Idempotency-Key': decision.idempotencyKey };
-    const problem: ProblemDetails = {
-      type: REDUCED_CAPACITY,
-      title: 'Service Unavailable',
-      status: 503,
-      detail: `The rate limiter is temporarily unavailable; retry in ${seconds} s.`,
-    };
-    return new LazyRejection(headers, problem, JSON.stringify(problem), decision);
+    return new LazyRejection(503, headers, JSON.stringify(unavailableProblem(decision)), decision, undefined);
   }
-  const problem = quotaProblem(seconds, policies);
-  return new LazyRejection(headers, problem, quotaBody(seconds), decision);
+  return new LazyRejection(429, headers, quotaBody(retryAfterSeconds(decision.retryAfterMs)), decision, policies);
 }
 
 /** A 429 is an answer, not a bug: its stack trace says nothing and capturing it is a sizeable part of a denial's cost. */

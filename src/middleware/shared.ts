@@ -23,7 +23,7 @@ import { deferredOutcome, offloadedOutcome, statusLocation, type DeferredOutcome
 import { EnqueueError, type EnqueueOptions } from '../queue/offload';
 import { limiterOptionsOf, validateMiddlewareOptions, type BulkLimiterOptions } from './middleware-options';
 import { createMisconfigured, isIntUpTo } from './misconfigured';
-import { createPlanStep } from './plan-step';
+import { createPlanStep, type PolicyView } from './plan-step';
 import { badRequest, limitRejection, queueFullRejection, quotaBodyWriter, type Rejection } from './rejection';
 
 export type { DeferOptions, DeferredBody } from './defer';
@@ -77,17 +77,52 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const planStep = createPlanStep(limiter, o.headers ?? 'draft', o.plan, misconfigured);
   // settle: the decision carries settle(actual) (docs/settle.md)
   const settle = o.settle === true;
+  if (settle && limiter.spec.classes !== undefined) {
+    // every check of such a limiter is decided in a class, which a reservation cannot settle in yet (limiter.check refuses it)
+    throw new ConfigError('ERR_BL_SETTLE', 'Expected `settle` to be false with a limiter that has `classes` (docs/settle.md), got true');
+  }
+  const classOf = o.class;
+  const classes = limiter.spec.classes;
+  const knownClasses = classes === undefined ? 'the limiter has no `classes`' : [...classes.keys()].map((n) => JSON.stringify(n)).join(', ');
   const constantCheck: CheckOptions | undefined =
     typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze(settle ? { weight, cost, settle } : { weight, cost }) : undefined;
   let warnedMissing = false;
 
-  async function evaluate(ctx: Ctx): Promise<Outcome> {
+  /**
+   * The common case, a constant cost and weight with no skip, plan, class or defer function: a string group goes straight
+   * to the check, whose decision becomes the outcome in one `then` with functions made once (no async layer, no
+   * closure per request, no await of a value that is not a promise). `settle: true` rides in constantCheck: the
+   * decision the check answers carries its settle(actual) on this path too.
+   */
+  const lean = skip === undefined && constantCheck !== undefined && planStep.step === undefined && classOf === undefined && defer === undefined;
+  const leanOutcome = (decision: Decision): Outcome => outcomeOf(decision, planStep.view);
+  const leanFailure = (error: unknown): Outcome => checkFailed(error, constantCheck!);
+
+  function evaluate(ctx: Ctx): Promise<Outcome> {
+    if (!lean) return evaluateFully(ctx);
+    let group: ReturnType<typeof groupOf>;
+    try {
+      group = groupOf(ctx);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (typeof group === 'string' && group !== '' && group !== SHARED_GROUP)
+      return limiter.check(group, constantCheck).then(leanOutcome, leanFailure);
+    return afterGroup(ctx, group);
+  }
+
+  async function evaluateFully(ctx: Ctx): Promise<Outcome> {
     if (skip !== undefined) {
       const skipped = await skip(ctx);
       if (skipped === true) return SKIPPED;
       if (skipped !== false) return misconfigured('skip', skipped, 'a boolean');
     }
-    let group = await groupOf(ctx);
+    return afterGroup(ctx, groupOf(ctx));
+  }
+
+  /** Everything after the group function: `given` is what it returned (awaited here). */
+  async function afterGroup(ctx: Ctx, given: ReturnType<typeof groupOf>): Promise<Outcome> {
+    let group = await given;
     if (group === undefined || group === null || group === '') {
       if (rejectMissing) return badRequest(new InputError('ERR_BL_NO_GROUP', 'The request has no group id'));
       if (!warnedMissing) {
@@ -123,6 +158,14 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       view = planned.view;
       check = planned.check;
     }
+    if (classOf !== undefined) {
+      const cls = await classOf(group, ctx);
+      if (cls !== undefined) {
+        if (typeof cls !== 'string' || classes?.has(cls) !== true)
+          return misconfigured('class', cls, `undefined or the name of a class of the limiter (${knownClasses})`);
+        check = { ...check, class: cls };
+      }
+    }
     if (defer !== undefined) {
       // The payload is built up front (a denied request may need it at once); the limiter encodes it only when a job is written.
       let idempotencyKey: unknown;
@@ -143,7 +186,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
       const groupConcurrency = cap as number | undefined;
       if (defer.when === 'always') {
         // a queued job has no plan yet: it keeps the plan's weight
-        const { plan, ...sized } = check;
+        const { plan, class: _class, ...sized } = check;
         const weighted = plan === undefined || sized.weight !== undefined ? sized : { ...sized, weight: limiter.spec.plans?.get(plan)?.weight };
         return offload(group, { ...job, ...weighted, ...(groupConcurrency ? { groupConcurrency } : {}) }, ctx);
       }
@@ -153,18 +196,29 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
     try {
       decision = await limiter.check(group, check);
     } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
-      if (error.code === 'ERR_BL_BAD_PAYLOAD')
-        return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
-      return badRequest(error);
+      return checkFailed(error, check);
     }
+    if (defer !== undefined && !decision.allowed && decision.job !== undefined) {
+      return deferredOutcome(limiter, location!, decision, view.writeHeaders(decision, !isDegraded(decision)), ctx);
+    }
+    return outcomeOf(decision, view);
+  }
+
+  /** A decision with no job as the request's outcome: pass, or the 429 / 503 of the policy that said no. */
+  function outcomeOf(decision: Decision, view: PolicyView): Outcome {
     const headers = view.writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
-    if (defer !== undefined && decision.job !== undefined) return deferredOutcome(limiter, location!, decision, headers, ctx);
     const rule = decision.policy === undefined ? undefined : view.rulePolicies.get(decision.policy);
     if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
     return limitRejection(decision, headers, policies, quotaBody);
+  }
+
+  /** A check that failed: the caller's request data (400) or the server's payload (500); anything else is thrown on. */
+  function checkFailed(error: unknown, check: CheckOptions): Outcome {
+    if (!(error instanceof InputError)) throw error;
+    // The payload is the server's own object: one JSON cannot encode (BigInt, a cycle) is its bug.
+    if (error.code === 'ERR_BL_BAD_PAYLOAD') return misconfigured('defer.payload', check.defer?.payload, `a JSON-encodable value (${error.message})`);
+    return badRequest(error);
   }
 
   /** `defer.when: 'always'`: the request becomes a job whatever the budget; a refused one is a 429. */

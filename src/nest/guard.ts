@@ -55,6 +55,7 @@ const ROUTE_SETTINGS: OptionNames<RouteLimit> = {
   weight: true,
   cost: true,
   plan: true,
+  class: true,
   skip: true,
   headers: true,
   defer: true,

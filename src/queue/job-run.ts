@@ -130,6 +130,8 @@ export class JobRun {
         });
       }
       const completed: RunOutcome = { kind: 'completed', result: outcome.result };
+      // the upstream served: the adaptive limit may rise (the limiter coalesces these; a failed report is logged)
+      void this.config.report?.('ok');
       const { keepCompletedMs, leaseMs } = this.config;
       if (!this.hooks.wantsNext()) return end((await queue.complete(id, token, resultJson, keepCompletedMs)) ? completed : lost());
       // The hot path: acknowledge and take the next job in one round trip.
@@ -139,6 +141,8 @@ export class JobRun {
     if (this.closedByWorker || isRetryLater(outcome.error)) {
       // Interrupted by close, or asked to wait: not an attempt (River's JobSnooze), capped by maxSnoozes.
       const delayMs = isRetryLater(outcome.error) ? outcome.error.delayMs : 0;
+      // the upstream refused: the adaptive limit falls (once per interval), not just this job's start
+      if (isRetryLater(outcome.error)) void this.config.report?.('throttled', { retryAfterMs: delayMs });
       const state = await queue.fail(id, token, { kind: 'snooze', delayMs, maxSnoozes: this.config.maxSnoozes });
       return end(state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state });
     }

@@ -11,6 +11,14 @@ export const CLAIM_MAX = 1000;
 /** A limiter (from `createLimiter`) or anything else that exposes the limiter's queue operations. */
 export interface QueueHolder {
   readonly queue: QueueStore;
+  /** The limiter's adaptive limit (limiter.report): a worker reports its jobs' outcomes (absent: not reported). */
+  readonly report?: (outcome: 'ok' | 'throttled', opts?: { readonly retryAfterMs?: number }) => Promise<unknown>;
+}
+
+/** The holder's report (a limiter's), or undefined. */
+export function reporterOf(holder: unknown): QueueHolder['report'] {
+  const report = typeof holder === 'object' && holder !== null ? (holder as QueueHolder).report : undefined;
+  return typeof report === 'function' ? report.bind(holder) : undefined;
 }
 
 export function requireQueue(holder: unknown): QueueStore {

@@ -6,7 +6,7 @@ import { schedulerOf, type Scheduler } from '../util/scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
 import type { QueueStore } from '../types';
-import { requireQueue, type QueueHolder } from './validate';
+import { reporterOf, requireQueue, type QueueHolder } from './validate';
 import { func, integer, loggerOption, plainObject, refuse } from '../util/validate';
 
 /** What a handler sees of its job. */
@@ -89,6 +89,8 @@ export const WORKER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(
 
 export interface WorkerConfig {
   readonly queue: QueueStore;
+  /** The limiter's adaptive limit: a RetryLaterError reports 'throttled' (its delay the Retry-After), a success 'ok'. */
+  readonly report: QueueHolder['report'];
   readonly handlers: ReadonlyMap<string, JobHandler>;
   readonly concurrency: number;
   readonly leaseMs: number;
@@ -120,6 +122,7 @@ export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptio
   }
   return Object.freeze({
     queue,
+    report: reporterOf(options?.limiter),
     handlers: map,
     concurrency: integer('concurrency', options.concurrency, { fallback: 1 }),
     leaseMs: integer('leaseMs', options.leaseMs, { fallback: 30_000, min: 30 }),

@@ -4,11 +4,13 @@
  * typed arguments, and the decoder is told what the reply holds (the lane's rule count, whether the call had a cap).
  */
 import { plansSpanMs } from '../core/fair-share';
+import { classConfigText } from '../core/fair-share-class';
+import { adaptiveConfigText } from '../core/adaptive';
 import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
-import type { AdmitInput, DeferInput, LimiterSpec, PeekInput, SettleInput } from '../types';
+import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput, SettleInput } from '../types';
 import { reservationTail } from '../core/settle';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
@@ -20,7 +22,7 @@ export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
  * 9 comma-separated numbers (10 with plans: their longest rule span), then the rules, built once per limiter
  * and, with plans, once per plan's rules (each script argument costs the client time on every call).
  */
-export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules): string {
+export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules, className?: string): string {
   return (
     [
       spec.limit,
@@ -33,7 +35,10 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
       spec.maxGroups,
       spec.probationMs,
       ...(spec.plans ? [plansSpanMs(spec)] : []),
-    ].join(',') + rulesConfigText(rules)
+    ].join(',') +
+    classConfigText(spec, className) +
+    adaptiveConfigText(spec) +
+    rulesConfigText(rules)
   );
 }
 
@@ -100,6 +105,18 @@ export function settleCommand(
 export function resetCommand(client: RedisClient, keys: lua.ResetKeys): (group: string) => Promise<boolean> {
   const k = lua.resetScript.keys(keys);
   return (group) => runBound(client, lua.resetScript, k, { group });
+}
+
+const OUTCOMES = { ok: 0, throttled: 1, read: 2 } as const;
+
+/** report.lua: one upstream outcome moves the adaptive limit (the config block must carry `adaptive`). */
+export function reportCommand(client: RedisClient, keys: lua.ReportKeys, config: string): (nowMs: number, r: ReportInput) => Promise<AdaptiveStatus> {
+  const k = lua.reportScript.keys(keys);
+  return (nowMs, r) =>
+    runBound(client, lua.reportScript, k, { nowMs, config, outcome: OUTCOMES[r.outcome], retryAfterMs: r.retryAfterMs }).then((reply) => ({
+      limit: reply.limit,
+      change: reply.change,
+    }));
 }
 
 /** release.lua: per lease, true when it was held. */

@@ -7,17 +7,42 @@
 import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import { distinctPlanRules } from '../core/plan-rules';
+import { DEFAULT_CLASS } from '../core/fair-share-class';
 import type { AdmitInput, LimiterSpec } from '../types';
 import { ScriptBatcher, type RunMany, type RunOne } from './script-batcher';
 
 export interface RuleLanes {
   /** The rules of each lane; lane 0 is the limiter's own (a check without a plan). */
   readonly rules: ReadonlyArray<readonly RuleSpec[] | undefined>;
+  /** The class of each lane (with `classes`: one lane per rule set and class; undefined: no classes). */
+  readonly classes?: ReadonlyArray<string>;
   /** A check's lane; undefined when there is one lane. */
-  readonly laneOf: ((input: Pick<AdmitInput, 'plan'>) => number) | undefined;
+  readonly laneOf: ((input: Pick<AdmitInput, 'plan' | 'class'>) => number) | undefined;
 }
 
+/**
+ * With `classes`, a class is part of the config block too (fair-share-class.lua): one lane per rule set and
+ * class, lane = rule lane × classes + the class's index (a check without a class: 'default').
+ */
 export function ruleLanes(spec: LimiterSpec): RuleLanes {
+  const byRules = planLanes(spec);
+  if (spec.classes === undefined) return byRules;
+  const names = [...spec.classes.keys()];
+  const index = new Map(names.map((name, i) => [name, i] as const));
+  const fallback = index.get(DEFAULT_CLASS) ?? 0;
+  const n = names.length;
+  const rules = byRules.rules.flatMap((r) => names.map(() => r));
+  const classes = byRules.rules.flatMap(() => names);
+  const laneOfRules = byRules.laneOf;
+  return {
+    rules,
+    classes,
+    laneOf: (input) =>
+      (laneOfRules === undefined ? 0 : laneOfRules(input)) * n + (input.class === undefined ? fallback : (index.get(input.class) ?? fallback)),
+  };
+}
+
+function planLanes(spec: LimiterSpec): RuleLanes {
   const rules: Array<readonly RuleSpec[] | undefined> = [spec.rules];
   if (spec.plans === undefined) return { rules, laneOf: undefined };
   // plans with the same rules (e.g. a plan that only sets a weight) share a lane: the same config block

@@ -4,11 +4,23 @@
  * check that may be deferred is one call of lua/admit-defer.lua. Time comes from redis TIME unless a test
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
-import { toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
+import { inClass, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
 import { refusesWrites } from '../util/store-call';
-import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, SettleInput, SettleResult, Store } from '../types';
+import type {
+  AdmitInput,
+  Clock,
+  Decision,
+  GroupStatus,
+  LimiterSpec,
+  LimiterStore,
+  PeekInput,
+  ReportInput,
+  SettleInput,
+  SettleResult,
+  Store,
+} from '../types';
 import { planOfReservation, reservationHoldMs } from '../core/settle';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
@@ -30,6 +42,7 @@ import {
   loadScript,
   peekCommand,
   releaseCommand,
+  reportCommand,
   reserveCommand,
   resetCommand,
   settleCommand,
@@ -121,7 +134,10 @@ export class RedisStore implements Store {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
     const lanes = ruleLanes(spec);
-    const configs = lanes.rules.map((rules): Lane => ({ config: fairShareConfigBlock(spec, rules), rules: rules?.length ?? 0 }));
+    const configs = lanes.rules.map((rules, i): Lane => ({
+      config: fairShareConfigBlock(spec, rules, lanes.classes?.[i]),
+      rules: rules?.length ?? 0,
+    }));
     const leaseMs = spec.concurrencyLeaseMs;
     const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
@@ -157,12 +173,14 @@ export class RedisStore implements Store {
     const settles = configs.map((lane) => settleCommand(this.client, keys, lane));
     const planLane = (plan: string | undefined): number => lanes.laneOf?.({ plan }) ?? 0;
     const admitReserving = (input: AdmitInput): Promise<Decision> =>
-      reserves[planLane(input.plan)]!(this.nowMs(), input).then((reply) => {
+      reserves[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then((reply) => {
         const decision = toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency);
         return reply.reservation === '' ? decision : { ...decision, reservation: reply.reservation };
       }, failed);
     const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
     const reset = resetCommand(this.client, keys);
+    // the adaptive limit's reports (lua/report.lua) carry the limiter's own config block (lane 0)
+    const report = spec.adaptive ? reportCommand(this.client, keys, configs[0]!.config) : undefined;
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
       checks.submit(this.nowMs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
@@ -172,8 +190,10 @@ export class RedisStore implements Store {
         .then((reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)), failed);
     return {
       queue,
-      admit: (input: AdmitInput): Promise<Decision> =>
-        deferring(input) ? admitOrDefer(input) : input.reserve ? admitReserving(input) : admitNow(input),
+      admit: (input: AdmitInput): Promise<Decision> => {
+        const decided = deferring(input) ? admitOrDefer(input) : input.reserve ? admitReserving(input) : admitNow(input);
+        return input.class === undefined ? decided : decided.then(inClass(input.class));
+      },
       settle: (input: SettleInput): Promise<SettleResult> => {
         const plan = planOfReservation(input.reservation);
         // a plan this limiter does not have: no lane (the id names no reservation of this limiter)
@@ -187,6 +207,7 @@ export class RedisStore implements Store {
         ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
       release: (lease: string): Promise<boolean> => releases.submit(0, lease).catch(failedTo('release')),
+      ...(report ? { report: (input: ReportInput) => report(this.nowMs(), input).catch(failedTo('report')) } : {}),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.
         await this.client.del(...allKeys(keys));

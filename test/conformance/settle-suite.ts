@@ -112,6 +112,22 @@ export function describeSettleCases(name: string, setup: () => Promise<StoreHarn
       expect((await a!.admit(plain('g', 3))).allowed).toBe(false);
     });
 
+    test('with the adaptive limit: a reservation and the limit in force keep their own state (one groups hash)', async () => {
+      const clock = new ManualClock();
+      const adaptive = { min: 20, max: 200, increase: 5, decrease: 0.5, intervalMs: 1000 };
+      const [s] = bind(clock, spec({ limit: 100, windowMs: 1000, burst: 10, reserve: 2, probationMs: 0, adaptive }));
+      const r = await s!.admit(reserving('g', 4));
+      expect(r.allowed).toBe(true);
+      // the parked units are not the adaptive state: the report reads the configured limit and cuts it
+      expect(await s!.report!({ outcome: 'throttled', retryAfterMs: 0 })).toEqual({ limit: 50, change: -1 });
+      const settled = await settle(s!, r.reservation!, 1);
+      expect(settled.status).toBe('settled');
+      expect(settled.refunded).toBeLessThanOrEqual(3);
+      // and settling wrote the parking state, not over the limit in force
+      expect((await s!.report!({ outcome: 'read', retryAfterMs: 0 })).limit).toBe(50);
+      expect((await s!.admit(reserving('g', 1))).allowed).toBe(true);
+    });
+
     test('an unknown id settles nothing', async () => {
       const clock = new ManualClock();
       const [s] = bind(clock, small());

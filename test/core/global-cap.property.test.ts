@@ -10,6 +10,7 @@ import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { ManualClock, maxInAnyWindow } from '../conformance/store-suite';
 import { arrivalsArb, specArb } from './arbitraries';
 import { SPEC_DEFAULTS } from '../helpers/spec';
+import { resolveClasses } from '../../src/limiter/class-options';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -24,17 +25,30 @@ let seq = 0;
 const specsOf = (probation: boolean) =>
   probation ? fc.tuple(specArb, fc.integer({ min: 1, max: 500 })).map(([s, probationMs]) => ({ ...s, probationMs })) : specArb;
 
-async function neverOverLimit(makeStore: (clock: ManualClock) => Store, runs: number, probation = false) {
+/**
+ * Priority classes (docs/algorithm.md §2.11): one to three named classes (shares summing to at most 1, 'default'
+ * the remainder, 0 when they sum to 1); each arrival's group is in one of them (a group may change class).
+ */
+const classesArb = fc.array(fc.double({ min: 0.05, max: 1, noNaN: true }), { minLength: 1, maxLength: 3 }).map((raw) => {
+  const sum = raw.reduce((a, b) => a + b, 0);
+  const scale = sum > 1 ? 1 / sum : 1;
+  return resolveClasses(Object.fromEntries(raw.map((x, i) => [`c${i}`, { share: Math.min(1, x * scale * 0.999999) }])))!;
+});
+const specsWithClasses = fc.tuple(specArb, classesArb).map(([s, classes]) => ({ ...s, classes }));
+
+async function neverOverLimit(makeStore: (clock: ManualClock) => Store, runs: number, probation = false, classes = false) {
   await fc.assert(
     fc.asyncProperty(
-      specsOf(probation).chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))),
+      (classes ? specsWithClasses : specsOf(probation)).chain((s) => fc.tuple(fc.constant(s), arrivalsArb(s.burst))),
       async ([s, arrivals]) => {
         const clock = new ManualClock();
         const limiter = makeStore(clock).bind({ ...s, name: `prop-${process.pid}-${++seq}` });
         const admitted: Array<{ at: number; cost: number }> = [];
+        const names = s.classes ? [...s.classes.keys()] : [];
         for (const a of arrivals) {
           clock.advance(a.dtMs);
-          const d = await limiter.admit({ group: `g${a.group}`, weight: a.weight, cost: a.cost });
+          const input = { group: `g${a.group}`, weight: a.weight, cost: a.cost };
+          const d = await limiter.admit(names.length > 0 ? { ...input, class: names[(a.group + a.cost) % names.length]! } : input);
           if (d.allowed) admitted.push({ at: d.at, cost: a.cost });
         }
         await limiter.destroy();
@@ -61,6 +75,15 @@ test('with probation (fresh and returning ids, the graduation budget) and every 
 test('with probation: RedisStore never admits more than limit in any window', async () => {
   const client = server.client();
   await neverOverLimit((clock) => new RedisStore({ client, clock: clock.now }), 60, true);
+}, 120_000);
+
+test('with priority classes (every lane, lending, class meters): MemoryStore never admits more than limit in any window', async () => {
+  await neverOverLimit((clock) => new MemoryStore({ clock: clock.now }), 200, false, true);
+});
+
+test('with priority classes: RedisStore never admits more than limit in any window', async () => {
+  const client = server.client();
+  await neverOverLimit((clock) => new RedisStore({ client, clock: clock.now }), 60, false, true);
 }, 120_000);
 
 test('the check can fail: a sustained-mode limiter with a big burst does go over limit', async () => {

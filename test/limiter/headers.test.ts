@@ -32,6 +32,11 @@ describe('retryAfterSeconds', () => {
 
 describe("'draft' headers", () => {
   const write = createHeaderWriter('draft', 'tenant', 60_000);
+  test("with a class: the limiter's policy item names it, before any rule item", () => {
+    expect(write({ ...allowed, class: 'critical' })['RateLimit-Policy']).toBe('"tenant";q=250;w=60;class="critical"');
+    const withRules = createHeaderWriter('draft', 'tenant', 60_000, resolveRules([{ name: 'second', limit: 5, windowMs: 1000 }]));
+    expect(withRules({ ...denied, class: 'default', rules: [] })['RateLimit-Policy']).toBe('"tenant";q=250;w=60;class="default", "second";q=5;w=1');
+  });
   test('allowed: policy with quota and window, remaining and seconds to full', () => {
     expect(write(allowed)).toEqual({ 'RateLimit-Policy': '"tenant";q=250;w=60', RateLimit: '"tenant";r=17;t=42' });
   });

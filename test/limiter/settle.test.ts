@@ -39,3 +39,15 @@ test('bad input: actual not an integer ≥ 0 rejects; a string that names no res
   await expect(a.check('t', { settle: true, defer: { type: 'x' } })).rejects.toMatchObject({ code: 'ERR_BL_BAD_SETTLE' });
   await expect(a.check('t', { settle: 1 as unknown as boolean })).rejects.toMatchObject({ code: 'ERR_BL_BAD_SETTLE' });
 });
+
+test('a limiter with classes refuses settle: true (every check is decided in a class, which a reservation cannot settle in yet)', async () => {
+  const store = new MemoryStore({ clock: () => NOW });
+  const limiter = createLimiter({ store, name: `settle-${++seq}`, limit: 100, windowMs: 60_000, classes: { critical: { share: 0.2 } } });
+  expect(await limiter.check('t', { cost: 2 })).toMatchObject({ allowed: true, class: 'default' });
+  const before = (await limiter.peek('t')).remaining;
+  await expect(limiter.check('t', { cost: 2, settle: true })).rejects.toMatchObject({ code: 'ERR_BL_BAD_SETTLE' });
+  await expect(limiter.check('t', { cost: 2, settle: true, class: 'critical' })).rejects.toBeInstanceOf(InputError);
+  // the refused checks spent nothing; settle: false is a plain check in its class
+  expect((await limiter.peek('t')).remaining).toBe(before);
+  expect(await limiter.check('t', { cost: 2, settle: false, class: 'critical' })).toMatchObject({ allowed: true, class: 'critical' });
+});

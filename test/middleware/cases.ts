@@ -129,6 +129,11 @@ const MISCONFIGURED_CASES: readonly HttpCase[] = [
   misconfiguredCase('a plan function returning a name that is not a plan', 'plan', () => ({ plans: { pro: { weight: 2 } }, plan: () => 'gold' })),
   misconfiguredCase('a plan function returning a number', 'plan', () => ({ plans: { pro: {} }, plan: () => 7 as unknown as string })),
   misconfiguredCase('a plan function on a limiter without plans', 'plan', () => ({ plan: () => 'pro' })),
+  misconfiguredCase('a class function returning a name that is not a class', 'class', () => ({
+    classes: { critical: { share: 0.2 } },
+    class: () => 'gold',
+  })),
+  misconfiguredCase('a class function on a limiter without classes', 'class', () => ({ class: () => 'critical' })),
   misconfiguredCase('a cost function returning more than maxCost', 'cost', () => ({ cost: (c) => Number(c.query.cost) }), '/?tenant=a&cost=99'),
   misconfiguredCase('a cost function returning a string', 'cost', () => ({ cost: () => '1' as unknown as number })),
   misconfiguredCase('a skip function returning a string', 'skip', () => ({ skip: () => 'no' as unknown as boolean })),
@@ -257,6 +262,19 @@ const CLIENT_IP_CASES: readonly HttpCase[] = [
 ];
 
 export const CASES: readonly HttpCase[] = [
+  {
+    title: 'a class function puts the request in its class, and RateLimit-Policy names it (else the default class)',
+    redis: true,
+    async run(env) {
+      const limiter = createLimiter(limiterOptions(env, 'classes', { limit: 4, tuning: { burst: 4, reserve: 1 }, classes: { vip: { share: 0.5 } } }));
+      const app = env.h.app({ '/': { limiter, group: tenant, class: (group) => (group.startsWith('vip') ? 'vip' : undefined) } });
+      const vip = await get(app, '/?tenant=vip-a');
+      expect(vip.status).toBe(200);
+      expect(vip.headers['ratelimit-policy']).toMatch(new RegExp(`^"${limiter.name}";q=\\d+;w=60;class="vip"$`));
+      const anon = await get(app, '/?tenant=anon');
+      expect(anon.headers['ratelimit-policy']).toMatch(/;class="default"$/);
+    },
+  },
   {
     title: 'allowed requests carry RateLimit-Policy and RateLimit (draft syntax)',
     redis: true,

@@ -104,6 +104,27 @@ test("hook 'preHandler': a deferred job's payload reads the parsed body; the job
   expect((await request(app).get(deferred.headers.location!).set('x-tenant', 'b')).status).toBe(404);
 });
 
+test.each(['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const)(
+  "hook '%s': the limiter answers in that hook, a request let through reaches the handler with its body intact",
+  async (hook) => {
+    const app = fastifyListener((root) => {
+      void root.register(async (scope) => {
+        await scope.register(bulkLimiter, { limiter: newLimiter(1), group: tenant, hook });
+        scope.post('/echo', async (req) => req.body);
+      });
+    });
+    const post = () => request(app).post('/echo').set('x-tenant', 'a').send({ rows: 7 });
+    const first = await post();
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ rows: 7 });
+    expect(first.headers.ratelimit).toMatch(/;r=0;t=\d+$/);
+    const denied = await post();
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(denied.headers['retry-after']).toBeDefined();
+  },
+);
+
 test("a limiter made from inline options warns through Fastify's logger", async () => {
   const lines: string[] = [];
   const stream = new Writable({

@@ -73,3 +73,46 @@ describe('koa: an error thrown after the limiter let the request through', () =>
     if ((thrown() as { headers?: object }).headers) expect(res.headers['x-own']).toBe('1');
   });
 });
+
+describe("koa: a 429 is the middleware's answer with onLimit 'respond', the app's error with 'next'", () => {
+  const make = (onLimit: 'respond' | 'next') => {
+    const app = new Koa();
+    app.silent = true;
+    const errors: Array<{ status?: number; expose?: boolean; headers?: Record<string, string>; problem?: unknown; stack?: string }> = [];
+    app.on('error', (error) => errors.push(error));
+    app.use(bulkLimiter({ limiter: createLimiter({ limit: 1, tuning: { burst: 1 }, windowMs: 60_000 }), group: () => 'tenant', onLimit }));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    return { server: app.callback(), errors };
+  };
+
+  test("'respond': answered directly (problem+json, headers), no 'error' event, Koa's error path not taken", async () => {
+    const { server, errors } = make('respond');
+    expect((await request(server).get('/')).status).toBe(200);
+    const denied = await request(server).get('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toBe('application/problem+json');
+    expect(denied.headers['retry-after']).toBeDefined();
+    expect(denied.headers.ratelimit).toMatch(/^"default";r=0;t=\d+$/);
+    expect(JSON.parse(denied.text)).toMatchObject({ status: 429, title: 'Too Many Requests', 'violated-policies': ['default'] });
+    expect(errors).toEqual([]);
+  });
+
+  test("'next': the http-error reaches the app's error handling with status, expose, headers and the same problem body", async () => {
+    const respond = make('respond');
+    await request(respond.server).get('/');
+    const answered = await request(respond.server).get('/');
+    const { server, errors } = make('next');
+    expect((await request(server).get('/')).status).toBe(200);
+    const denied = await request(server).get('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['retry-after']).toBeDefined(); // Koa renders err.headers
+    expect(errors).toHaveLength(1);
+    const [error] = errors;
+    expect(error!.status).toBe(429);
+    expect(error!.expose).toBe(true);
+    expect(error!.headers).toMatchObject({ 'Retry-After': expect.any(String), RateLimit: expect.stringMatching(/^"default";r=0;t=\d+$/) });
+    expect(JSON.stringify(error!.problem)).toBe(answered.text);
+  });
+});

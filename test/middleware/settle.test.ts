@@ -79,3 +79,15 @@ test('a request without settle has nothing to settle; settle with defer fails at
   );
   expect(() => expressLimiter({ limiter: newLimiter(), settle: 'yes' as unknown as boolean })).toThrow(ConfigError);
 });
+
+test('settle with a limiter that has classes fails at construction (ERR_BL_SETTLE)', () => {
+  const limiter = createLimiter({
+    store: new MemoryStore({ clock: () => FROZEN_NOW }),
+    name: `settle-mw-${++seq}`,
+    limit: 20,
+    windowMs: 60_000,
+    classes: { critical: { share: 0.5 } },
+  });
+  expect(() => expressLimiter({ limiter, settle: true })).toThrow(expect.objectContaining({ code: 'ERR_BL_SETTLE' }) as Error);
+  expect(() => expressLimiter({ limiter, settle: false })).not.toThrow();
+});

@@ -8,21 +8,22 @@
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import { LUA_DIR } from '../../src/redis/admission-scripts';
-import { runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
+import { adaptiveSpecArb, runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 
 const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
 const REPLAY = process.env.ORACLE_SEED === undefined ? {} : { seed: Number(process.env.ORACLE_SEED), path: process.env.ORACLE_PATH };
-const ALL = Object.keys(OPERATIONS) as OperationName[];
+/** Every operation but report (adaptive limiters only: their own property below, so the others' seeds draw as before). */
+const ALL: OperationName[] = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => name !== 'report');
 
 let expiredKeys = 0;
-/** The scripts the two properties ran, by file ('admit-defer-many'). */
+/** The scripts the properties ran, by file ('admit-defer-many'). */
 const scriptsRun = new Set<string>();
-const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60) =>
+const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60, specs = specArb, names: readonly OperationName[] = ALL) =>
   fc.asyncProperty(
     setups,
-    specArb.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, ALL, maxSteps))),
+    specs.chain((spec) => fc.tuple(fc.constant(spec), timedStepsArb(spec, names, maxSteps))),
     async (setup, [spec, steps]) => {
       const report = await runBoth(spec, steps, setup);
       expiredKeys += report.expiredKeys;
@@ -38,6 +39,10 @@ test('the store: admit, admit-defer, their batches and the whole queue match the
 
 test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, claim, acks, reclaim, dead letters', async () => {
   await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS, ...REPLAY });
+}, 300_000);
+
+test('with an adaptive limit: reports (report.lua) between admissions, batches and the queue match step by step', async () => {
+  await fc.assert(property(fc.constant({}), 60, adaptiveSpecArb, [...ALL, 'report']), { numRuns: RUNS, ...REPLAY });
 }, 300_000);
 
 test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
@@ -144,6 +149,8 @@ describe('the oracle notices a one-constant change in a script', () => {
     ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
     ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
     ["a claim deciding a job of a plan under the limiter's rules (claim.lua)", 'false, plan and claim_rules(plans, plan))', 'false)'],
+    ['a class meter that never pays for what its guarantee admitted (fair-share-class.lua)', 'local ct = fs.cls.ct - c', 'local ct = fs.cls.ct'],
+    ['a lending floor no higher than a guaranteed borrower at its cap (fair-share-class.lua)', 'local f = (rho + 3 * b) / 4', 'local f = at_cap'],
   ];
   test.each(mutations)(
     '%s',

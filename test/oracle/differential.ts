@@ -9,6 +9,7 @@ import { fairShareConfig } from '../../src/core/fair-share';
 import type { LimiterSpec } from '../../src/types';
 import type { RuleAlgorithm } from '../../src/types';
 import { resolvePlans } from '../../src/limiter/plan-options';
+import { resolveClasses } from '../../src/limiter/class-options';
 import { resolveRules, type Rule } from '../../src/limiter/rule-options';
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import { RedisQueue } from '../../src/redis/redis-queue';
@@ -87,8 +88,14 @@ export const specArb: fc.Arbitrary<LimiterSpec> = fc
         weight: 1,
       },
     ),
+    // a third of the specs carry classes (docs/algorithm.md §2.11): one or two named, 'default' the remainder
+    // (0 when they sum to 1: a class that only borrows)
+    classes: fc.oneof(
+      { arbitrary: fc.constant<number[]>([]), weight: 2 },
+      { arbitrary: fc.array(fc.constantFrom<number>(0.1, 0.25, 0.5, 0.75), { minLength: 1, maxLength: 2 }), weight: 1 },
+    ),
   })
-  .map(({ limit, burstPct, reservePct, rules, plans, ...rest }) => {
+  .map(({ limit, burstPct, reservePct, rules, plans, classes, ...rest }) => {
     const burst = Math.max(1, Math.ceil((burstPct * limit) / 100));
     const resolved = resolveRules(rules.map((r, i) => ({ name: `r${i}`, ...r })));
     const planOptions: Record<string, { rules: readonly Rule[] }> = {};
@@ -105,8 +112,36 @@ export const specArb: fc.Arbitrary<LimiterSpec> = fc
       reserve: Math.min(burst - 1, Math.floor((reservePct * burst) / 100)),
       ...(resolved.length > 0 ? { rules: resolved } : {}),
       ...(resolvedPlans ? { plans: resolvedPlans } : {}),
+      ...(classes.length > 0
+        ? { classes: resolveClasses(Object.fromEntries(classes.map((share, i) => [`c${i}`, { share: i === 1 ? 1 - classes[0]! : share }]))) }
+        : {}),
     };
   });
+
+/**
+ * specArb's limiters with an adaptive limit (report.lua moves it; every admission script reads it). A property
+ * of its own: drawn inside specArb, it would change the specs (and steps) every other property's fixed seed draws.
+ */
+export const adaptiveSpecArb: fc.Arbitrary<LimiterSpec> = specArb.chain((spec) =>
+  fc
+    .record({
+      minPct: fc.integer({ min: 1, max: 100 }),
+      above: fc.integer({ min: 0, max: 200 }),
+      increase: fc.integer({ min: 1, max: 20 }),
+      decrease: fc.constantFrom(0.33, 0.5, 0.7, 0.9),
+      intervalMs: fc.integer({ min: 1, max: 2000 }),
+    })
+    .map((a) => ({
+      ...spec,
+      adaptive: {
+        min: Math.max(1, Math.floor((a.minPct * spec.limit) / 100)),
+        max: spec.limit + a.above,
+        increase: Math.min(a.increase, spec.limit + a.above),
+        decrease: a.decrease,
+        intervalMs: a.intervalMs,
+      },
+    })),
+);
 
 /** ms the limiter's keys live after their last PEXPIRE (fs_config's ttl_ms). */
 export const ttlOf = (spec: LimiterSpec): number => fairShareConfig(spec).ttlMs;
@@ -174,12 +209,13 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle'> => ({
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
   settle: store.settle,
+  report: store.report,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));

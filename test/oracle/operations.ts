@@ -9,7 +9,7 @@ import type { LimiterSpec } from '../../src/types';
 import { ruleLanes } from '../../src/redis/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/types';
 import type { ClaimedJob, QueueStore } from '../../src/types';
-import type { AdmitInput, Decision, GroupStatus, PeekInput, SettleInput, SettleResult } from '../../src/types';
+import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput, SettleInput, SettleResult } from '../../src/types';
 
 /** One backend under test. */
 export interface Side {
@@ -27,6 +27,8 @@ export interface Side {
   readonly release?: ((lease: string) => Promise<boolean>) | undefined;
   /** settle.lua / MemoryStore settle (absent when the queue runs on its own). */
   readonly settle?: ((input: SettleInput) => Promise<SettleResult>) | undefined;
+  /** report.lua / MemoryStore report (absent without an adaptive limit). */
+  readonly report?: ((input: ReportInput) => Promise<AdaptiveStatus>) | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
@@ -72,6 +74,9 @@ const deferArgs = fc.record({
 /** A check's plan: none, or one of the spec's (each plan's rules are a config block of their own on Redis). */
 const planOf = (spec: LimiterSpec): fc.Arbitrary<string | undefined> =>
   spec.plans ? fc.option(fc.constantFrom(...spec.plans.keys()), { nil: undefined, freq: 2 }) : fc.constant(undefined);
+/** A check's class: none ('default'), or one of the spec's (each class is a config block of its own on Redis). */
+const classOf = (spec: LimiterSpec): fc.Arbitrary<string | undefined> =>
+  spec.classes ? fc.option(fc.constantFrom(...spec.classes.keys()), { nil: undefined, freq: 3 }) : fc.constant(undefined);
 /**
  * A turn's checks as the RedisStore sends them: one call per plan rule set (src/redis/plan-lanes.ts), the lanes
  * in the order of their first check. The batch is given to both sides in that order (the checks of one turn are
@@ -87,11 +92,14 @@ const inLaneOrder = <I extends AdmitInput>(spec: LimiterSpec, inputs: I[]): I[] 
 /** A request-concurrency cap on a third of the checks (0: a cap of none, as a plan without one sends). */
 const concurrency: fc.Arbitrary<number | undefined> = fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined, freq: 2 });
 const admitArgs = (spec: LimiterSpec) =>
-  fc.record({ group, weight, cost: costOf(spec), plan: planOf(spec), concurrency }, { requiredKeys: ['group', 'weight', 'cost', 'plan'] });
+  fc.record(
+    { group, weight, cost: costOf(spec), plan: planOf(spec), class: classOf(spec), concurrency },
+    { requiredKeys: ['group', 'weight', 'cost', 'plan'] },
+  );
 const deferringArgs = (spec: LimiterSpec) =>
   fc
     .record(
-      { group, weight, cost: costOf(spec), plan: planOf(spec), defer: deferArgs, concurrency },
+      { group, weight, cost: costOf(spec), plan: planOf(spec), class: classOf(spec), defer: deferArgs, concurrency },
       { requiredKeys: ['group', 'weight', 'cost', 'plan', 'defer'] },
     )
     .map(({ defer, ...input }) => ({ ...input, defer: { type: 't', ...defer } }));
@@ -178,9 +186,37 @@ export const OPERATIONS = {
     },
   }),
   /** peek.lua: a group's state, writing nothing (a write would show in the steps after it). */
-  peek: op({ weight: 3, admits: true, args: () => fc.record({ group, weight }), run: (side, input) => peekOf(side)(input) }),
+  peek: op({
+    weight: 3,
+    admits: true,
+    args: (spec) => fc.record({ group, weight, class: classOf(spec) }, { requiredKeys: ['group', 'weight'] }),
+    run: (side, input) => peekOf(side)(input),
+  }),
   /** reset.lua: forgets one group (its jobs stay). */
   reset: op({ weight: 1, admits: true, args: () => group, run: (side, g) => resetOf(side)(g) }),
+  /** report.lua: outcomes for the adaptive limit, a few ms to an interval apart (absent without `adaptive`). */
+  report: op({
+    weight: 3,
+    admits: true,
+    args: () =>
+      fc.array(
+        fc.record({
+          dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 2500 })),
+          outcome: fc.constantFrom('ok', 'ok', 'throttled', 'read') as fc.Arbitrary<ReportInput['outcome']>,
+          retryAfterMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+        }),
+        { minLength: 1, maxLength: 8 },
+      ),
+    run: async (side, reports, world) => {
+      if (!side.report) return null;
+      const out: AdaptiveStatus[] = [];
+      for (const { dtMs, ...input } of reports) {
+        world.advance(dtMs);
+        out.push(await side.report(input));
+      }
+      return out;
+    },
+  }),
   /** admit-defer.lua. */
   admitDefer: op({ weight: 6, admits: true, args: deferringArgs, run: (side, input) => admitOf(side)(input) }),
   /** admit-defer-many.lua. */

@@ -32,12 +32,15 @@ test('the main entry exports these values', () => {
       'WorkerClosedError',
       'createLimiter',
       'exponentialBackoff',
+      'reportUpstream',
     ].sort(),
   );
 });
 
 /** Types a store author implements or speaks in; users of the limiter never name them. */
 const STORE_AUTHOR_TYPES = [
+  'AdaptiveSpec',
+  'AdaptiveStatus',
   'AdmitInput',
   'ClaimResult',
   'ClaimedJob',
@@ -56,6 +59,7 @@ const STORE_AUTHOR_TYPES = [
   'PeekInput',
   'PlanSpec',
   'QueueStore',
+  'ReportInput',
   'RuleSpec',
   'ServerInfo',
   'SettleInput',

@@ -113,6 +113,9 @@ describe('what the code returns', () => {
     const capped = createLimiter({ store: new MemoryStore(), name: 'reference-concurrency', limit: 100, concurrency: 1 });
     for (let i = 0; i < 2; i++) decisions.push(await capped.check('a'));
     await capped.close();
+    const classed = createLimiter({ store: new MemoryStore(), name: 'reference-classes', limit: 100, classes: { critical: { share: 0.2 } } });
+    decisions.push(await classed.check('a', { class: 'critical' }));
+    await classed.close();
     decisions.forEach((d) => Object.keys(d).forEach((k) => keys.add(k)));
     expect(decisions.some((d) => d.allowed) && decisions.some((d) => d.reason === 'limit') && decisions.some((d) => d.job)).toBe(true);
     expect(sorted(tableAfter('`check()` returns a `Decision`'))).toEqual(sorted(keys));

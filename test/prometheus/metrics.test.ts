@@ -22,6 +22,29 @@ function value(text: string, series: string): number | undefined {
 const sumOf = (lines: string[]): number => lines.reduce((s, l) => s + Number(l.split(' ').pop()), 0);
 const seriesOf = (text: string, name: string): string[] => text.split('\n').filter((l) => l.startsWith(`${name}{`));
 
+test('decisions by class: one series per class of the config and outcome, none for a limiter without classes', async () => {
+  const registry = new Registry();
+  const store = new MemoryStore({ clock: () => NOW });
+  const limiter = createLimiter({
+    store,
+    name: 'cls',
+    limit: 3,
+    tuning: { burst: 3, reserve: 1 },
+    windowMs: 60_000,
+    classes: { critical: { share: 0.5 } },
+  });
+  const plain = createLimiter({ store, name: 'plain', limit: 3, windowMs: 60_000 });
+  registerMetrics({ registry, limiters: [limiter, plain] });
+  for (let i = 0; i < 3; i++) await limiter.check('a', { class: 'critical' });
+  for (let i = 0; i < 2; i++) await limiter.check('b'); // denied: the bucket is empty
+  await plain.check('a');
+  const text = await registry.metrics();
+  expect(value(text, 'bulk_limiter_class_decisions_total{limiter="cls",class="critical",outcome="allowed"}')).toBe(3);
+  expect(value(text, 'bulk_limiter_class_decisions_total{limiter="cls",class="default",outcome="denied"}')).toBe(2);
+  expect(seriesOf(text, 'bulk_limiter_class_decisions_total')).toHaveLength(6);
+  expect(seriesOf(text, 'bulk_limiter_class_decisions_total').some((l) => l.includes('limiter="plain"'))).toBe(false);
+});
+
 test('exact decision counts by outcome and policy, per group, store calls and job states', async () => {
   const registry = new Registry();
   const limiter = createLimiter({
