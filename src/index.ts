@@ -57,6 +57,7 @@ export type {
   Logger,
   RuleAlgorithm,
   RuleStatus,
+  SettleResult,
   Store,
   StoreErrorPolicy,
 } from './types';

@@ -177,6 +177,34 @@ export interface Decision {
   readonly globalWaitMs?: number;
   /** Store time of the decision (ms since the epoch). Benchmarks measure windows on this clock. */
   readonly at: number;
+  /**
+   * A check with `settle: true`, allowed: its reservation (an opaque string, safe to pass to another process) for
+   * `limiter.settle(reservation, actual)`; the limiter's decisions also carry `settle(actual)`.
+   */
+  readonly reservation?: string;
+  /** With `reservation`: `limiter.settle(this.reservation, actual)`. */
+  readonly settle?: (actual: number) => Promise<SettleResult>;
+}
+
+/** What settling a reservation did (`decision.settle(actual)`, `limiter.settle(reservation, actual)`). */
+export interface SettleResult {
+  /**
+   * `'settled'`: done now; `'settled-before'`: this reservation was settled already (nothing changed: never a
+   * second refund); `'unknown'`: no such reservation, or it lapsed (older than the longest window of the limiter
+   * and its rules): it counted at its estimate.
+   */
+  readonly status: 'settled' | 'settled-before' | 'unknown';
+  /** Units given back to the global budget (actual < cost). */
+  readonly refunded: number;
+  /** Units charged as debt (actual > cost): the group's next admissions wait until it is paid. */
+  readonly debt: number;
+}
+
+/** A reservation settled (validated by the limiter). */
+export interface SettleInput {
+  readonly reservation: string;
+  /** Integer ≥ 0: the units the work really took. */
+  readonly actual: number;
 }
 
 /**
@@ -246,6 +274,8 @@ export interface AdmitInput {
    * lasts until `release` or the limiter's lease ends); absent or 0 = no cap.
    */
   readonly concurrency?: number;
+  /** When allowed, record a reservation to settle later (`Decision.reservation`); not with `defer`. */
+  readonly reserve?: boolean;
 }
 
 export interface DeferInput {
@@ -281,6 +311,11 @@ export interface LimiterStore {
   reset(group: string): Promise<boolean>;
   /** Frees a concurrency slot (`decision.concurrency.lease`) at once: true when it was held. Idempotent. */
   release?(lease: string): Promise<boolean>;
+  /**
+   * Settles a reservation (`AdmitInput.reserve`) with its actual cost, at most once, atomically across the
+   * policies that spent it (lua/settle.lua). Absent: the store cannot (checks with `reserve` are refused).
+   */
+  settle?(input: SettleInput): Promise<SettleResult>;
   /** One upstream outcome for the adaptive limit (lua/report.lua); only with `spec.adaptive`. */
   report?(input: ReportInput): Promise<AdaptiveStatus>;
   /** Removes every key of this limiter, its queue's included (tests, teardown). */

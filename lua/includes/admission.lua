@@ -13,6 +13,10 @@
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string,
 --   deferStatus: ADMITTED | WRITTEN | DUPLICATE | BACKLOG_FULL | DEFER_HORIZON, jobId: string, runAtMs: int,
 --   emptyMs: int, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
+-- reserve.lua's: admit.lua's, then the reservation's id ('' when denied: nothing reserved).
+-- @struct Reserved [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
+--   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int, reservation: string,
+--   policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- One check of admit-many.lua: cap 0 = none (the call's leaseMs 0: no check has one).
 -- @struct AdmitCheck [group: string, weight: int, cost: int, cap: int]
 -- One check of admit-defer-many.lua: admit-defer.lua's arguments after config, the cap always given (0 = none).

@@ -84,6 +84,10 @@ local FS_META = ''
 local FS_META_PACK = 'ddddddddddddd'
 local FS_META_LEN = 104 -- struct.size(FS_META_PACK)
 local FS_INF = math.huge
+-- the groups hash field of the units reserved and not yet settled (includes/settle.lua): bytes 255 and 254 are
+-- never in UTF-8, so no group id (nor FS_SIGHTED .. id) is it; and not '\254' alone, the adaptive state's
+-- field (AD_FIELD), nor '\254' .. name, a class meter's (FSC_FIELD)
+local FS_PARKED = '\255\254'
 
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
@@ -173,38 +177,71 @@ local function fs_release(fs)
   fs.meta.rv, fs.meta.rg, fs.meta.re = 0, '', 0
 end
 
+-- The refill while units are reserved and not yet settled (includes/settle.lua; docs/settle.md "The bound"):
+-- the bucket refills only to burst − parked, so a refund always fits, and what that holds back is kept in z
+-- (at most parked) to be given back as the reservations settle or lapse (a reservation counts at its estimate,
+-- never more). Past the latest due every reservation has lapsed: all is given back, and a new generation
+-- starts (their records unpark nothing when they are swept).
+local function fs_park_refill(fs, parked, now)
+  local meta, burst = fs.meta, fs.cfg.burst
+  local pp, pdue, pgen, pz = struct.unpack('dddd', parked)
+  if fs.now_ms >= pdue then
+    if pp > 0 then meta.gt = meta.gt + math.min(pz, pp) end
+    pp, pz, pgen = 0, 0, pgen + 1
+    fs.park_dirty = true
+  end
+  fs.park = { p = pp, due = pdue, gen = pgen, z = pz }
+  local t = meta.gt + (now - meta.gl) / fs.cfg.T
+  if t > burst then t = burst end
+  local size = burst - pp
+  if t > size then
+    local z = pz + t - size
+    if z > pp then z = pp end
+    if z ~= pz then
+      fs.park.z = z
+      fs.park_dirty = true
+    end
+    t = size
+  end
+  meta.gt = t
+end
+
 local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
-               peek = peek == true, gone = false, wiped = false, sighted = {}, cls = false }
+               peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false,
+               cls = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
-  local m, ad_raw, cls_raw = nil, false, false
+  local m, ad_raw, cls_raw, parked = nil, false, false, false
   if group then
     if cfg.cls and cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, group, cfg.cls.field, AD_FIELD)
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field, AD_FIELD)
+      cls_raw, ad_raw = m[4], m[5]
+    elseif cfg.cls then
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field)
+      cls_raw = m[4]
+    elseif cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, AD_FIELD)
+      ad_raw = m[4]
+    else
+      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED)
+    end
+    fs.prefetched_group, fs.prefetched, parked = group, m[2], m[3]
+  else
+    if cfg.cls and cfg.ad then
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field, AD_FIELD)
       cls_raw, ad_raw = m[3], m[4]
     elseif cfg.cls then
-      m = redis.call('HMGET', groups_key, FS_META, group, cfg.cls.field)
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field)
       cls_raw = m[3]
     elseif cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, group, AD_FIELD)
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, AD_FIELD)
       ad_raw = m[3]
     else
-      m = redis.call('HMGET', groups_key, FS_META, group)
+      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED)
     end
-    fs.prefetched_group, fs.prefetched = group, m[2]
-  elseif cfg.cls and cfg.ad then
-    m = redis.call('HMGET', groups_key, FS_META, cfg.cls.field, AD_FIELD)
-    cls_raw, ad_raw = m[2], m[3]
-  elseif cfg.cls then
-    m = redis.call('HMGET', groups_key, FS_META, cfg.cls.field)
-    cls_raw = m[2]
-  elseif cfg.ad then
-    m = redis.call('HMGET', groups_key, FS_META, AD_FIELD)
-    ad_raw = m[2]
-  else
-    m = { redis.call('HGET', groups_key, FS_META) }
+    parked = m[2]
   end
   -- the limit in force sizes the bucket from here on (adaptive.lua)
   if cfg.ad then ad_apply(cfg, ad_load(ad_raw, cfg.ad, 0).l) end
@@ -223,6 +260,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
       if ad_raw then redis.call('HSET', groups_key, AD_FIELD, ad_raw) end
     end
     fs.prefetched = nil
+    parked = false
     fs.expire = true
   else
     local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl = struct.unpack(FS_META_PACK, p)
@@ -238,7 +276,11 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   end
   fs.now_us = now
   fs.now_ms = math.floor(now / 1000)
-  meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
+  if parked then
+    fs_park_refill(fs, parked, now)
+  else
+    meta.gt = fs_refill(meta.gt, meta.gl, now, cfg.T, cfg.burst)
+  end
   meta.gl = now
   if meta.rv > 0 and now >= meta.re then fs_release(fs) end
   -- the class meter (fair-share-class.lua); a fresh limiter's DEL took its field too
@@ -290,6 +332,11 @@ local function fs_close(fs)
       args[#args + 1] = FS_SIGHTED .. g
       args[#args + 1] = RL.pack(rec.rr, rec.rs, fs.now_us)
     end
+  end
+  if fs.park_dirty then
+    local park = fs.park
+    args[#args + 1] = FS_PARKED
+    args[#args + 1] = struct.pack('dddd', park.p, park.due, park.gen, park.z)
   end
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then

@@ -39,6 +39,8 @@
     reply(out, n, r) -> n                     appends a decision's policy and each rule's mark to a reply
     pack(rules, v, now) -> blob            the rule state alone (a call deciding one group under two plans' rules)
     values(rules, v, now) -> ...           what pack packs, for fs_close's one struct.pack (rules.whole)
+    settle(rules, v, now, t1, d)           a reservation settled: d = actual − cost units spent at t1 given back
+                                           (d < 0) or charged (d > 0), as each algorithm allows (includes/settle.lua)
 ]]
 
 local function rl_library()
@@ -282,6 +284,69 @@ local function rl_library()
     return n + #rules
   end
 
+  -- Settles a reservation of the group (includes/settle.lua): d = actual − cost units, spent at t1 (µs), now
+  -- given back (d < 0) or charged (d > 0) to each rule still in force (its key unchanged). What a refund means:
+  --   token-bucket   the units go back only when the group made no check since t1 (its state is still the one
+  --                  t1 left): then the bucket is as if t1 had taken the actual cost. Otherwise they stay spent:
+  --                  the bucket may have been full in between, and units it could not hold are not owed back.
+  --   sliding-window the units leave the sub-window t1 put them in, while it is still in the window.
+  --   fixed-window   the units leave the count, while t1's window is the current one.
+  -- A window that has passed gives nothing back. A debt is charged now: a token bucket below zero, or units in
+  -- the current (sub-)window; the rule's wait then counts it.
+  local function rl_settle(rules, v, now, t1, d)
+    -- token buckets first, on the state as stored (its time tells whether the group checked since t1)
+    for i = 1, #rules do
+      local r = rules[i]
+      local o = r.off
+      if r.alg == RL_TOKEN and d < 0 and v[o - 1] == r.key and v[o + 1] == t1 then
+        local tok = v[o] - d
+        if tok > r.burst then tok = r.burst end
+        v[o] = tok
+      end
+    end
+    -- then every rule brought to now (refill, roll windows; a rule new here starts afresh, nothing to settle)
+    local known = {}
+    for i = 1, #rules do known[i] = v[rules[i].off - 1] == rules[i].key end
+    rl_check(rules, v, now, 0)
+    for i = 1, #rules do
+      local r = rules[i]
+      local o, alg = r.off, r.alg
+      if not known[i] then
+        -- nothing of this rule was spent (it is new, or changed since)
+      elseif d > 0 then
+        if alg == RL_TOKEN then
+          v[o] = v[o] - d
+        elseif alg == RL_SLIDING then
+          v[o + 1], v[o + 2] = v[o + 1] + d, v[o + 2] + d
+        else
+          v[o + 1] = v[o + 1] + d
+        end
+      elseif alg == RL_SLIDING then
+        local back, j, j1 = -d, v[o], t1 / r.slot_us
+        j1 = j1 - j1 % 1
+        if j1 == j then
+          if back > v[o + 2] then back = v[o + 2] end
+          v[o + 1], v[o + 2] = v[o + 1] - back, v[o + 2] - back
+        elseif j1 < j and j - j1 <= RL_SLOTS then
+          local past = rl_past(v, o)
+          local k = j1 % RL_SLOTS + 1
+          if back > past[k] then back = past[k] end
+          past[k] = past[k] - back
+          v[o + 1] = v[o + 1] - back
+          v[o + 3] = struct.pack(RL_PAST, unpack(past, 1, RL_SLOTS))
+        end
+      elseif alg == RL_FIXED then
+        local w1 = t1 / r.window_us
+        w1 = w1 - w1 % 1
+        if w1 == v[o] then
+          local back = -d
+          if back > v[o + 1] then back = v[o + 1] end
+          v[o + 1] = v[o + 1] - back
+        end
+      end
+    end
+  end
+
   return { config = rl_config, load = rl_load, check = rl_check, spend = rl_spend, reply = rl_reply_decision,
-           pack = rl_pack, values = rl_values }
+           pack = rl_pack, values = rl_values, settle = rl_settle }
 end

@@ -117,8 +117,22 @@ export interface FairShareState {
    * clock's ms is past it, as Redis expires a key (`now > when`, in whole ms).
    */
   expiresAtMs: number;
+  /**
+   * Units reserved and not yet settled (./settle.ts; in Redis the groups hash field FS_PARKED): the global bucket
+   * refills to burst − p. Past `due` (ms, the latest reservation's) every one has lapsed: p is 0 again and a new
+   * generation starts (records of an older one unpark nothing). Absent until the first reservation.
+   */
+  park?: ParkState | undefined;
   /** The adaptive limit's state (./adaptive.ts; Redis: the groups hash's field '\xfe'): it outlives meta, not expiry. */
   adaptive: AdaptiveState | undefined;
+}
+
+export interface ParkState {
+  p: number;
+  due: number;
+  gen: number;
+  /** The refill parking held back (at most p): it comes back as the reservations settle or lapse. */
+  z: number;
 }
 
 export interface FairShare {
@@ -136,6 +150,8 @@ export interface FairShare {
    */
   readonly peek: boolean;
   readonly gone: Set<string> | undefined;
+  /** The parking state (state.park, a copy in a peek); undefined until a reservation makes one (stPark). */
+  park: ParkState | undefined;
   /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
   cls: ClassState | false;
 }

@@ -6,7 +6,15 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
-import { createFairShareState, FS_GRAD_BURST, type FairShare, type FairShareConfig, type FairShareState, type MetaState } from './fair-share-state';
+import {
+  createFairShareState,
+  FS_GRAD_BURST,
+  type FairShare,
+  type FairShareConfig,
+  type FairShareState,
+  type MetaState,
+  type ParkState,
+} from './fair-share-state';
 import { rlConfig } from './rules';
 import { DEFAULT_CLASS, fscOpen } from './fair-share-class';
 import { adApply, adConfig, adLoad } from './adaptive';
@@ -70,6 +78,30 @@ export function fsRelease(meta: MetaState): void {
 }
 
 /**
+ * fs_park_refill: the refill while units are reserved and not yet settled (./settle.ts): the bucket refills only to
+ * burst − parked, and what that holds back (z, at most parked) comes back as the reservations settle or lapse.
+ * Past the latest due every reservation has lapsed: all comes back and a new generation starts.
+ */
+function fsParkRefill(fs: FairShare, park: ParkState, now: number): void {
+  const { meta } = fs;
+  const burst = fs.cfg.burst;
+  if (fs.nowMs >= park.due) {
+    if (park.p > 0) meta.gt += Math.min(park.z, park.p);
+    park.p = 0;
+    park.z = 0;
+    park.gen += 1;
+  }
+  let t = meta.gt + (now - meta.gl) / fs.cfg.T;
+  if (t > burst) t = burst;
+  const size = burst - park.p;
+  if (t > size) {
+    park.z = Math.min(park.z + t - size, park.p);
+    t = size;
+  }
+  meta.gt = t;
+}
+
+/**
  * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
  * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
  */
@@ -93,6 +125,7 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.park = undefined;
     state.classes.clear();
   }
   let meta = state.meta;
@@ -118,6 +151,7 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     state.seen.clear();
     state.probation.clear();
     state.sighted.clear();
+    state.park = undefined;
     state.classes.clear();
     state.meta = meta;
     expire = true;
@@ -138,9 +172,11 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     expire: expire || steppedBack,
     peek,
     gone: peek ? new Set() : undefined,
+    park: peek && state.park ? { ...state.park } : state.park,
     cls: false,
   };
-  meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
+  if (fs.park) fsParkRefill(fs, fs.park, now);
+  else meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;
   if (meta.rv > 0 && now >= meta.re) fsRelease(meta);
   // the class meter (fair-share-class.ts); a fresh limiter's clearing took it too

@@ -247,3 +247,46 @@ export function rlKeep(rules: readonly RuleConfig[], rs: RuleStates, now: number
   }
   return Math.floor(latest / 1000) + 1;
 }
+
+/**
+ * rl_settle: a reservation of the group settled (./settle.ts): d = actual − cost units spent at t1 (µs) given back
+ * (d < 0) or charged (d > 0) to each rule still in force. See lua/includes/rules.lua for what a refund means for
+ * each algorithm (token bucket: only when the group made no check since t1; windows: while t1's (sub-)window is
+ * still in the window) and how a debt is charged (now).
+ */
+export function rlSettle(rules: readonly RuleConfig[], rs: RuleStates, now: number, t1: number, d: number): void {
+  // token buckets first, on the state as stored (its time tells whether the group checked since t1)
+  for (const r of rules) {
+    const s = rs.get(r.tag);
+    if (r.alg === RL_TOKEN && d < 0 && s && s[1] === t1) s[0] = Math.min(r.burst, s[0]! - d);
+  }
+  // then every rule brought to now (refill, roll windows; a rule new here starts afresh, nothing to settle)
+  const known = rules.map((r) => rs.has(r.tag));
+  rlCheck(rules, rs, now, 0);
+  rules.forEach((r, i) => {
+    if (!known[i]) return;
+    const s = rs.get(r.tag)!;
+    if (d > 0) {
+      if (r.alg === RL_TOKEN) s[0] = s[0]! - d;
+      else if (r.alg === RL_SLIDING) {
+        s[1] = s[1]! + d;
+        s[2] = s[2]! + d;
+      } else s[1] = s[1]! + d;
+    } else if (r.alg === RL_SLIDING) {
+      const j = s[0]!;
+      const j1 = Math.floor(t1 / r.slotUs);
+      if (j1 === j) {
+        const back = Math.min(-d, s[2]!);
+        s[1] = s[1]! - back;
+        s[2] = s[2]! - back;
+      } else if (j1 < j && j - j1 <= RL_SLOTS) {
+        const k = 3 + (j1 % RL_SLOTS);
+        const back = Math.min(-d, s[k]!);
+        s[k] = s[k]! - back;
+        s[1] = s[1]! - back;
+      }
+    } else if (r.alg === RL_FIXED) {
+      if (Math.floor(t1 / r.windowUs) === s[0]) s[1] = s[1]! - Math.min(-d, s[1]!);
+    }
+  });
+}

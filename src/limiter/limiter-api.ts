@@ -8,7 +8,7 @@ import type { LimiterOptions as AdmissionOptions, ResolvedLimiterOptions, StoreE
 import type { DeferLimiterOptions, DeferRequest, ResolvedDeferOptions } from '../queue/defer-input';
 import type { EnqueuedJob, EnqueueOptions } from '../queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from '../types';
-import type { Decision, GroupStatus, LimiterSpec } from '../types';
+import type { Decision, GroupStatus, LimiterSpec, SettleResult } from '../types';
 
 /** The limiter's events (a typed listener map). */
 export interface LimiterEvents {
@@ -63,6 +63,12 @@ export interface CheckOptions {
   readonly class?: string;
   /** Most requests of this group in flight at once (overrides the limiter's `concurrency`); 0 = no cap. */
   readonly concurrency?: number;
+  /**
+   * `cost` is an estimate: when allowed, the decision carries a `reservation` and `settle(actual)`, which gives
+   * the unused units back (or charges the overage as the group's debt) once the work's real cost is known
+   * (docs/settle.md). Not with `defer`. @defaultValue `false`
+   */
+  readonly settle?: boolean;
 }
 
 /** Per-call options of `peek`. */
@@ -107,6 +113,15 @@ export interface Limiter {
    * fails, false, and the slot frees when its lease ends.
    */
   release(decision: Decision): Promise<boolean>;
+  /**
+   * Settles a reservation (`decision.reservation` of a check with `settle: true`, from any process) with the
+   * units the work really took: the unused ones go back to every policy that spent them, an overage is charged
+   * as the group's debt; at most once ('settled-before' after that, never a second refund). 'unknown' once it
+   * lapsed (after the longest window of the limiter and its rules: it counted at its estimate). Rejects with
+   * InputError ERR_BL_BAD_ACTUAL for an actual cost that is not an integer ≥ 0, and StoreError when the store
+   * fails (a retry is safe: a settle that went through answers 'settled-before').
+   */
+  settle(reservation: string, actual: number): Promise<SettleResult>;
   /**
    * Tells the adaptive limit (option `adaptive`, docs/adaptive.md) what the upstream answered: `'throttled'` for a
    * refusal (429, 503; `retryAfterMs` its Retry-After), `'ok'` for a call it served. Resolves to the limit in force

@@ -7,6 +7,7 @@
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
 import { createDeferringCheck, generatedKey } from './deferring-check';
+import { checkSettleFlag, settleInClass, settleReservation, withSettle } from './settle-check';
 import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
@@ -42,6 +43,7 @@ const CHECK_OPTIONS: OptionNames<CheckOptions> = {
   plan: true,
   class: true,
   concurrency: true,
+  settle: true,
 };
 const CHECK_OPTION_NAMES = Object.keys(CHECK_OPTIONS);
 const PEEK_OPTIONS: OptionNames<PeekOptions> = { weight: true, plan: true, class: true };
@@ -149,11 +151,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     opts: CheckOptions,
     plan: string | undefined,
     cls: string | undefined,
+    reserve: boolean,
   ): Promise<Decision> {
     const input: AdmitInput = plan === undefined ? { group, weight, cost, concurrency: cap } : { group, weight, cost, concurrency: cap, plan };
-    const decided = opts.defer === undefined ? guard.admit(inClass(input, cls)) : deferred(group, weight, cost, opts.defer, opts, cap, plan, cls);
-    return decided.then(snooze);
+    if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, cap, plan, cls).then(snooze);
+    if (reserve) return guard.admit({ ...input, reserve }).then((decision) => withSettle(snooze(decision), settle));
+    return guard.admit(inClass(input, cls)).then(snooze);
   }
+
+  const settle = (reservation: string, actual: number) => settleReservation(store, (fn) => guard.call(fn), reservation, actual);
 
   /** With `classes`: the check's class (its own, its plan's, else 'default'); undefined without classes. */
   const classOf = (named: unknown, plan: PlanSpec | undefined): string | undefined =>
@@ -171,7 +177,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
     // the stores say the class; an outage policy's decision does not know it
     const tag = (d: Decision): Decision => (d.class === cls ? d : { ...d, class: cls });
-    if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, cls).then(tag);
+    if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, cls, false).then(tag);
     if (opts.defer !== undefined) return deferred(group, weight, cost, opts.defer, opts, 0, plan?.name, cls).then(tag);
     const input: AdmitInput = plan === undefined ? { group, weight, cost, class: cls } : { group, weight, cost, plan: plan.name, class: cls };
     if (denyCache === undefined) return guard.admit(input).then(tag);
@@ -199,15 +205,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkGroup(group, maxGroupLength);
         // A typo here is the caller's bug, like one in createLimiter's options (a loop over ≤ 4 keys).
         for (const key in opts)
-          if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan') refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
+          if (key !== 'cost' && key !== 'weight' && key !== 'defer' && key !== 'plan' && key !== 'settle')
+            refuseUnknownOptions(opts, CHECK_OPTION_NAMES, 'check()');
         const cost = opts.cost === undefined ? 1 : checkInt('cost', opts.cost, maxCost);
         const plan = opts.plan === undefined ? defaultPlan : checkPlan(plans, opts.plan);
         const cls = classOf(opts.class, plan);
-        if (cls !== undefined) return checkInClass(group, cost, plan, cls, opts);
+        if (cls !== undefined) {
+          // a reservation settles in its plan's lane, and a class has lanes of its own: not (yet) together
+          if (opts.settle !== undefined && checkSettleFlag(opts.settle, opts.defer !== undefined)) throw settleInClass();
+          return checkInClass(group, cost, plan, cls, opts);
+        }
         const weight = opts.weight === undefined ? (plan?.weight ?? 1) : checkInt('weight', opts.weight, maxWeight);
         // a check's own cap wins over its plan's, and that over the limiter's
         const cap = opts.concurrency === undefined ? (plan?.concurrency ?? resolved.concurrency) : checkCap(opts.concurrency);
-        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, undefined);
+        const reserve = opts.settle === undefined ? false : checkSettleFlag(opts.settle, opts.defer !== undefined);
+        if (reserve && !store.settle)
+          throw new InputError('ERR_BL_BAD_SETTLE', 'Expected a store that can settle reservations (RedisStore, MemoryStore)');
+        if (cap > 0) return checkCapped(group, weight, cost, cap, opts, plan?.name, undefined, reserve);
+        if (reserve) {
+          // one call each (reserve.lua), not through the deny cache
+          const input: AdmitInput = plan === undefined ? { group, weight, cost, reserve } : { group, weight, cost, plan: plan.name, reserve };
+          return guard.admit(input).then((decision) => withSettle(decision, settle));
+        }
         if (opts.defer === undefined) {
           const input: AdmitInput = plan === undefined ? { group, weight, cost } : { group, weight, cost, plan: plan.name };
           if (denyCache === undefined) return guard.admit(input);
@@ -240,6 +259,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return found;
     },
     release: (decision) => releaseSlot(store, decision, resolved.logger),
+    settle,
     report: (outcome, opts) => adaptive.report(outcome, opts),
     limitInForce: () => adaptive.read(),
     destroy: () => store.destroy(),

@@ -19,10 +19,34 @@ import { adLoad, adReport } from '../core/adaptive';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
 import { inClass, toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
+import {
+  createReservationState,
+  planOfReservation,
+  reservationHoldMs,
+  reservationTail,
+  stOpen,
+  stReserve,
+  stSettle,
+  stSweep,
+  type ReservationState,
+} from '../core/settle';
 import { rulesOfCheck } from '../core/plan-rules';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
-import type { AdaptiveStatus, AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, ReportInput, Store } from '../types';
+import type {
+  AdaptiveStatus,
+  AdmitInput,
+  Clock,
+  Decision,
+  GroupStatus,
+  LimiterSpec,
+  LimiterStore,
+  PeekInput,
+  ReportInput,
+  SettleInput,
+  SettleResult,
+  Store,
+} from '../types';
 import { func } from '../util/validate';
 
 export interface MemoryStoreOptions {
@@ -45,6 +69,7 @@ export class MemoryStore implements Store {
   private readonly limiters = new Map<string, FairShareState>();
   private readonly queues = new Map<string, MemoryQueue>();
   private readonly slots = new Map<string, ConcurrencyState>();
+  private readonly reservations = new Map<string, ReservationState>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = func<Clock, Clock>('clock', options.clock, { fallback: Date.now });
@@ -75,6 +100,15 @@ export class MemoryStore implements Store {
         this.slots.set(name, cc);
       }
       return ccOpen(cc, clockMs);
+    };
+    const holdMs = reservationHoldMs(spec);
+    const reservationsOf = (clockMs: number): ReservationState => {
+      let rs = this.reservations.get(name);
+      if (!rs) {
+        rs = createReservationState();
+        this.reservations.set(name, rs);
+      }
+      return stOpen(rs, clockMs);
     };
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
     const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock });
@@ -117,9 +151,17 @@ export class MemoryStore implements Store {
         r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs, rules);
         ccClose(cc);
       } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
+      // reserve.lua: an allowed check records its reservation (then a page of lapsed ones is forgotten)
+      let reservation: string | undefined;
+      if (input.reserve && !defer) {
+        const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
+        reservation = r.allowed ? stReserve(fs, rs, r.group, input.cost, r.colour, holdMs, reservationTail(input.plan)) : '';
+        stSweep(fs, rs);
+      }
       closeFairShare(fs);
       if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
       const reply = toAdmitReply(r, fs.nowUs);
+      if (reservation) return { ...toDecision(reply, ruleSpecs, cap), reservation };
       if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
       const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
       return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
@@ -140,6 +182,18 @@ export class MemoryStore implements Store {
         return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
       },
       release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
+      // settle.lua
+      settle: async (input: SettleInput): Promise<SettleResult> => {
+        const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
+        const plan = planOfReservation(input.reservation);
+        const rules = plan === undefined ? cfg.rules : (planRules.get(plan) ?? cfg.rules);
+        const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
+        const [status, refunded, debt] = stSettle(fs, rs, input.reservation, input.actual, rules);
+        stSweep(fs, rs);
+        closeFairShare(fs);
+        // a script's numbers reach the client truncated to integers
+        return { status, refunded: Math.trunc(refunded), debt: Math.trunc(debt) };
+      },
       // report.lua: the adaptive limit's state lives on the limiter's state, and lapses with it
       ...(cfg.ad
         ? {
@@ -164,6 +218,7 @@ export class MemoryStore implements Store {
         this.limiters.delete(name);
         queue.clear();
         this.slots.delete(name);
+        this.reservations.delete(name);
       },
     };
   }

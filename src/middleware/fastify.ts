@@ -33,7 +33,7 @@ export type FastifyLimitHook = 'onRequest' | 'preParsing' | 'preValidation' | 'p
 /** What a route may set in `config.bulkLimiter`: the middleware's per-request settings (a different budget: `limiter`). */
 export type FastifyRouteLimit = Pick<
   BulkLimiterOptions<FastifyRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'onLimit' | 'defer'
+  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'onLimit' | 'defer' | 'settle'
 > & {
   /** @defaultValue the plugin's `hook` */
   readonly hook?: FastifyLimitHook;
@@ -72,6 +72,7 @@ const ROUTE_SETTINGS: OptionNames<FastifyRouteLimit> = {
   headers: true,
   onLimit: true,
   defer: true,
+  settle: true,
   hook: true,
 };
 const ROUTE_SETTING_NAMES = Object.keys(ROUTE_SETTINGS);

@@ -53,6 +53,12 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly onLimit?: 'respond' | 'next';
   /** Defer denied requests as jobs (202 + Location) instead of answering 429. */
   readonly defer?: DeferOptions<Ctx>;
+  /**
+   * `cost` is an estimate: an allowed request's decision (`req.rateLimit`, `ctx.state.rateLimit`,
+   * `request.rateLimit`) carries `settle(actual)`, which gives the unused units back or charges the overage once
+   * the real cost is known (docs/settle.md). Not with `defer`. @defaultValue `false`
+   */
+  readonly settle?: boolean;
 }
 
 const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
@@ -69,6 +75,7 @@ const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof Li
   headers: true,
   onLimit: true,
   defer: true,
+  settle: true,
 };
 const MIDDLEWARE_OPTION_NAMES: readonly string[] = Object.keys(MIDDLEWARE_OPTIONS);
 const ALL_OPTION_NAMES: readonly string[] = [...MIDDLEWARE_OPTION_NAMES, ...LIMITER_OPTION_NAMES];
@@ -112,5 +119,8 @@ export function validateMiddlewareOptions<Ctx>(options: BulkLimiterOptions<Ctx>)
     if (value !== undefined && typeof value !== 'function' && !isIntegerIn(value)) refuse(name, 'an integer ≥ 1 or a function', value);
   }
   if (o.defer !== undefined) validateDefer(o.defer);
+  if (o.settle !== undefined && typeof o.settle !== 'boolean') refuse('settle', 'a boolean', o.settle);
+  if (o.settle === true && o.defer !== undefined)
+    refuse('settle', 'false with `defer` (a deferred job settles through its handler’s result)', o.settle);
   return o;
 }

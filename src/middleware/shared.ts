@@ -75,17 +75,24 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const policies = Object.freeze([limiter.name]);
   const quotaBody = quotaBodyWriter(policies);
   const planStep = createPlanStep(limiter, o.headers ?? 'draft', o.plan, misconfigured);
+  // settle: the decision carries settle(actual) (docs/settle.md)
+  const settle = o.settle === true;
+  if (settle && limiter.spec.classes !== undefined) {
+    // every check of such a limiter is decided in a class, which a reservation cannot settle in yet (limiter.check refuses it)
+    throw new ConfigError('ERR_BL_SETTLE', 'Expected `settle` to be false with a limiter that has `classes` (docs/settle.md), got true');
+  }
   const classOf = o.class;
   const classes = limiter.spec.classes;
   const knownClasses = classes === undefined ? 'the limiter has no `classes`' : [...classes.keys()].map((n) => JSON.stringify(n)).join(', ');
   const constantCheck: CheckOptions | undefined =
-    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze({ weight, cost }) : undefined;
+    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze(settle ? { weight, cost, settle } : { weight, cost }) : undefined;
   let warnedMissing = false;
 
   /**
    * The common case, a constant cost and weight with no skip, plan, class or defer function: a string group goes straight
    * to the check, whose decision becomes the outcome in one `then` with functions made once (no async layer, no
-   * closure per request, no await of a value that is not a promise).
+   * closure per request, no await of a value that is not a promise). `settle: true` rides in constantCheck: the
+   * decision the check answers carries its settle(actual) on this path too.
    */
   const lean = skip === undefined && constantCheck !== undefined && planStep.step === undefined && classOf === undefined && defer === undefined;
   const leanOutcome = (decision: Decision): Outcome => outcomeOf(decision, planStep.view);
@@ -142,7 +149,7 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
         return misconfigured('weight', w, `an integer from 1 to ${maxWeight} (\`maxWeight\`)`);
       const c = typeof cost === 'function' ? await cost(ctx) : (cost ?? 1);
       if (!isIntUpTo(c, maxCost)) return misconfigured('cost', c, `an integer from 1 to ${maxCost} (\`maxCost\`)`);
-      check = { weight: w, cost: c };
+      check = settle ? { weight: w, cost: c, settle } : { weight: w, cost: c };
     }
     let view = planStep.view;
     if (planStep.step !== undefined) {

@@ -20,7 +20,7 @@ export interface NestRequest {
 /** What `@BulkLimit()` sets for a route or a controller's routes (a different budget: `limiter`). */
 export type RouteLimit = Pick<
   BulkLimiterOptions<NestRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'defer'
+  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'defer' | 'settle'
 > & {
   /** `false`: this route is not limited (what `@SkipBulkLimit()` sets). */
   readonly enabled?: boolean;

@@ -59,6 +59,7 @@ const ROUTE_SETTINGS: OptionNames<RouteLimit> = {
   skip: true,
   headers: true,
   defer: true,
+  settle: true,
   enabled: true,
 };
 const ROUTE_SETTING_NAMES = Object.keys(ROUTE_SETTINGS);

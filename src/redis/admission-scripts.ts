@@ -10,7 +10,8 @@ import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
-import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput } from '../types';
+import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput, SettleInput } from '../types';
+import { reservationTail } from '../core/settle';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
 export { LUA_DIR, defineScripts, loadScript, runBound, runDecoded } from './script-loader';
@@ -66,6 +67,38 @@ export function peekCommand(client: RedisClient, keys: lua.PeekKeys, lane: Lane)
   const { config, rules } = lane;
   const params = { rules, capped: false };
   return (nowMs, r) => runDecoded(client, lua.peekScript, k, { nowMs, config, group: r.group, weight: r.weight }, params);
+}
+
+/** reserve.lua on one client for one lane: admit.lua's decision, and when allowed a reservation to settle later. */
+export function reserveCommand(
+  client: RedisClient,
+  keys: lua.ReserveKeys,
+  lane: Lane,
+  leaseMs: number,
+  holdMs: number,
+): (nowMs: number, r: AdmitInput) => Promise<lua.Reserved> {
+  const k = lua.reserveScript.keys(keys);
+  const { config, rules } = lane;
+  const uncapped = { rules, capped: false };
+  const capped = { rules, capped: true };
+  return (nowMs, r) => {
+    const cap = r.concurrency ?? 0;
+    const args = { nowMs, config, group: r.group, weight: r.weight, cost: r.cost, holdMs, tail: reservationTail(r.plan) };
+    if (cap <= 0) return runDecoded(client, lua.reserveScript, k, args, uncapped);
+    return runDecoded(client, lua.reserveScript, k, { ...args, cap, leaseMs }, capped);
+  };
+}
+
+/** settle.lua on one client for one lane (the reservation's plan's). */
+export function settleCommand(
+  client: RedisClient,
+  keys: lua.SettleKeys,
+  lane: Lane,
+): (nowMs: number, input: SettleInput) => Promise<lua.SettleReply> {
+  const k = lua.settleScript.keys(keys);
+  const { config } = lane;
+  return (nowMs, input) =>
+    runDecoded(client, lua.settleScript, k, { nowMs, config, reservation: input.reservation, actual: input.actual }, undefined);
 }
 
 /** reset.lua on one client for one limiter: true when the group had state. */

@@ -48,6 +48,10 @@ export interface LimiterKeys {
   readonly leases: string;
   /** HASH: group → its request-concurrency leases held; '' → the lease sequence. */
   readonly slots: string;
+  /** HASH: reservation id → its record (lua/includes/settle.lua); '' → the id sequence. */
+  readonly reservations: string;
+  /** ZSET: reservation id → the ms its record lapses. */
+  readonly reservationsDue: string;
 }
 
 export function limiterKeys(prefix: string, name: string): LimiterKeys {
@@ -73,6 +77,8 @@ export function limiterKeys(prefix: string, name: string): LimiterKeys {
     groupSince: `${tag}:gsince`,
     leases: `${tag}:leases`,
     slots: `${tag}:slots`,
+    reservations: `${tag}:reservations`,
+    reservationsDue: `${tag}:rdue`,
   };
 }
 

@@ -8,7 +8,20 @@ import { inClass, toDecision, toGroupStatus, type AdmitReply } from '../core/dec
 import { OVERFLOW_GROUP } from '../core/fair-share';
 import { ConfigError, StoreError } from '../errors';
 import { refusesWrites } from '../util/store-call';
-import type { AdmitInput, Clock, Decision, GroupStatus, LimiterSpec, LimiterStore, PeekInput, ReportInput, Store } from '../types';
+import type {
+  AdmitInput,
+  Clock,
+  Decision,
+  GroupStatus,
+  LimiterSpec,
+  LimiterStore,
+  PeekInput,
+  ReportInput,
+  SettleInput,
+  SettleResult,
+  Store,
+} from '../types';
+import { planOfReservation, reservationHoldMs } from '../core/settle';
 import { allKeys, limiterKeys, type LimiterKeys } from './keys';
 import { firstConnection, readRedisInfo, redisProbe, redisWriteProbe, type HealthClient } from './redis-health';
 import { withDeferral } from '../queue/defer-decision';
@@ -30,7 +43,9 @@ import {
   peekCommand,
   releaseCommand,
   reportCommand,
+  reserveCommand,
   resetCommand,
+  settleCommand,
   type DeferringInput,
   type Lane,
   type RedisClient,
@@ -152,6 +167,16 @@ export class RedisStore implements Store {
         });
       };
     const failed = failedTo('admit');
+    // reserve.lua (checks with `reserve`, one call each: they are not batched) and settle.lua, per lane
+    const holdMs = reservationHoldMs(spec);
+    const reserves = configs.map((lane) => reserveCommand(this.client, keys, lane, leaseMs, holdMs));
+    const settles = configs.map((lane) => settleCommand(this.client, keys, lane));
+    const planLane = (plan: string | undefined): number => lanes.laneOf?.({ plan }) ?? 0;
+    const admitReserving = (input: AdmitInput): Promise<Decision> =>
+      reserves[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then((reply) => {
+        const decision = toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency);
+        return reply.reservation === '' ? decision : { ...decision, reservation: reply.reservation };
+      }, failed);
     const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
     const reset = resetCommand(this.client, keys);
     // the adaptive limit's reports (lua/report.lua) carry the limiter's own config block (lane 0)
@@ -166,8 +191,14 @@ export class RedisStore implements Store {
     return {
       queue,
       admit: (input: AdmitInput): Promise<Decision> => {
-        const decided = deferring(input) ? admitOrDefer(input) : admitNow(input);
+        const decided = deferring(input) ? admitOrDefer(input) : input.reserve ? admitReserving(input) : admitNow(input);
         return input.class === undefined ? decided : decided.then(inClass(input.class));
+      },
+      settle: (input: SettleInput): Promise<SettleResult> => {
+        const plan = planOfReservation(input.reservation);
+        // a plan this limiter does not have: no lane (the id names no reservation of this limiter)
+        const lane = plan === undefined || spec.plans?.has(plan) ? planLane(plan) : 0;
+        return settles[lane]!(this.nowMs(), input).then(({ status, refunded, debt }) => ({ status, refunded, debt }), failedTo('settle'));
       },
       peek: (input: PeekInput): Promise<GroupStatus> =>
         peeks[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then(

@@ -13,6 +13,7 @@ import { describeClassCases } from './classes-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
+import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -56,4 +57,5 @@ describePeekResetCases('MemoryStore', async () => ({ ...(await harness()), snaps
 describeConcurrencyCases('MemoryStore', harness);
 describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('MemoryStore', harness);
+describeSettleCases('MemoryStore', harness);
 describeAdaptiveCases('MemoryStore', harness);

@@ -15,6 +15,7 @@ import { describeClassCases } from './classes-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
+import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
@@ -60,4 +61,5 @@ describePeekResetCases('RedisStore', async () => ({ ...(await harness()), snapsh
 describeConcurrencyCases('RedisStore', harness);
 describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), entries }));
 describeDestroyCases('RedisStore', harness);
+describeSettleCases('RedisStore', harness);
 describeAdaptiveCases('RedisStore', harness);

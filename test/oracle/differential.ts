@@ -174,13 +174,14 @@ async function settle(run: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
-function collectIds(value: unknown, into: Set<string>, leases?: Set<string>): void {
-  if (Array.isArray(value)) value.forEach((v) => collectIds(v, into, leases));
+function collectIds(value: unknown, into: Set<string>, leases?: Set<string>, reservations?: Set<string>): void {
+  if (Array.isArray(value)) value.forEach((v) => collectIds(v, into, leases, reservations));
   else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
       if (k === 'id' && typeof v === 'string' && v !== '') into.add(v);
       else if (k === 'lease' && typeof v === 'string') leases?.add(v);
-      else collectIds(v, into, leases);
+      else if (k === 'reservation' && typeof v === 'string') reservations?.add(v);
+      else collectIds(v, into, leases, reservations);
     }
   }
 }
@@ -208,11 +209,12 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'report'> => ({
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
+  settle: store.settle,
   report: store.report,
 });
 
@@ -236,7 +238,8 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
   const { lua, memory, oracle } = await sides(spec, clock, setup);
   const seen = new Set<string>();
   const leases = new Set<string>();
-  const world: World = { ids: [], leases: [], advance: (ms) => clock.advance(ms) };
+  const reservations = new Set<string>();
+  const world: World = { ids: [], leases: [], reservations: [], advance: (ms) => clock.advance(ms) };
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;
@@ -249,9 +252,11 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
     results.push('value' in a ? a.value : a);
     const before = seen.size;
     const leasesBefore = leases.size;
-    collectIds('value' in a ? a.value : undefined, seen, leases);
+    const reservationsBefore = reservations.size;
+    collectIds('value' in a ? a.value : undefined, seen, leases, reservations);
     if (seen.size > before) world.ids.splice(0, world.ids.length, ...seen);
     if (leases.size > leasesBefore) world.leases.splice(0, world.leases.length, ...leases);
+    if (reservations.size > reservationsBefore) world.reservations.splice(0, world.reservations.length, ...reservations);
   };
   for (const [i, { gapMs, step }] of steps.entries()) {
     clock.advance(gapMs);

@@ -9,7 +9,7 @@ import type { LimiterSpec } from '../../src/types';
 import { ruleLanes } from '../../src/redis/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/types';
 import type { ClaimedJob, QueueStore } from '../../src/types';
-import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput } from '../../src/types';
+import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput, SettleInput, SettleResult } from '../../src/types';
 
 /** One backend under test. */
 export interface Side {
@@ -25,6 +25,8 @@ export interface Side {
   readonly tokens: Map<string, string[]>;
   /** release.lua / MemoryStore release (absent when the queue runs on its own). */
   readonly release?: ((lease: string) => Promise<boolean>) | undefined;
+  /** settle.lua / MemoryStore settle (absent when the queue runs on its own). */
+  readonly settle?: ((input: SettleInput) => Promise<SettleResult>) | undefined;
   /** report.lua / MemoryStore report (absent without an adaptive limit). */
   readonly report?: ((input: ReportInput) => Promise<AdaptiveStatus>) | undefined;
 }
@@ -34,6 +36,8 @@ export interface World {
   readonly ids: string[];
   /** Concurrency leases handed out so far (the same on both sides, or a step has already failed). */
   readonly leases: string[];
+  /** Reservations handed out so far (the same on both sides, or a step has already failed). */
+  readonly reservations: string[];
   /** Moves the clock within a step (the runner rewinds it before the other side runs the step). */
   advance(ms: number): void;
 }
@@ -254,6 +258,32 @@ export const OPERATIONS = {
     run: (side, at, world) => {
       const lease = at === undefined || world.leases.length === 0 ? '1-1:g0' : world.leases[at % world.leases.length]!;
       return side.release!(lease);
+    },
+  }),
+  /** reserve.lua: a check that, when allowed, records a reservation (half of them with a concurrency cap). */
+  reserve: op({
+    weight: 3,
+    admits: true,
+    args: admitArgs,
+    run: (side, input) => admitOf(side)({ ...input, reserve: true }),
+  }),
+  /**
+   * settle.lua: a reservation handed out (settled before, lapsed, or open), or one never handed out, for less
+   * than its cost, as much, or more; sometimes after a while.
+   */
+  settle: op({
+    weight: 3,
+    admits: true,
+    args: (spec) =>
+      fc.record({
+        at: fc.option(pick, { nil: undefined, freq: 8 }),
+        actual: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 * spec.burst + 2 })),
+        waitMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: spec.windowMs })),
+      }),
+    run: (side, { at, actual, waitMs }, world) => {
+      world.advance(waitMs);
+      const reservation = at === undefined || world.reservations.length === 0 ? '1-1' : world.reservations[at % world.reservations.length]!;
+      return side.settle!({ reservation, actual });
     },
   }),
   enqueue: op({

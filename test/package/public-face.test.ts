@@ -62,6 +62,7 @@ const STORE_AUTHOR_TYPES = [
   'ReportInput',
   'RuleSpec',
   'ServerInfo',
+  'SettleInput',
 ];
 
 test('every type of the contract is a user type of the main entry or a store-author type, never both', () => {
