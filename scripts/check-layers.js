@@ -11,7 +11,7 @@ const { dirname, join, relative, resolve } = require('node:path');
 const SRC = resolve(process.argv[2] ?? join(__dirname, '..', 'src'));
 /** Bottom to top. A file belongs to the deepest room whose path prefixes it; rooms on one floor may not import each other. */
 const FLOORS = [
-  ['types.ts', 'errors.ts'],
+  ['types/', 'errors.ts'],
   ['util/'],
   ['core/'],
   ['queue/'],

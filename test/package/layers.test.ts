@@ -20,7 +20,7 @@ test('an upward import and a cycle are reported', () => {
       mkdirSync(join(dir, path, '..'), { recursive: true });
       writeFileSync(join(dir, path), text);
     };
-    file('types.ts', 'export type A = 1;\n');
+    file('types/index.ts', 'export type A = 1;\n');
     file('errors.ts', '');
     file('index.ts', "export * from './limiter/limiter';\n");
     file('core/a.ts', "import type { L } from '../limiter/limiter';\nexport type X = L;\n");
