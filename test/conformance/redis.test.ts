@@ -12,6 +12,7 @@ import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeJobPlanCases } from './job-plans-suite';
 import { describePlanCases } from './plans-suite';
 import { describeClassCases } from './classes-suite';
+import { describeConfigDriftCases } from './config-drift-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
@@ -63,3 +64,4 @@ describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), en
 describeDestroyCases('RedisStore', harness);
 describeSettleCases('RedisStore', harness);
 describeAdaptiveCases('RedisStore', harness);
+describeConfigDriftCases('RedisStore', harness);
