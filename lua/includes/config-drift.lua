@@ -10,13 +10,12 @@
   The groups hash field CF_FIELD holds one fingerprint and when it was written (struct.pack('d', ms) .. fp).
   Byte 253 is never in UTF-8: no group id, sighting ('\255' ..), parking ('\255\254') or class meter
   ('\254' ..) field is it; config-check.lua keeps the descriptions under CF_FIELD .. CF_FIELD.
-  cf_open(fs, raw) sets fs.cf, what the admission replies carry (`config`):
-    ''   the stored fingerprint is this config's, or none is live (a peek of one absent or stale)
-    '+'  this config's fingerprint was stored where none was live: the caller publishes its description
-    fp   another config's fingerprint, written less than CF_LIVE_MS ago: the options differ
-  and fs.cf_write, the field's new value (false: unchanged). Not flapping: a process's own fingerprint is
-  rewritten once CF_LIVE_MS old; another's is replaced once CF_TAKE_MS old, so while two configs run side by
-  side the field alternates at most once per CF_TAKE_MS and each side sees the other's within about that.
+  cf_open(fs, raw) sets fs.cf, what the admission replies carry (`config`): '' when the stored fingerprint is
+  this config's or none is live, else another config's fingerprint, written less than CF_LIVE_MS ago (the
+  options differ); and fs.cf_write, the field's new value (false: unchanged; a peek writes nothing). Not
+  flapping: a process's own fingerprint is rewritten once CF_LIVE_MS old; another's is replaced once CF_TAKE_MS
+  old (at once when none is live), so while two configs run side by side the field changes at most once per
+  CF_TAKE_MS, and each side sees the other's within about that.
 ]]
 local CF_FIELD = '\253'
 -- the fingerprint's length and the byte after it ('#'; a block without one starts with a number and a ',')
@@ -37,18 +36,12 @@ local function cf_open(fs, raw)
     other = string.sub(raw, 9)
   end
   local age = now - at
-  local mine = struct.pack('d', now) .. fp
   if other == fp then
-    fs.cf = ''
-    if age >= CF_LIVE_MS and not fs.peek then fs.cf_write = mine end
+    if age >= CF_LIVE_MS and not fs.peek then fs.cf_write = struct.pack('d', now) .. fp end
     return
   end
   local live = other and age < CF_LIVE_MS
-  if live then fs.cf = other else fs.cf = '' end
+  if live then fs.cf = other end
   if fs.peek then return end
-  if not live then
-    fs.cf, fs.cf_write = '+', mine
-  elseif age >= CF_TAKE_MS then
-    fs.cf_write = mine
-  end
+  if not live or age >= CF_TAKE_MS then fs.cf_write = struct.pack('d', now) .. fp end
 end

@@ -79,39 +79,31 @@ function parseDescription(text: string): Record<string, string | undefined> {
   return {};
 }
 
-/**
- * cf_open: what a check saw of the stored fingerprint ('' agrees, '+' stored afresh, else another's, live),
- * and the stored one replaced as the Lua replaces it (a peek writes nothing).
- */
+/** cf_open: '' (agrees, or none live) or another config's live fingerprint; the stored one replaced as the Lua does. */
 export function cfOpen(fs: FairShare, fp: string): string {
   const now = fs.nowMs;
   const stored = fs.state.configEntry;
-  const at = stored?.atMs ?? 0;
+  const age = now - (stored?.atMs ?? 0);
   const other = stored?.fp;
-  const age = now - at;
-  const mine: ConfigEntry = { fp, atMs: now };
   if (other === fp) {
-    if (age >= CF_LIVE_MS && !fs.peek) fs.state.configEntry = mine;
+    if (age >= CF_LIVE_MS && !fs.peek) fs.state.configEntry = { fp, atMs: now };
     return '';
   }
   const live = other !== undefined && age < CF_LIVE_MS;
-  if (fs.peek) return live ? other : '';
-  if (!live) {
-    fs.state.configEntry = mine;
-    return '+';
-  }
-  if (age >= CF_TAKE_MS) fs.state.configEntry = mine;
-  return other;
+  if (!fs.peek && (!live || age >= CF_TAKE_MS)) fs.state.configEntry = { fp, atMs: now };
+  return live ? other : '';
 }
 
 /**
  * config-check.lua: publishes `description` under `fp` (only while the limiter has state) and answers the
- * description published under `other` ('' when none).
+ * description published under `other` ('' when none; then `fp` is stored in place of `other`, so its process
+ * sees this one at its next check).
  */
 export function cfDescribe(state: FairShareState, fp: string, description: string, other: string, nowMs: number): string {
   const all = state.described;
-  const found = other === '' ? '' : (all.get(other)?.text ?? '');
+  const found = all.get(other)?.text ?? '';
   if (state.meta === undefined || nowMs > state.expiresAtMs) return found;
+  if (found === '' && state.configEntry?.fp === other) state.configEntry = { fp, atMs: nowMs };
   all.set(fp, { atMs: nowMs, text: description });
   const order = [...all].sort(([x, a], [y, b]) => b.atMs - a.atMs || (x < y ? -1 : x > y ? 1 : 0));
   for (const [name] of order.slice(CF_DESCRIBED)) all.delete(name);
