@@ -1,11 +1,12 @@
 -- config-check.lua: publishes this process's description of the limiter's options under its fingerprint and
--- reads another's (includes/config-drift.lua; docs/config-drift.md). Run by a process when its checks saw
--- another fingerprint, once per fingerprint (again every few seconds while that one is not described yet), never
--- per check. The descriptions live in the groups hash (its TTL, renewed by admissions) under one field, a JSON
+-- reads another's (includes/config-drift.lua; docs/operations.md "Config drift"). Run by a process when its
+-- checks saw another fingerprint, once per fingerprint (again every few seconds while that one is not described
+-- yet), never per check. The descriptions live in the groups hash (its TTL, renewed by admissions) under one field, a JSON
 -- object fingerprint -> [ms, text], the CF_DESCRIBED most recently published kept. When the other config is not
 -- described yet, its process has not seen this one: this fingerprint is stored in its place, so that process's
 -- next check sees it and describes its own. Nothing is written to a limiter without state (no key without a TTL).
--- @key groups HASH '' -> packed meta (see admit.lua), CF_FIELD -> the stored fingerprint, CF_FIELD .. CF_FIELD -> the descriptions
+-- @key groups HASH '' -> packed meta (see admit.lua), CF_FIELD -> the stored fingerprint, CF_FIELD .. CF_FIELD ->
+--   the descriptions
 -- @arg nowMs number store time in ms (tests); 0 = redis TIME
 -- @arg fingerprint string this process's (12 characters)
 -- @arg description string this process's options (JSON text)

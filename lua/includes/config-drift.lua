@@ -1,12 +1,12 @@
 --[[
   config-drift.lua (include) — noticing that processes write different options under one limiter name
-  (docs/config-drift.md). Included by includes/fair-share.lua: fs_config takes the fingerprint off the front of
-  the config block, fs_open reads the stored one in its one HMGET and calls cf_open, fs_close writes
-  fs.cf_write in its one HSET. No command of its own: a check costs what it cost before.
+  (docs/operations.md "Config drift"). Included by includes/fair-share.lua: fs_config takes the fingerprint off
+  the front of the config block, fs_open reads the stored one in its one HMGET and calls cf_open, fs_close
+  writes fs.cf_write in its one HSET. No command of its own: a check costs what it cost before.
   src/core/config-drift.ts is the same code in TypeScript: keep the two in step, name for name.
 
-  The admission lanes' config blocks start with '<fingerprint>#' (12 characters: a hash of every option the limiter's spec
-  holds, the same in every lane); the queue's blocks carry none (cfg.cf false: nothing read, nothing written).
+  The admission lanes' config blocks start with '<fingerprint>#' (12 characters: a hash of every option the
+  limiter's spec holds, the same in every lane); the queue's blocks carry none (cfg.cf false: nothing read, nothing written).
   The groups hash field CF_FIELD holds one fingerprint and when it was written (struct.pack('d', ms) .. fp).
   Byte 253 is never in UTF-8: no group id, sighting ('\255' ..), parking ('\255\254') or class meter
   ('\254' ..) field is it; config-check.lua keeps the descriptions under CF_FIELD .. CF_FIELD.

@@ -2,7 +2,7 @@
  * Config drift: the TypeScript twin of lua/includes/config-drift.lua (cfOpen) and lua/config-check.lua
  * (cfDescribe), name for name, and what both stores share around them: a limiter's description (every option
  * its spec holds, one line each), its fingerprint, and the lines that differ between two descriptions
- * (docs/config-drift.md). MemoryStore keeps the stored fingerprint and the descriptions on the limiter's
+ * (docs/operations.md "Config drift"). MemoryStore keeps the stored fingerprint and the descriptions on the limiter's
  * FairShareState, like the Redis fields that live in the groups hash.
  */
 import { createHash } from 'node:crypto';

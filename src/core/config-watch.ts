@@ -1,5 +1,5 @@
 /**
- * What a store does with the `config` each admission reply carries (./config-drift.ts, docs/config-drift.md):
+ * What a store does with the `config` each admission reply carries (./config-drift.ts, docs/operations.md "Config drift"):
  * nothing while it is '' and no naming is pending (configs agree: a check costs nothing more); on another
  * fingerprint, one call of its own (`check`: config-check.lua, or the MemoryStore's twin) to publish this
  * process's description and read the other's, then the lines that differ. A fingerprint's options never change

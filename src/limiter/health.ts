@@ -30,7 +30,7 @@ export interface Health {
   readonly redis?: RedisHealth;
   /**
    * Another process wrote other options under this limiter's name, seen by a check in the last minute
-   * (docs/config-drift.md): `options` names what differs. It does not change `status`.
+   * (docs/operations.md "Config drift"): `options` names what differs. It does not change `status`.
    */
   readonly configMismatch?: ConfigMismatch;
 }
@@ -142,7 +142,7 @@ export function createHealthCheck(options: {
 
 /**
  * WRN_BL_CONFIG_MISMATCH, once per limiter: another process wrote other options under this limiter's name
- * (docs/config-drift.md). `health()` keeps reporting it while the checks see it.
+ * (docs/operations.md "Config drift"). `health()` keeps reporting it while the checks see it.
  */
 export function watchConfigDrift(store: LimiterStore, name: string, logger: Logger): void {
   let warned = false;
@@ -152,7 +152,7 @@ export function watchConfigDrift(store: LimiterStore, name: string, logger: Logg
     const what = mismatch.options.length > 0 ? mismatch.options.join('; ') : 'which options differ is not known yet';
     logger.warn(
       `WRN_BL_CONFIG_MISMATCH: another process uses other options under the limiter name "${name}": ${what}. ` +
-        `Each process decides with its own options against the shared state until they agree (docs/config-drift.md).`,
+        `Each process decides with its own options against the shared state until they agree (docs/operations.md#config-drift).`,
     );
   });
 }

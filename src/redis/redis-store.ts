@@ -136,7 +136,7 @@ export class RedisStore implements Store {
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
     // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts), each
-    // starting with the limiter's fingerprint (docs/config-drift.md)
+    // starting with the limiter's fingerprint (docs/operations.md "Config drift")
     const lanes = ruleLanes(spec);
     const { fingerprint, description } = configIdentity(spec);
     const configs = lanes.rules.map((rules, i): Lane => ({

@@ -105,7 +105,7 @@ export interface LimiterStore {
   /** What the server behind the store says about itself (`limiter.health()` reports it). */
   serverInfo?(): Promise<ServerInfo>;
   /**
-   * Whether processes wrote other options under this limiter's name (docs/config-drift.md): the checks notice it
+   * Whether processes wrote other options under this limiter's name (docs/operations.md "Config drift"): the checks notice it
    * in the calls they make anyway, and the store names what differs at most about once a minute.
    */
   readonly configDrift?: ConfigDrift;

@@ -20,14 +20,27 @@ import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
-/** Every key of the limiter: its value (DUMP) and absolute expiry, which any write would change. */
+/**
+ * Every key of the limiter: its content and absolute expiry, which any write would change. A hash's fields
+ * are read sorted, not DUMPed: a hash table's DUMP order moves with the incremental rehashing reads do.
+ */
 const snapshot = async (store: Store, name: string): Promise<unknown> => {
   const redis = store as RedisStore;
   const client = redis.client as unknown as Redis;
   const out: Record<string, unknown> = {};
   for (const key of allKeys(redis.keys(name))) {
-    const dump = await client.dumpBuffer(key);
-    out[key] = dump === null ? null : [dump.toString('hex'), await client.call('PEXPIRETIME', key)];
+    const type = await client.type(key);
+    if (type === 'none') {
+      out[key] = null;
+      continue;
+    }
+    const content =
+      type === 'hash'
+        ? ((await client.callBuffer('HGETALL', key)) as Buffer[])
+            .flatMap((b, i, all) => (i % 2 === 0 ? [`${b.toString('hex')}=${all[i + 1]!.toString('hex')}`] : []))
+            .sort()
+        : (await client.dumpBuffer(key))!.toString('hex');
+    out[key] = [content, await client.call('PEXPIRETIME', key)];
   }
   return out;
 };
