@@ -200,22 +200,41 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
       memory: { name: 'memory', admit: undefined, queue: memoryQueue, enqueue: (input) => memoryQueue.enqueue(input), tokens: tokens() },
     };
   }
-  const lua = new RedisStore({ client, clock: clock.now }).bind(spec);
-  const memory = new MemoryStore({ clock: clock.now }).bind(spec);
+  const redisStore = new RedisStore({ client, clock: clock.now });
+  const memoryStore = new MemoryStore({ clock: clock.now });
+  const lua = redisStore.bind(spec);
+  const memory = memoryStore.bind(spec);
+  // another process's options under the same name (the drift operation)
+  const otherSpec = { ...spec, limit: spec.limit + 1 };
   return {
     oracle,
-    lua: { name: 'lua', ...admission(lua), queue: lua.queue, enqueue: (input) => lua.queue.enqueue(input), tokens: tokens() },
-    memory: { name: 'memory', ...admission(memory), queue: memory.queue, enqueue: (input) => memory.queue.enqueue(input), tokens: tokens() },
+    lua: {
+      name: 'lua',
+      ...admission(lua),
+      queue: lua.queue,
+      enqueue: (input) => lua.queue.enqueue(input),
+      tokens: tokens(),
+      other: redisStore.bind(otherSpec),
+    },
+    memory: {
+      name: 'memory',
+      ...admission(memory),
+      queue: memory.queue,
+      enqueue: (input) => memory.queue.enqueue(input),
+      tokens: tokens(),
+      other: memoryStore.bind(otherSpec),
+    },
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report'> => ({
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report' | 'configDrift'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
   settle: store.settle,
   report: store.report,
+  configDrift: store.configDrift,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
