@@ -115,7 +115,7 @@ export interface LimiterStore {
 export interface ConfigMismatch {
   /** One line per option that differs, e.g. `limit: this process 100, another 200`; empty until known. */
   readonly options: readonly string[];
-  /** When this process first saw it (store time, ms since the epoch). */
+  /** When this process first saw it (ms since the epoch, on the store's clock). */
   readonly since: number;
 }
 

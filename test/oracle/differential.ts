@@ -18,7 +18,7 @@ import { RedisStore } from '../../src/redis/redis-store';
 import { ManualClock } from '../conformance/store-suite';
 import type { LimiterStore } from '../../src/types';
 import { OracleRedis } from './oracle-client';
-import { stepArb, type OperationName, type Side, type Step, type World } from './operations';
+import { settleDrift, stepArb, type OperationName, type Side, type Step, type World } from './operations';
 
 export interface Timed {
   /** Clock step before the operation (ms); long gaps outlive idleMs and the keys' TTL. */
@@ -262,10 +262,11 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;
-    const a = await settle(() => run(lua));
+    // a check that saw another config starts a call of its own: settled with the step, on both sides
+    const a = await settle(() => run(lua).finally(() => settleDrift(lua)));
     const end = clock.ms;
     clock.ms = start; // the same instants for the other side
-    const b = await settle(() => run(memory));
+    const b = await settle(() => run(memory).finally(() => settleDrift(memory)));
     clock.ms = end;
     if (!isDeepStrictEqual(a, b)) throw new Error(`${label} at t+${clock.ms - new ManualClock().ms}ms:\n  lua    ${show(a)}\n  memory ${show(b)}`);
     results.push('value' in a ? a.value : a);

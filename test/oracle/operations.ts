@@ -145,6 +145,12 @@ const resetOf = (side: Side): ((group: string) => Promise<boolean>) => {
 
 const op = <A>(o: Operation<A>): Operation<A> => o;
 
+/** Waits for the config-check calls under way (each side's in its own microtask hops). */
+export async function settleDrift(side: Side): Promise<void> {
+  await side.configDrift?.mismatch();
+  await side.other?.configDrift?.mismatch();
+}
+
 export const OPERATIONS = {
   /** admit.lua (a check alone in its event-loop turn). */
   admit: op({ weight: 6, admits: true, args: admitArgs, run: (side, input) => admitOf(side)(input) }),
@@ -244,6 +250,8 @@ export const OPERATIONS = {
       for (const { fromOther, dtMs, input } of checks) {
         world.advance(dtMs);
         out.push(await (fromOther ? side.other.admit(input) : admitOf(side)(input)));
+        // a check that saw the other config starts a call of its own: settled before the next check, on both sides
+        await settleDrift(side);
       }
       out.push(await side.configDrift?.mismatch(), await side.other.configDrift?.mismatch());
       return out;
