@@ -162,6 +162,18 @@ export function describeSettleCases(name: string, setup: () => Promise<StoreHarn
       expect((await s!.admit(plain('h', 5))).allowed).toBe(true);
     });
 
+    test('the refill parking held back comes back at settle: a reservation used in full costs its cost, no more', async () => {
+      const clock = new ManualClock();
+      const [s] = bind(clock, small());
+      const r = await s!.admit(reserving('g', 16));
+      // 900 ms refill the bucket many times over; with 16 parked it holds 4 and the refill of 16 is held back
+      clock.advance(900);
+      expect(await settle(s!, r.reservation!, 16)).toEqual({ status: 'settled', refunded: 0, debt: 0 });
+      // as if 16 had been spent at 0 without a reservation: the bucket is full again, at once, and no fuller
+      expect((await s!.admit(plain('h', 20))).allowed).toBe(true);
+      expect((await s!.admit(plain('h', 1))).allowed).toBe(false);
+    });
+
     test('a reservation lapses after the longest window: it counts at its estimate, settle answers unknown', async () => {
       const clock = new ManualClock();
       const [s] = bind(clock, small());
