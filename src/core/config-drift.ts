@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { LimiterSpec, RuleSpec } from '../types';
 import { CF_DESCRIBED, CF_LIVE_MS, CF_TAKE_MS } from './constants.generated';
-import type { ConfigEntry, FairShare, FairShareState } from './fair-share-state';
+import type { FairShare, FairShareState } from './fair-share-state';
 
 export { CF_LIVE_MS, CF_TAKE_MS } from './constants.generated';
 
