@@ -95,7 +95,9 @@ function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (wri
       await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
       try {
         const again = await writes.complete(id, token, resultJson, keepMs);
-        if (!again.completed) return (await base.getJob(id))?.state === 'completed'; // the first one counted after all
+        // Refused: the first one counted after all (then confirm it: WAIT covers the writes before this reply), or
+        // the run lost the job.
+        if (!again.completed && (await base.getJob(id))?.state !== 'completed') return false;
         if (await confirmed(again)) return true;
       } catch {
         // the failover is still under way: try again
@@ -109,9 +111,11 @@ function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (wri
       await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
       try {
         const again = await writes.fail(id, token, outcome);
-        // Stale: the first one counted after all (the job is no longer running), or the run lost the job.
-        if (again.state === 'stale') return (await base.getJob(id))?.state === 'active' ? again : first;
-        if (await confirmed(again)) return again;
+        // Stale: the first one counted after all (the job no longer runs; confirmed like the completion above), or
+        // the run lost the job.
+        const counted = again.state !== 'stale' || (await base.getJob(id))?.state !== 'active';
+        if (!counted) return again;
+        if (await confirmed(again)) return again.state === 'stale' ? first : again;
       } catch {
         // the failover is still under way: try again
       }
