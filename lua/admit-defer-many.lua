@@ -26,7 +26,7 @@ local lease_ms = tonumber(ARGV[3])
 local CC, cc = false, false
 if lease_ms > 0 then
   CC = cc_library()
-  cc = CC.open(KEYS[18], KEYS[19])
+  cc = CC.open(KEYS[20], KEYS[21])
 end
 local out = {}
 local n = 0

@@ -10,6 +10,7 @@
 -- @reply [claimed: LeasedJob[], wakeMs: int] wakeMs as in includes/claim.lua
 --!include includes/fair-share.lua
 --!include includes/job.lua
+--!include includes/settle.lua
 --!include includes/claim.lua
 local K = job_keys()
 if redis.call('LLEN', K.ready) == 0 then return { {}, -1 } end

@@ -9,6 +9,7 @@
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua
+--!include includes/settle.lua
 --!include includes/claim.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])

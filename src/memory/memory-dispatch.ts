@@ -102,6 +102,10 @@ export interface ClaimParts {
   dropped(group: string, cap: number): void;
   /** The rules of each plan as the core runs them (claim_rules: a plan not here decides under the config's). */
   readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
+  /** A job enqueued with `settle` starts with a reservation (st_reserve); returns its id. */
+  reserve(fs: FairShare, group: string, cost: number, colour: number, plan: string | undefined): string;
+  /** After a claim that reserved: a page of lapsed reservations is forgotten (st_sweep). */
+  sweep(fs: FairShare): void;
 }
 
 /**
@@ -126,6 +130,7 @@ export function claimInMemory(
   const items = ready.slice(0, CLAIM_SCAN);
   if (items.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };
   const blocked = new Set<string>();
+  let reserved = false;
   const later: string[] = [];
   let head = 0;
   let contiguous = true;
@@ -141,7 +146,11 @@ export function claimInMemory(
     } else if (!blocked.has(group)) {
       const d = decide(fs, group, weight, cost, false, (plan === undefined ? undefined : parts.planRules.get(plan)) ?? fs.cfg.rules);
       if (d.allowed) {
-        claimed.push(parts.lease(r, now, leaseUntil));
+        const job = parts.lease(r, now, leaseUntil);
+        if (r.st === 1) {
+          claimed.push({ ...job, reservation: parts.reserve(fs, d.group, cost, d.colour, plan) });
+          reserved = true;
+        } else claimed.push(job);
         taken = true;
       } else {
         blocked.add(group);
@@ -154,6 +163,7 @@ export function claimInMemory(
   }
   ready.splice(0, head);
   for (const m of later) ready.splice(ready.indexOf(m), 1);
+  if (reserved) parts.sweep(fs);
 
   if (claimed.length >= max) return { claimed, wakeMs: 0, wakeAt: lastWakeAt };
   if (ready.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };

@@ -5,6 +5,7 @@
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';
+import { createReservationState, reservationHoldMs, stOpen, type ReservationState } from '../core/settle';
 import type { Clock, LimiterSpec } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
 import type { JobRecord } from '../queue/job-record';
@@ -18,6 +19,8 @@ export interface MemoryQueueOptions {
   readonly spec: LimiterSpec;
   /** The limiter's admission state (MemoryStore shares its own); a private one by default. */
   readonly state?: () => FairShareState;
+  /** The limiter's reservations (MemoryStore shares its own): a job enqueued with `settle` reserves at its claim. */
+  readonly reservations?: () => ReservationState;
   /** ms since the epoch. @defaultValue Date.now */
   readonly clock?: Clock;
   /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
@@ -34,6 +37,9 @@ export abstract class MemoryQueueState {
   /** Each plan's rules that differ from the limiter's, as the core runs them (claim_plans in claim.lua). */
   protected readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
   protected readonly fairShareState: () => FairShareState;
+  private readonly reservationState: () => ReservationState;
+  /** How long a job's reservation can be settled (reservationHoldMs, cfg.hold_ms in Lua). */
+  protected readonly holdMs: number;
   readonly delayed = new SortedSet();
   readonly pending = new SortedSet();
   readonly ready: string[] = [];
@@ -50,6 +56,11 @@ export abstract class MemoryQueueState {
   protected readonly endParts: LeaseEndParts;
   private readonly waiters = new Set<() => void>();
 
+  /** The reservations as Redis would hold them now (their keys lapse: stOpen). */
+  protected reservationsAt(clockMs: number): ReservationState {
+    return stOpen(this.reservationState(), clockMs);
+  }
+
   constructor(options: MemoryQueueOptions) {
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.clock = options.clock ?? Date.now;
@@ -58,6 +69,9 @@ export abstract class MemoryQueueState {
     this.planRules = new Map([...distinctPlanRules(options.spec)].map(([name, p]) => [name, rlConfig(p.rules)[0]] as const));
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
+    const reservations = createReservationState();
+    this.reservationState = options.reservations ?? (() => reservations);
+    this.holdMs = reservationHoldMs(options.spec);
     this.endParts = {
       active: this.active,
       delayed: this.delayed,

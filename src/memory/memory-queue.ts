@@ -26,6 +26,7 @@ import type {
   QueueStore,
 } from '../types';
 import { claimCount } from '../queue/validate';
+import { reservationTail, stReserve, stSweep } from '../core/settle';
 
 export type { MemoryQueueOptions } from './memory-queue-state';
 
@@ -163,6 +164,9 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
     },
     dropped: (group, cap) => this.flightDone(group, cap),
     planRules: this.planRules,
+    reserve: (fs, group, cost, colour, plan) =>
+      stReserve(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000)), group, cost, colour, this.holdMs, reservationTail(plan)),
+    sweep: (fs) => stSweep(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000))),
   };
 
   /** Nothing runs in the background in memory. */
