@@ -16,7 +16,10 @@ export type RunOutcome =
   | { readonly kind: 'completed'; readonly result: unknown }
   | { readonly kind: 'failed'; readonly error: unknown; readonly delayMs: number; readonly state: FailState }
   | { readonly kind: 'snoozed'; readonly delayMs: number; readonly state: FailState }
-  /** The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded. */
+  /**
+   * The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded, unless a failure
+   * sent again after a store error was refused because the first send had counted.
+   */
   | { readonly kind: 'lost'; readonly error: BulkLimiterError };
 
 /** How a run ended, and the next job claimed with its completion (the slot passes to it). */
