@@ -55,6 +55,7 @@ const STORE_AUTHOR_TYPES = [
   'EnqueueResult',
   'FailOutcome',
   'FailResult',
+  'FailState',
   'LimiterSpec',
   'LimiterStore',
   'PeekInput',
