@@ -7,8 +7,9 @@
  *
  *   npm run build && node bench/lua-instructions.js [--groups=10] [--batch=64] [--calls=125]
  *
- * Rows: no rules, the rules section's two rules (sliding window per second, token bucket per hour), and the same
- * two as a plan's; the allow-heavy closed loop of the rules section, one group after another.
+ * Rows: no rules (its block alone, then with the limiter's fingerprint first, as a RedisStore sends it: what
+ * noticing config drift costs), the rules section's two rules (sliding window per second, token bucket per hour),
+ * and the same two as a plan's; the allow-heavy closed loop of the rules section, one group after another.
  */
 const { spawn, execFileSync } = require('node:child_process');
 const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
@@ -21,6 +22,7 @@ const ROOT = join(__dirname, '..');
 const { LUA_SOURCES } = require(join(ROOT, 'dist', 'redis', 'lua-sources.generated.js'));
 const { fairShareConfigBlock } = require(join(ROOT, 'dist', 'redis', 'admission-scripts.js'));
 const { resolveLimiterOptions } = require(join(ROOT, 'dist', 'limiter', 'options.js'));
+const { configIdentity } = require(join(ROOT, 'dist', 'core', 'config-drift.js'));
 
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const GROUPS = arg('groups', 10);
@@ -37,6 +39,8 @@ const config = (options) => {
 };
 const KINDS = [
   { label: 'no rules', config: config({}) },
+  // the block as a RedisStore sends it: the limiter's fingerprint first (config drift: docs/operations.md)
+  { label: 'no rules, fingerprint', config: `${configIdentity(resolveLimiterOptions(base).spec).fingerprint}#${config({})}` },
   { label: 'two rules', config: config({ rules: TWO_RULES }) },
   // the plan's lane: its rules, and the longest span of any plan in the block
   {

@@ -41,8 +41,8 @@ for i = 4, #ARGV - 3, 4 do
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = r.allowed, r.colour, r.remaining, r.limit
   out[n + 5], out[n + 6], out[n + 7] = r.guaranteed, math.ceil(r.retry_us / 1000), math.ceil(r.hint_us / 1000)
   out[n + 8], out[n + 9], out[n + 10] = math.ceil(r.reset_us / 1000), r.active, fs.now_us
-  out[n + 11], out[n + 12] = r.group, math.floor(r.empty_us / 1000)
-  n = n + 12
+  out[n + 11], out[n + 12], out[n + 13] = r.group, math.floor(r.empty_us / 1000), fs.cf
+  n = n + 13
   if r.rules then n = RL.reply(out, n, r) end
   if cc then
     out[n + 1], out[n + 2] = r.lease, r.held

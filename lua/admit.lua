@@ -33,7 +33,7 @@ fs_close(fs)
 
 local out = { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
               math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_us, r.group,
-              math.floor(r.empty_us / 1000) }
+              math.floor(r.empty_us / 1000), fs.cf }
 if r.rules then RL.reply(out, #out, r) end
 if CC then CC.reply(out, r) end
 return out

@@ -22,6 +22,6 @@ local r = fs_decide(fs, ARGV[3], tonumber(ARGV[4]), 1, false)
 
 local out = { r.allowed, r.colour, r.remaining, r.limit, r.guaranteed, math.ceil(r.retry_us / 1000),
               math.ceil(r.hint_us / 1000), math.ceil(r.reset_us / 1000), r.active, fs.now_us, r.group,
-              math.floor(r.empty_us / 1000) }
+              math.floor(r.empty_us / 1000), fs.cf }
 if r.rules then RL.reply(out, #out, r) end
 return out

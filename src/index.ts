@@ -46,6 +46,7 @@ export type { ClassOptions } from './limiter/class-options';
 export type {
   Colour,
   ConcurrencyStatus,
+  ConfigMismatch,
   Decision,
   DeferredJob,
   DenyReason,

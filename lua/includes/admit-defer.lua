@@ -12,8 +12,8 @@
 
   ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_backlog, max_defer_ms, cap, CC, cc, ccap, lease_ms,
            plan)
-    -> reply (15 values):
-    the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs;
+    -> reply (16 values):
+    the first 11 fields of admit.lua, then deferStatus, jobId, runAtMs, then admit.lua's emptyMs and config;
     deferStatus 0 admitted (no job), 1 written, 2 duplicate, -2 backlog full, -3 beyond maxDeferMs;
     with rules, then admit.lua's policy and each rule's mark (a duplicate: policy 0, each mark −1: nothing decided);
     with cc (request concurrency: CC the library of concurrency.lua, cc its state; ccap the cap, 0 = none), then lease, held (a duplicate: '', 0).
@@ -29,10 +29,10 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
     local r = existing and job_get(K, existing)
     if r then
       local wait = math.max(0, r.runAt - now)
-      local dup = { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, fs.now_us, group, 2, r.id, r.runAt, 0 }
+      local dup = { 0, 2, 0, 0, 0, wait, wait, 0, fs.meta.gn, fs.now_us, group, 2, r.id, r.runAt, 0, fs.cf }
       if fs.cfg.rules then
-        dup[16] = 0
-        for i = 1, #fs.cfg.rules do dup[16 + i] = -1 end
+        dup[17] = 0
+        for i = 1, #fs.cfg.rules do dup[17 + i] = -1 end
       end
       if cc then dup[#dup + 1], dup[#dup + 2] = '', 0 end
       return dup
@@ -52,7 +52,7 @@ local function ad_admit(fs, K, group, weight, cost, jtype, payload, idem, max_ba
   end
   local out = { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
                 math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, fs.now_us, d.group, status, id, run_at,
-                math.floor(d.empty_us / 1000) }
+                math.floor(d.empty_us / 1000), fs.cf }
   if d.rules then RL.reply(out, #out, d) end
   if cc then CC.reply(out, d) end
   return out

@@ -26,3 +26,9 @@ local RL_SLOTS = 10
 local CC_SWEEP = 10
 -- Claims (claim.lua): ready jobs one claim looks at, at most
 local CLAIM_SCAN = 64
+-- Config drift (config-drift.lua): a stored fingerprint is live this long after it was written (its process
+-- rewrites it then); another process replaces one of a different config once it is this old
+local CF_LIVE_MS = 20000
+local CF_TAKE_MS = 10000
+-- config-check.lua: the descriptions kept (the most recently published)
+local CF_DESCRIBED = 8

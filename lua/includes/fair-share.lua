@@ -71,6 +71,7 @@
 --!include includes/adaptive.lua
 --!include includes/rules.lua
 --!include includes/fair-share-class.lua
+--!include includes/config-drift.lua
 -- the rules library (rules.lua), made by fs_config when the config has rules
 local RL = false
 
@@ -92,6 +93,9 @@ local FS_PARKED = '\255\254'
 local FS_CONFIG_PATTERN = '^([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),([^,]+),?([^,]*)$'
 
 local function fs_config(text)
+  -- an admission lane's block starts with the limiter's fingerprint (config-drift.lua)
+  local cf
+  cf, text = cf_config(text)
   -- rules follow the 9 (with plans 10) numbers after ';' (none: no rule work at all)
   local rules, span_ms = false, 0
   local semi = string.find(text, ';', 1, true)
@@ -143,6 +147,8 @@ local function fs_config(text)
     cls = cls,
     -- the adaptive limit (adaptive.lua; false: the configured limit always)
     ad = ad_text and ad_config(ad_text, limit, burst, reserve_n, sustained == '1'),
+    -- the fingerprint of the limiter's options (config-drift.lua; false: not checked)
+    cf = cf,
   }
 end
 
@@ -212,39 +218,28 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
                peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false,
-               cls = false }
+               cls = false, cf = '', cf_write = false }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
-  local m, ad_raw, cls_raw, parked = nil, false, false, false
+  -- the optional fields after meta (, group) and the parking state: the class meter, the adaptive state and
+  -- the stored fingerprint (config-drift.lua), each read only when the config has it
+  local more, cls_at, ad_at, cf_at = {}, false, false, false
+  if cfg.cls then more[#more + 1] = cfg.cls.field; cls_at = #more end
+  if cfg.ad then more[#more + 1] = AD_FIELD; ad_at = #more end
+  if cfg.cf then more[#more + 1] = CF_FIELD; cf_at = #more end
+  local m, base, parked
   if group then
-    if cfg.cls and cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field, AD_FIELD)
-      cls_raw, ad_raw = m[4], m[5]
-    elseif cfg.cls then
-      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, cfg.cls.field)
-      cls_raw = m[4]
-    elseif cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, AD_FIELD)
-      ad_raw = m[4]
-    else
-      m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED)
-    end
+    m = redis.call('HMGET', groups_key, FS_META, group, FS_PARKED, unpack(more))
     fs.prefetched_group, fs.prefetched, parked = group, m[2], m[3]
+    base = 3
   else
-    if cfg.cls and cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field, AD_FIELD)
-      cls_raw, ad_raw = m[3], m[4]
-    elseif cfg.cls then
-      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, cfg.cls.field)
-      cls_raw = m[3]
-    elseif cfg.ad then
-      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, AD_FIELD)
-      ad_raw = m[3]
-    else
-      m = redis.call('HMGET', groups_key, FS_META, FS_PARKED)
-    end
+    m = redis.call('HMGET', groups_key, FS_META, FS_PARKED, unpack(more))
     parked = m[2]
+    base = 2
   end
+  local cls_raw = cls_at and m[base + cls_at]
+  local ad_raw = ad_at and m[base + ad_at]
+  local cf_raw = cf_at and m[base + cf_at]
   -- the limit in force sizes the bucket from here on (adaptive.lua)
   if cfg.ad then ad_apply(cfg, ad_load(ad_raw, cfg.ad, 0).l) end
   local p = m[1]
@@ -263,6 +258,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
     end
     fs.prefetched = nil
     parked = false
+    cf_raw = false
     fs.expire = true
   else
     local gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl = struct.unpack(FS_META_PACK, p)
@@ -278,6 +274,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   end
   fs.now_us = now
   fs.now_ms = math.floor(now / 1000)
+  if cfg.cf then cf_open(fs, cf_raw) end
   if parked then
     fs_park_refill(fs, parked, now)
   else
@@ -334,6 +331,10 @@ local function fs_close(fs)
       args[#args + 1] = FS_SIGHTED .. g
       args[#args + 1] = RL.pack(rec.rr, rec.rs, fs.now_us)
     end
+  end
+  if fs.cf_write then
+    args[#args + 1] = CF_FIELD
+    args[#args + 1] = fs.cf_write
   end
   if fs.park_dirty then
     local park = fs.park

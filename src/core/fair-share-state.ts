@@ -41,6 +41,8 @@ export interface FairShareConfig {
   readonly ad: AdaptiveConfig | false;
   /** The class this config decides in (./fair-share-class.ts; false: the limiter has no classes). */
   readonly cls: ClassConfig | false;
+  /** The limiter's fingerprint (./config-drift.ts): an admission's config carries it; absent: not checked. */
+  readonly cf?: string;
 }
 
 /** A class of a config (fsc_config): its name and share of the limit. */
@@ -97,6 +99,18 @@ export interface GroupState {
  */
 export type SightedRecord = Pick<GroupState, 'rs' | 'rulesUntil'>;
 
+/** The stored fingerprint (./config-drift.ts; Redis: the groups hash field CF_FIELD). */
+export interface ConfigEntry {
+  readonly fp: string;
+  readonly atMs: number;
+}
+
+/** A published description (config-check.lua's CF_FIELD .. CF_FIELD object). */
+export interface ConfigDescription {
+  readonly atMs: number;
+  readonly text: string;
+}
+
 /** Everything one limiter keeps in memory; the counterpart of its Redis keys. */
 export interface FairShareState {
   meta: MetaState | undefined;
@@ -125,6 +139,10 @@ export interface FairShareState {
   park?: ParkState | undefined;
   /** The adaptive limit's state (./adaptive.ts; Redis: the groups hash's field '\xfe'): it outlives meta, not expiry. */
   adaptive: AdaptiveState | undefined;
+  /** The stored fingerprint (./config-drift.ts; Redis: the groups hash's field '\xfd'). */
+  configEntry: ConfigEntry | undefined;
+  /** Fingerprint → its published description (config-check.lua; Redis: the field '\xfd\xfd'). */
+  described: Map<string, ConfigDescription>;
 }
 
 export interface ParkState {
@@ -154,6 +172,8 @@ export interface FairShare {
   park: ParkState | undefined;
   /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
   cls: ClassState | false;
+  /** What the check saw of the stored fingerprint (cfOpen; '' without one to check). */
+  cf: string;
 }
 
 export interface FairShareResult {
@@ -187,5 +207,7 @@ export function createFairShareState(): FairShareState {
     classes: new Map(),
     expiresAtMs: 0,
     adaptive: undefined,
+    configEntry: undefined,
+    described: new Map(),
   };
 }

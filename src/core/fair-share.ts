@@ -18,6 +18,7 @@ import {
 import { rlConfig } from './rules';
 import { DEFAULT_CLASS, fscOpen } from './fair-share-class';
 import { adApply, adConfig, adLoad } from './adaptive';
+import { cfOpen } from './config-drift';
 import type { LimiterSpec } from '../types';
 
 export * from './fair-share-state';
@@ -153,6 +154,8 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     state.sighted.clear();
     state.park = undefined;
     state.classes.clear();
+    state.configEntry = undefined;
+    state.described.clear();
     state.meta = meta;
     expire = true;
   } else if (peek) {
@@ -174,7 +177,9 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     gone: peek ? new Set() : undefined,
     park: peek && state.park ? { ...state.park } : state.park,
     cls: false,
+    cf: '',
   };
+  if (cfg.cf !== undefined) fs.cf = cfOpen(fs, cfg.cf);
   if (fs.park) fsParkRefill(fs, fs.park, now);
   else meta.gt = fsRefill(meta.gt, meta.gl, now, cfg.T, cfg.burst);
   meta.gl = now;

@@ -7,7 +7,7 @@ import { StoreError } from '../errors';
 import type { OutageGuard } from './outage/outage';
 import { toStoreError, withTimeout } from '../util/store-call';
 import { realScheduler, type Scheduler } from '../util/scheduler';
-import type { LimiterStore, Logger, ServerInfo } from '../types';
+import type { ConfigMismatch, LimiterStore, Logger, ServerInfo } from '../types';
 
 export type HealthStatus = 'up' | 'degraded' | 'down';
 
@@ -28,6 +28,11 @@ export interface Health {
   readonly lastError?: string;
   /** On a RedisStore whose server answered. */
   readonly redis?: RedisHealth;
+  /**
+   * Another process wrote other options under this limiter's name, seen by a check in the last minute
+   * (docs/operations.md "Config drift"): `options` names what differs. It does not change `status`.
+   */
+  readonly configMismatch?: ConfigMismatch;
 }
 
 /** The breaker's probe: the store's own (`LimiterStore.probe`), or a queue read, which changes nothing. */
@@ -68,6 +73,7 @@ export function createHealthCheck(options: {
 }): HealthCheck {
   const { store, probe, guard, timeoutMs, logger, name, scheduler } = options;
   const serverInfo = store.serverInfo?.bind(store);
+  const drift = store.configDrift;
   const clock = scheduler ?? realScheduler;
   let evicting: StoreError | undefined;
   let stopWatch: (() => void) | undefined;
@@ -99,7 +105,7 @@ export function createHealthCheck(options: {
     async health(): Promise<Health> {
       const started = performance.now();
       try {
-        const [, info] = await withTimeout(Promise.all([probe(), serverInfo?.()]), timeoutMs, scheduler);
+        const [, info, configMismatch] = await withTimeout(Promise.all([probe(), serverInfo?.(), drift?.mismatch()]), timeoutMs, scheduler);
         const latencyMs = performance.now() - started;
         if (info) warnIfEvicting(info);
         const redis = info && { role: info.role, version: info.version, maxmemoryPolicy: info.maxmemoryPolicy };
@@ -109,7 +115,13 @@ export function createHealthCheck(options: {
           status === 'up'
             ? undefined
             : ((guard.failing ? guard.lastError?.message : undefined) ?? evicting?.message ?? `Redis is a ${redis?.role ?? 'replica'}`);
-        return { status, latencyMs, ...(lastError === undefined ? {} : { lastError }), ...(redis ? { redis } : {}) };
+        return {
+          status,
+          latencyMs,
+          ...(lastError === undefined ? {} : { lastError }),
+          ...(redis ? { redis } : {}),
+          ...(configMismatch ? { configMismatch } : {}),
+        };
       } catch (error) {
         return { status: 'down', latencyMs: performance.now() - started, lastError: toStoreError(error).message };
       }
@@ -126,4 +138,21 @@ export function createHealthCheck(options: {
       stopWatch?.();
     },
   };
+}
+
+/**
+ * WRN_BL_CONFIG_MISMATCH, once per limiter: another process wrote other options under this limiter's name
+ * (docs/operations.md "Config drift"). `health()` keeps reporting it while the checks see it.
+ */
+export function watchConfigDrift(store: LimiterStore, name: string, logger: Logger): void {
+  let warned = false;
+  store.configDrift?.watch((mismatch) => {
+    if (warned) return;
+    warned = true;
+    const what = mismatch.options.length > 0 ? mismatch.options.join('; ') : 'which options differ is not known yet';
+    logger.warn(
+      `WRN_BL_CONFIG_MISMATCH: another process uses other options under the limiter name "${name}": ${what}. ` +
+        `Each process decides with its own options against the shared state until they agree (docs/operations.md#config-drift).`,
+    );
+  });
 }

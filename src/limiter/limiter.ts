@@ -12,7 +12,7 @@ import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
 import { InputError, describeValue } from '../errors';
 import { checkGroup } from './group-id';
-import { createHealthCheck, storeProbe } from './health';
+import { createHealthCheck, storeProbe, watchConfigDrift } from './health';
 import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage/outage';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -105,6 +105,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     scheduler,
   });
   healthCheck.watchEviction(connecting);
+  watchConfigDrift(store, spec.name, resolved.logger);
   const deferringCheck = createDeferringCheck({
     guard,
     durable,

@@ -31,6 +31,8 @@ import {
   type ReservationState,
 } from '../core/settle';
 import { rulesOfCheck } from '../core/plan-rules';
+import { cfDescribe, configIdentity } from '../core/config-drift';
+import { createConfigWatch } from '../core/config-watch';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
 import type {
@@ -62,6 +64,8 @@ function lapse(state: FairShareState): void {
   state.probation.clear();
   state.sighted.clear();
   state.adaptive = undefined;
+  state.configEntry = undefined;
+  state.described.clear();
 }
 
 export class MemoryStore implements Store {
@@ -77,9 +81,11 @@ export class MemoryStore implements Store {
 
   /** The limiter's admission and its queue (a MemoryQueue sharing the admission state). */
   bind(spec: LimiterSpec): LimiterStore {
-    const cfg = fairShareConfig(spec);
+    // an admission's config carries the limiter's fingerprint (config-drift.ts), as the Redis lanes' blocks do
+    const { fingerprint, description } = configIdentity(spec);
+    const cfg = { ...fairShareConfig(spec), cf: fingerprint };
     // with classes, one config per class (its cls: fair-share-class.ts); a check without one is 'default''s
-    const classCfgs = new Map([...(spec.classes?.keys() ?? [])].map((name) => [name, fairShareConfig(spec, name)] as const));
+    const classCfgs = new Map([...(spec.classes?.keys() ?? [])].map((name) => [name, { ...fairShareConfig(spec, name), cf: fingerprint }] as const));
     const cfgOf = (name: string | undefined): FairShareConfig => (name === undefined ? cfg : (classCfgs.get(name) ?? cfg));
     // each plan's rules as the core runs them (a check without a plan: the limiter's, cfg.rules)
     const planRules = new Map([...(spec.plans?.values() ?? [])].map((plan) => [plan.name, rlConfig(plan.rules)[0]] as const));
@@ -114,8 +120,16 @@ export class MemoryStore implements Store {
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
     const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, reservations: reservationState, clock: this.clock });
     this.queues.set(name, queue);
+    // config-check.lua's twin: publish this description, read another's
+    const configDrift = createConfigWatch({
+      description,
+      now: () => this.clock(),
+      // after the check that saw it has written its state back, as a call of its own would run
+      check: (other) => Promise.resolve().then(() => cfDescribe(stateOf(), fingerprint, description, other, Math.floor(this.clock()))),
+    });
     const admit = async (input: AdmitInput): Promise<Decision> => {
       const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
+      configDrift.saw(fs.cf);
       const defer = input.defer;
       const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
       const ruleSpecs = rulesOfCheck(spec, input);
@@ -169,12 +183,14 @@ export class MemoryStore implements Store {
     };
     return {
       queue,
+      configDrift,
       admit: (input: AdmitInput): Promise<Decision> => (input.class === undefined ? admit(input) : admit(input).then(inClass(input.class))),
       // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
       peek: async (input: PeekInput): Promise<GroupStatus> => {
         const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
         const r = decide(fs, input.group, input.weight, 1, false, rules);
+        configDrift.saw(fs.cf);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
         return toGroupStatus(toAdmitReply(r, fs.nowUs), rulesOfCheck(spec, input));
       },

@@ -42,6 +42,26 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
   );
 }
 
+/**
+ * An admission lane's config block: the limiter's fingerprint first (lua/includes/config-drift.lua; the same in
+ * every lane), so each check notices another process's options in the call it makes anyway.
+ */
+export function admissionConfigBlock(fingerprint: string, spec: LimiterSpec, rules: readonly RuleSpec[] | undefined, className?: string): string {
+  return `${fingerprint}#${fairShareConfigBlock(spec, rules, className)}`;
+}
+
+/** config-check.lua: publishes this process's description, answers the one published under `other` ('' = unknown). */
+export function configCheckCommand(
+  client: RedisClient,
+  keys: lua.ConfigCheckKeys,
+  fingerprint: string,
+  description: string,
+): (nowMs: number, other: string) => Promise<string> {
+  const k = lua.configCheckScript.keys(keys);
+  return (nowMs, other) =>
+    runBound(client, lua.configCheckScript, k, { nowMs: Math.floor(nowMs), fingerprint, description, other }).then((r) => r.description);
+}
+
 /** One lane's config block (./plan-lanes.ts) and how many rules it carries (each adds its mark to a reply). */
 export interface Lane {
   readonly config: string;

@@ -37,8 +37,9 @@ import {
   admitDeferCommand,
   admitDeferManyCommand,
   admitManyCommand,
+  admissionConfigBlock,
+  configCheckCommand,
   defineScripts,
-  fairShareConfigBlock,
   loadScript,
   peekCommand,
   releaseCommand,
@@ -51,6 +52,8 @@ import {
   type RedisClient,
 } from './admission-scripts';
 import { NAME_PATTERN, func, integer, optional, refuse } from '../util/validate';
+import { configIdentity } from '../core/config-drift';
+import { createConfigWatch } from '../core/config-watch';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */
@@ -132,12 +135,25 @@ export class RedisStore implements Store {
   /** The limiter's admission and its queue (RedisQueue over the same keys). */
   bind(spec: LimiterSpec): LimiterStore {
     const keys = this.keys(spec.name);
-    // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts)
+    // one config block per lane: the limiter's rules, then each plan's that differ (./plan-lanes.ts), each
+    // starting with the limiter's fingerprint (docs/operations.md "Config drift")
     const lanes = ruleLanes(spec);
+    const { fingerprint, description } = configIdentity(spec);
     const configs = lanes.rules.map((rules, i): Lane => ({
-      config: fairShareConfigBlock(spec, rules, lanes.classes?.[i]),
+      config: admissionConfigBlock(fingerprint, spec, rules, lanes.classes?.[i]),
       rules: rules?.length ?? 0,
     }));
+    const configCheck = configCheckCommand(this.client, keys, fingerprint, description);
+    const configDrift = createConfigWatch({
+      description,
+      now: this.clock ?? Date.now,
+      check: (other) => configCheck(this.nowMs(), other),
+    });
+    // every admission reply says what its check saw of the stored fingerprint ('' agrees: nothing to do)
+    const seen = <R extends { readonly config: string }>(reply: R): R => {
+      configDrift.saw(reply.config);
+      return reply;
+    };
     const leaseMs = spec.concurrencyLeaseMs;
     const checks = laneBatcher<AdmitInput, Admission, Lane>(
       lanes,
@@ -174,7 +190,7 @@ export class RedisStore implements Store {
     const planLane = (plan: string | undefined): number => lanes.laneOf?.({ plan }) ?? 0;
     const admitReserving = (input: AdmitInput): Promise<Decision> =>
       reserves[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then((reply) => {
-        const decision = toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency);
+        const decision = toDecision(ownGroup(seen(reply), input), rulesOfCheck(spec, input), input.concurrency);
         return reply.reservation === '' ? decision : { ...decision, reservation: reply.reservation };
       }, failed);
     const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
@@ -183,13 +199,19 @@ export class RedisStore implements Store {
     const report = spec.adaptive ? reportCommand(this.client, keys, configs[0]!.config) : undefined;
     // One promise per check on the hot path (no async wrappers): this runs on every request.
     const admitNow = (input: AdmitInput): Promise<Decision> =>
-      checks.submit(this.nowMs(), input).then((reply) => toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), failed);
+      checks
+        .submit(this.nowMs(), input)
+        .then((reply) => toDecision(ownGroup(seen(reply), input), rulesOfCheck(spec, input), input.concurrency), failed);
     const admitOrDefer = (input: DeferringInput): Promise<Decision> =>
       deferringChecks
         .submit(this.nowMs(), input)
-        .then((reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)), failed);
+        .then(
+          (reply) => withDeferral(toDecision(ownGroup(seen(reply), input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)),
+          failed,
+        );
     return {
       queue,
+      configDrift,
       admit: (input: AdmitInput): Promise<Decision> => {
         const decided = deferring(input) ? admitOrDefer(input) : input.reserve ? admitReserving(input) : admitNow(input);
         return input.class === undefined ? decided : decided.then(inClass(input.class));
@@ -202,7 +224,7 @@ export class RedisStore implements Store {
       },
       peek: (input: PeekInput): Promise<GroupStatus> =>
         peeks[lanes.laneOf?.(input) ?? 0]!(this.nowMs(), input).then(
-          (reply) => toGroupStatus(ownGroup(reply, input), rulesOfCheck(spec, input)),
+          (reply) => toGroupStatus(ownGroup(seen(reply), input), rulesOfCheck(spec, input)),
           failedTo('peek'),
         ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
@@ -234,7 +256,8 @@ export class RedisStore implements Store {
               writes
                 .submit(this.nowMs(), input as DeferringInput)
                 .then(
-                  (reply) => withDeferral(toDecision(ownGroup(reply, input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)),
+                  (reply) =>
+                    withDeferral(toDecision(ownGroup(seen(reply), input), rulesOfCheck(spec, input), input.concurrency), deferOutcome(reply)),
                   failed,
                 ),
             enqueue: (input) => writeQueue.enqueue(input),

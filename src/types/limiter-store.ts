@@ -104,6 +104,27 @@ export interface LimiterStore {
   firstConnection?(): Promise<void> | undefined;
   /** What the server behind the store says about itself (`limiter.health()` reports it). */
   serverInfo?(): Promise<ServerInfo>;
+  /**
+   * Whether processes wrote other options under this limiter's name (docs/operations.md "Config drift"): the checks notice it
+   * in the calls they make anyway, and the store names what differs at most about once a minute.
+   */
+  readonly configDrift?: ConfigDrift;
+}
+
+/** Another process's options under this limiter's name differ from this one's (`limiter.health()`). */
+export interface ConfigMismatch {
+  /** One line per option that differs, e.g. `limit: this process 100, another 200`; empty until known. */
+  readonly options: readonly string[];
+  /** When this process first saw it (ms since the epoch, on the store's clock). */
+  readonly since: number;
+}
+
+/** See `LimiterStore.configDrift`. */
+export interface ConfigDrift {
+  /** `listener` is called when a check has seen another config and the store has named what differs. */
+  watch(listener: (mismatch: ConfigMismatch) => void): void;
+  /** The mismatch the checks saw in the last minute (after a naming under way ends); undefined: none. */
+  mismatch(): Promise<ConfigMismatch | undefined>;
 }
 
 /** What a server-backed store reports about its server (Redis: INFO). */

@@ -10,6 +10,7 @@ import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeJobPlanCases } from './job-plans-suite';
 import { describePlanCases } from './plans-suite';
 import { describeClassCases } from './classes-suite';
+import { describeConfigDriftCases } from './config-drift-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
@@ -59,3 +60,4 @@ describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), e
 describeDestroyCases('MemoryStore', harness);
 describeSettleCases('MemoryStore', harness);
 describeAdaptiveCases('MemoryStore', harness);
+describeConfigDriftCases('MemoryStore', harness);

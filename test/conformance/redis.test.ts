@@ -12,6 +12,7 @@ import { describeOldestWaitingCases } from './oldest-waiting-suite';
 import { describeJobPlanCases } from './job-plans-suite';
 import { describePlanCases } from './plans-suite';
 import { describeClassCases } from './classes-suite';
+import { describeConfigDriftCases } from './config-drift-suite';
 import { describePeekResetCases } from './peek-reset-suite';
 import { describeProbationRuleCases } from './probation-rules-suite';
 import { describeRuleCases } from './rules-suite';
@@ -19,14 +20,27 @@ import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
-/** Every key of the limiter: its value (DUMP) and absolute expiry, which any write would change. */
+/**
+ * Every key of the limiter: its content and absolute expiry, which any write would change. A hash's fields
+ * are read sorted, not DUMPed: a hash table's DUMP order moves with the incremental rehashing reads do.
+ */
 const snapshot = async (store: Store, name: string): Promise<unknown> => {
   const redis = store as RedisStore;
   const client = redis.client as unknown as Redis;
   const out: Record<string, unknown> = {};
   for (const key of allKeys(redis.keys(name))) {
-    const dump = await client.dumpBuffer(key);
-    out[key] = dump === null ? null : [dump.toString('hex'), await client.call('PEXPIRETIME', key)];
+    const type = await client.type(key);
+    if (type === 'none') {
+      out[key] = null;
+      continue;
+    }
+    const content =
+      type === 'hash'
+        ? ((await client.callBuffer('HGETALL', key)) as Buffer[])
+            .flatMap((b, i, all) => (i % 2 === 0 ? [`${b.toString('hex')}=${all[i + 1]!.toString('hex')}`] : []))
+            .sort()
+        : (await client.dumpBuffer(key))!.toString('hex');
+    out[key] = [content, await client.call('PEXPIRETIME', key)];
   }
   return out;
 };
@@ -36,7 +50,9 @@ const entries = async (store: Store, name: string): Promise<number> => {
   const redis = store as RedisStore;
   const client = redis.client as unknown as Redis;
   const keys = redis.keys(name);
-  return (await client.hlen(keys.groups)) + (await client.zcard(keys.seen));
+  // not the config-drift fields (a fixed two at most: the stored fingerprint and the descriptions; byte 253)
+  const drift = (await client.hexists(keys.groups, Buffer.from([0xfd]))) + (await client.hexists(keys.groups, Buffer.from([0xfd, 0xfd])));
+  return (await client.hlen(keys.groups)) - drift + (await client.zcard(keys.seen));
 };
 
 const harness = async (): Promise<StoreHarness> => {
@@ -63,3 +79,4 @@ describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), en
 describeDestroyCases('RedisStore', harness);
 describeSettleCases('RedisStore', harness);
 describeAdaptiveCases('RedisStore', harness);
+describeConfigDriftCases('RedisStore', harness);

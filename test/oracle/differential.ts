@@ -18,7 +18,7 @@ import { RedisStore } from '../../src/redis/redis-store';
 import { ManualClock } from '../conformance/store-suite';
 import type { LimiterStore } from '../../src/types';
 import { OracleRedis } from './oracle-client';
-import { stepArb, type OperationName, type Side, type Step, type World } from './operations';
+import { settleDrift, stepArb, type OperationName, type Side, type Step, type World } from './operations';
 
 export interface Timed {
   /** Clock step before the operation (ms); long gaps outlive idleMs and the keys' TTL. */
@@ -200,22 +200,41 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
       memory: { name: 'memory', admit: undefined, queue: memoryQueue, enqueue: (input) => memoryQueue.enqueue(input), tokens: tokens() },
     };
   }
-  const lua = new RedisStore({ client, clock: clock.now }).bind(spec);
-  const memory = new MemoryStore({ clock: clock.now }).bind(spec);
+  const redisStore = new RedisStore({ client, clock: clock.now });
+  const memoryStore = new MemoryStore({ clock: clock.now });
+  const lua = redisStore.bind(spec);
+  const memory = memoryStore.bind(spec);
+  // another process's options under the same name (the drift operation)
+  const otherSpec = { ...spec, limit: spec.limit + 1 };
   return {
     oracle,
-    lua: { name: 'lua', ...admission(lua), queue: lua.queue, enqueue: (input) => lua.queue.enqueue(input), tokens: tokens() },
-    memory: { name: 'memory', ...admission(memory), queue: memory.queue, enqueue: (input) => memory.queue.enqueue(input), tokens: tokens() },
+    lua: {
+      name: 'lua',
+      ...admission(lua),
+      queue: lua.queue,
+      enqueue: (input) => lua.queue.enqueue(input),
+      tokens: tokens(),
+      other: redisStore.bind(otherSpec),
+    },
+    memory: {
+      name: 'memory',
+      ...admission(memory),
+      queue: memory.queue,
+      enqueue: (input) => memory.queue.enqueue(input),
+      tokens: tokens(),
+      other: memoryStore.bind(otherSpec),
+    },
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report'> => ({
+const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report' | 'configDrift'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
   settle: store.settle,
   report: store.report,
+  configDrift: store.configDrift,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
@@ -243,10 +262,11 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;
-    const a = await settle(() => run(lua));
+    // a check that saw another config starts a call of its own: settled with the step, on both sides
+    const a = await settle(() => run(lua).finally(() => settleDrift(lua)));
     const end = clock.ms;
     clock.ms = start; // the same instants for the other side
-    const b = await settle(() => run(memory));
+    const b = await settle(() => run(memory).finally(() => settleDrift(memory)));
     clock.ms = end;
     if (!isDeepStrictEqual(a, b)) throw new Error(`${label} at t+${clock.ms - new ManualClock().ms}ms:\n  lua    ${show(a)}\n  memory ${show(b)}`);
     results.push('value' in a ? a.value : a);

@@ -10,6 +10,7 @@ import { ruleLanes } from '../../src/redis/plan-lanes';
 import type { EnqueueInput, EnqueueResult } from '../../src/types';
 import type { ClaimedJob, QueueStore } from '../../src/types';
 import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput, SettleInput, SettleResult } from '../../src/types';
+import type { ConfigDrift, LimiterStore } from '../../src/types';
 
 /** One backend under test. */
 export interface Side {
@@ -29,6 +30,10 @@ export interface Side {
   readonly settle?: ((input: SettleInput) => Promise<SettleResult>) | undefined;
   /** report.lua / MemoryStore report (absent without an adaptive limit). */
   readonly report?: ((input: ReportInput) => Promise<AdaptiveStatus>) | undefined;
+  /** What the limiter's checks saw of other options (config-drift.lua, config-check.lua). */
+  readonly configDrift?: ConfigDrift | undefined;
+  /** Another process's binding: the same name and store, another `limit` (absent when the queue runs on its own). */
+  readonly other?: LimiterStore | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
@@ -140,6 +145,12 @@ const resetOf = (side: Side): ((group: string) => Promise<boolean>) => {
 
 const op = <A>(o: Operation<A>): Operation<A> => o;
 
+/** Waits for the config-check calls under way (each side's in its own microtask hops). */
+export async function settleDrift(side: Side): Promise<void> {
+  await side.configDrift?.mismatch();
+  await side.other?.configDrift?.mismatch();
+}
+
 export const OPERATIONS = {
   /** admit.lua (a check alone in its event-loop turn). */
   admit: op({ weight: 6, admits: true, args: admitArgs, run: (side, input) => admitOf(side)(input) }),
@@ -214,6 +225,35 @@ export const OPERATIONS = {
         world.advance(dtMs);
         out.push(await side.report(input));
       }
+      return out;
+    },
+  }),
+  /**
+   * Another process's options under the limiter's name: checks from it and from this limiter, seconds apart
+   * (the stored fingerprint changes hands: config-drift.lua), then what each saw (config-check.lua names it).
+   */
+  drift: op({
+    weight: 1,
+    admits: true,
+    args: (spec) =>
+      fc.array(
+        fc.record({
+          fromOther: fc.boolean(),
+          dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 400 }), fc.integer({ min: 1000, max: 12_000 })),
+          input: admitArgs(spec),
+        }),
+        { minLength: 1, maxLength: 8 },
+      ),
+    run: async (side, checks, world) => {
+      if (!side.other) return null;
+      const out: unknown[] = [];
+      for (const { fromOther, dtMs, input } of checks) {
+        world.advance(dtMs);
+        out.push(await (fromOther ? side.other.admit(input) : admitOf(side)(input)));
+        // a check that saw the other config starts a call of its own: settled before the next check, on both sides
+        await settleDrift(side);
+      }
+      out.push(await side.configDrift?.mismatch(), await side.other.configDrift?.mismatch());
       return out;
     },
   }),

@@ -46,6 +46,7 @@ const STORE_AUTHOR_TYPES = [
   'ClaimedJob',
   'Clock',
   'CompleteAndClaimResult',
+  'ConfigDrift',
   'DeferInput',
   'DispatchOptions',
   'DispatchResult',

@@ -94,11 +94,12 @@ test("peek and reset with hostile group ids: no key but the limiter's two, ids c
   }
   for (const group of ids) await limiter.admit({ group, weight: 1, cost: 1 });
   for (const group of ids) expect(await limiter.reset(group)).toBe(true);
-  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(1); // the limiter's own state under ''
+  // the limiter's own state under '' and its stored fingerprint (byte 253: docs/operations.md "Config drift")
+  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(2);
   expect(await client.zcard('{hostile-pr:h}:seen')).toBe(0);
   // '' names that state, never a group: reset.lua refuses it (the limiter rejects it before any store call)
   await expect(limiter.reset('')).rejects.toThrow(/ERR_BL_GROUP_EMPTY/);
-  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(1);
+  expect(await client.hlen('{hostile-pr:h}:groups')).toBe(2);
   await limiter.destroy();
 });
 
@@ -169,10 +170,11 @@ test('hostile group ids never create extra keys and come back unchanged', async 
       .sort(),
   );
   expect(await client.dbsize()).toBeLessThanOrEqual(2);
-  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 1); // + the limiter's own state under ''
+  // + the limiter's own state under '' and its stored fingerprint (byte 253)
+  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 2);
   // '' names that state, never a group: the script refuses it (createLimiter rejects it before any store call).
   await expect(limiter.admit({ group: '', weight: 1, cost: 1 })).rejects.toThrow(/ERR_BL_GROUP_EMPTY/);
-  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 1);
+  expect(await client.hlen('{hostile:h}:groups')).toBe(ids.length + 2);
   await limiter.destroy();
 });
 
@@ -184,7 +186,7 @@ test('maxGroups bounds the state however many ids are sprayed', async () => {
   const last = (await Promise.all(pipeline)).at(-1)!;
   expect(last.group).toBe('*overflow*');
   expect(last.activeGroups).toBe(51);
-  expect(await client.hlen(`{spray:${s.name}}:groups`)).toBe(52); // + the limiter's own state under ''
+  expect(await client.hlen(`{spray:${s.name}}:groups`)).toBe(53); // + the limiter's own state under '' and its fingerprint
   expect(await client.zcard(`{spray:${s.name}}:seen`)).toBe(51);
   await limiter.destroy();
 });
