@@ -4,19 +4,20 @@
 -- the policy (0 the global share, i the i-th rule: the one that denied, waiting longest) and per rule its
 -- mark (rules.lua: the client works out remaining and reset from it and atUs, the decision's time), then with a concurrency cap (@param capped) the lease ('' = no slot taken) and held
 -- (the group's leases after the decision; held >= cap on a denial: the cap said no). Durations are whole ms,
--- ceil'd, but emptyMs (until the global bucket holds one unit again), floor'd.
+-- ceil'd, but emptyMs (until the global bucket holds one unit again), floor'd. `override`: '' when no override
+-- applied, else includes/overrides.lua's ov_text (the override's rule marks, then its stored value).
 -- @struct Admission [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
---   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int,
+--   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int, override: string,
 --   policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- admit-defer.lua's: admit.lua's, with what the deferral did after `group` (includes/admit-defer.lua).
 -- @struct Deferral [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string,
 --   deferStatus: ADMITTED | WRITTEN | DUPLICATE | BACKLOG_FULL | DEFER_HORIZON, jobId: string, runAtMs: int,
---   emptyMs: int, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
+--   emptyMs: int, override: string, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- reserve.lua's: admit.lua's, then the reservation's id ('' when denied: nothing reserved).
 -- @struct Reserved [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int, reservation: string,
---   policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
+--   override: string, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- One check of admit-many.lua: cap 0 = none (the call's leaseMs 0: no check has one).
 -- @struct AdmitCheck [group: string, weight: int, cost: int, cap: int]
 -- One check of admit-defer-many.lua: admit-defer.lua's arguments after config, the cap always given (0 = none).

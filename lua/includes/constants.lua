@@ -26,3 +26,6 @@ local RL_SLOTS = 10
 local CC_SWEEP = 10
 -- Claims (claim.lua): ready jobs one claim looks at, at most
 local CLAIM_SCAN = 64
+-- Overrides (overrides.lua, override-store.lua): how long the override keys live past the last change or the
+-- limiter's last use (checks renew them with the limiter's keys); the longest ttlMs an override may have
+local OV_KEEP_MS = 2592000000

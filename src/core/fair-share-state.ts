@@ -154,6 +154,8 @@ export interface FairShare {
   park: ParkState | undefined;
   /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
   cls: ClassState | false;
+  /** A TTL longer than the config's, for an override's rules (overrides.ts ovRead); 0: the config's. */
+  ttlMs: number;
 }
 
 export interface FairShareResult {

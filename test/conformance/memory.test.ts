@@ -7,6 +7,7 @@ import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
+import { describeOverrideCases } from './overrides-suite';
 import { describeJobPlanCases } from './job-plans-suite';
 import { describePlanCases } from './plans-suite';
 import { describeClassCases } from './classes-suite';
@@ -59,3 +60,4 @@ describeProbationRuleCases('MemoryStore', async () => ({ ...(await harness()), e
 describeDestroyCases('MemoryStore', harness);
 describeSettleCases('MemoryStore', harness);
 describeAdaptiveCases('MemoryStore', harness);
+describeOverrideCases('MemoryStore', harness);

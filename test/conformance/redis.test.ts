@@ -9,6 +9,7 @@ import { describeBurstyCases } from './bursty-suite';
 import { describeConcurrencyCases } from './concurrency-suite';
 import { describeDestroyCases } from './destroy-suite';
 import { describeOldestWaitingCases } from './oldest-waiting-suite';
+import { describeOverrideCases } from './overrides-suite';
 import { describeJobPlanCases } from './job-plans-suite';
 import { describePlanCases } from './plans-suite';
 import { describeClassCases } from './classes-suite';
@@ -63,3 +64,4 @@ describeProbationRuleCases('RedisStore', async () => ({ ...(await harness()), en
 describeDestroyCases('RedisStore', harness);
 describeSettleCases('RedisStore', harness);
 describeAdaptiveCases('RedisStore', harness);
+describeOverrideCases('RedisStore', harness);
