@@ -209,13 +209,19 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report'> => ({
+const admission = (
+  store: LimiterStore,
+): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report' | 'setOverride' | 'getOverride' | 'deleteOverride' | 'listOverrides'> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
   release: store.release,
   settle: store.settle,
   report: store.report,
+  setOverride: store.setOverride,
+  getOverride: store.getOverride,
+  deleteOverride: store.deleteOverride,
+  listOverrides: store.listOverrides,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
@@ -239,7 +245,7 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
   const seen = new Set<string>();
   const leases = new Set<string>();
   const reservations = new Set<string>();
-  const world: World = { ids: [], leases: [], reservations: [], advance: (ms) => clock.advance(ms) };
+  const world: World = { ids: [], leases: [], reservations: [], advance: (ms) => clock.advance(ms), spec };
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;
