@@ -78,10 +78,10 @@ test('admit.lua is registered under a versioned name, its includes expanded, its
   ]);
 });
 
-test('peek.lua and reset.lua take the groups and seen keys; peek the time, the config block, group and weight; reset the group', () => {
-  expect(peekScript.keyNames).toEqual(['groups', 'seen']);
+test('peek.lua and reset.lua take the groups and seen keys (peek the overrides too); peek the time, the config block, group and weight; reset the group', () => {
+  expect(peekScript.keyNames).toEqual(['groups', 'seen', 'overrides']);
   expect(resetScript.keyNames).toEqual(['groups', 'seen']);
-  expect(peekScript.argv(['g', 's'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 7, 'cfg', 'a', 2]);
+  expect(peekScript.argv(['g', 's', 'o'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 'o', 7, 'cfg', 'a', 2]);
   expect(resetScript.argv(['g', 's'], { group: 'a' })).toEqual(['g', 's', 'a']);
 });
 
