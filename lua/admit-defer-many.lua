@@ -26,6 +26,7 @@ local K = job_keys()
 -- the first check's group: its state comes with meta in fs_open's one HMGET
 local FIRST = 4
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), fs_arg_us(ARGV[1]), ARGV[FIRST])
+ov_span(fs, KEYS[20])
 local lease_ms = tonumber(ARGV[3])
 local CC, cc = false, false
 if lease_ms > 0 then

@@ -31,6 +31,7 @@
 
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), fs_arg_us(ARGV[1]), ARGV[3])
+ov_span(fs, KEYS[20])
 local CC = ARGV[13] ~= nil and cc_library()
 local cc = CC and CC.open(KEYS[18], KEYS[19])
 local reply = ad_admit(fs, K, KEYS[20], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],

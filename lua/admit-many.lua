@@ -25,6 +25,7 @@
 local FIRST = 4
 local cfg = fs_config(ARGV[2])
 local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[FIRST])
+ov_span(fs, KEYS[5])
 local lease_ms = tonumber(ARGV[3])
 local CC, cc = false, false
 if lease_ms > 0 then

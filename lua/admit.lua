@@ -23,6 +23,7 @@
 
 local cfg = fs_config(ARGV[2])
 local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[3])
+ov_span(fs, KEYS[5])
 local ov = ov_read(fs, KEYS[5], ARGV[3])
 local weight, cap = tonumber(ARGV[4]), tonumber(ARGV[6])
 local rules = nil

@@ -9,6 +9,7 @@
 -- @arg settings string the override's JSON (includes/overrides.lua)
 -- @arg ttlMs int 0 = no expiry (at most OV_KEEP_MS)
 -- @arg maxOverrides int most overrides the limiter holds
+-- @arg spanMs int the longest span of the override's rules (0 = none): the field '' keeps the longest ever set
 -- @reply [written: bool, expiresMs: int, setMs: int, held: int] held: the overrides held after the call
 --!include includes/override-store.lua
 
@@ -16,7 +17,7 @@ local keys = { KEYS[1], KEYS[2], KEYS[3] }
 local now = ov_now_ms(ARGV[1])
 local group, ttl = ARGV[2], tonumber(ARGV[4])
 ov_prune(keys, now)
-local held = redis.call('HLEN', keys[1])
+local held = redis.call('HLEN', keys[1]) - redis.call('HEXISTS', keys[1], '')
 if redis.call('HEXISTS', keys[1], group) == 0 then
   if held >= tonumber(ARGV[5]) then return { 0, 0, now, held } end
   held = held + 1
@@ -30,5 +31,7 @@ else
 end
 redis.call('HSET', keys[1], group, expires .. '|' .. now .. '|' .. ARGV[3])
 redis.call('ZADD', keys[3], 0, group)
+local span = tonumber(ARGV[6])
+if span > tonumber(redis.call('HGET', keys[1], '') or '0') then redis.call('HSET', keys[1], '', span) end
 ov_touch(keys)
 return { 1, expires, now, held }

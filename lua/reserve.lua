@@ -29,6 +29,7 @@
 
 local cfg = fs_config(ARGV[2])
 local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), ARGV[3])
+ov_span(fs, KEYS[7])
 local ov = ov_read(fs, KEYS[7], ARGV[3])
 local weight, cap = tonumber(ARGV[4]), tonumber(ARGV[8])
 local rules, rtext = nil, nil

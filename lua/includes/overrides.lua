@@ -4,7 +4,8 @@
   override: nil, nothing else runs). src/core/overrides.ts is the same code in TypeScript: keep the two in step.
   Needs includes/fair-share.lua first (RL, rl_library, FS_PACK).
 
-  overrides HASH: group -> '<expiresMs>|<setMs>|<settings JSON>' (expiresMs 0: none), written by override-set.lua.
+  overrides HASH: group -> '<expiresMs>|<setMs>|<settings JSON>' (expiresMs 0: none), written by override-set.lua;
+  '' -> the longest rule span (ms) any override set on the limiter had (see ov_span).
   The JSON (the client builds it; a plan is resolved into its values when the override is set):
     b 1 blocked, w weight, c concurrency, g groupConcurrency (each 0: not overridden), r the rules' config text
     (rules.lua's JSON array; absent: the check's own rules; '[]': none); the rest is the client's.
@@ -12,7 +13,10 @@
 
   ov_read(fs, key, group) -> false | ov   ov = { raw, b, w, c, g, rules (nil: the check's; false: none), rtext
                                           (the rules' config text, nil: none), expires }
-                                          rules longer than the limiter's keep its keys that much longer
+  ov_span(fs, key)                       once per call, before fs_close: the longest window any override's rules
+                                          ever had (the field '' of the overrides HASH, never a group id) keeps the
+                                          limiter's keys as long as their state needs (fs.ttl_ms), for every call
+                                          alike: a batch renews them as its checks' own calls would
   ov_text(ov, r) -> string               the reply's `override` field: '' without one, else the policy and each
                                           override rule's mark (as rules.lua's reply, comma-separated) when the
                                           override's rules decided, then '\n' and the stored value
@@ -38,21 +42,18 @@ local function ov_read(fs, key, group)
   if type(s.r) == 'string' then
     ov.rtext = s.r
     if not RL then RL = rl_library() end
-    local rules, span_ms = RL.config(s.r, FS_PACK)
-    if #rules == 0 then
-      ov.rules = false
-    else
-      ov.rules = rules
-      -- the keys outlive these rules' state too (as fs_config's ttl_ms for the limiter's own)
-      local cfg = fs.cfg
-      local ttl = math.max(cfg.idle_ms, span_ms) + math.floor((cfg.window_us + cfg.epoch_us) / 1000)
-      if ttl > cfg.ttl_ms and ttl > (fs.ttl_ms or 0) then
-        fs.ttl_ms = ttl
-        fs.expire = true
-      end
-    end
+    local rules = RL.config(s.r, FS_PACK)
+    if #rules == 0 then ov.rules = false else ov.rules = rules end
   end
   return ov
+end
+
+local function ov_span(fs, key)
+  local span = redis.call('HGET', key, '')
+  if not span then return end
+  local cfg = fs.cfg
+  local ttl = math.max(cfg.idle_ms, tonumber(span)) + math.floor((cfg.window_us + cfg.epoch_us) / 1000)
+  if ttl > cfg.ttl_ms then fs.ttl_ms = ttl end
 end
 
 local function ov_text(ov, r)

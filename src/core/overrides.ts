@@ -50,6 +50,14 @@ export function parseOverrideValue(raw: string): { expiresMs: number; setMs: num
   return { expiresMs: Number(m[1]), setMs: Number(m[2]), record: JSON.parse(m[3]!) as OverrideRecord };
 }
 
+/** ov_span: the longest rule span any override had keeps the limiter's state that long (once per call). */
+export function ovSpan(os: OverrideState, fs: FairShare): void {
+  if (os.spanMs <= 0) return;
+  const cfg = fs.cfg;
+  const ttl = Math.max(cfg.idleMs, os.spanMs) + Math.floor((cfg.windowUs + cfg.epochUs) / 1000);
+  if (ttl > cfg.ttlMs) fs.ttlMs = ttl;
+}
+
 /** ov_read: the group's override in force now (raw: the stored value, or undefined). */
 export function ovRead(fs: FairShare, raw: string | undefined): Ov | undefined {
   if (raw === undefined) return undefined;
@@ -58,19 +66,7 @@ export function ovRead(fs: FairShare, raw: string | undefined): Ov | undefined {
   const { expiresMs, record } = parsed;
   if (expiresMs > 0 && expiresMs <= fs.nowMs) return undefined;
   let rules: RuleConfig[] | false | undefined;
-  if (typeof record.r === 'string') {
-    const [list, spanMs] = rlConfig(record.rs ?? []);
-    rules = list;
-    if (list) {
-      // the keys outlive these rules' state too (as the config's ttlMs for the limiter's own)
-      const cfg = fs.cfg;
-      const ttl = Math.max(cfg.idleMs, spanMs) + Math.floor((cfg.windowUs + cfg.epochUs) / 1000);
-      if (ttl > cfg.ttlMs && ttl > fs.ttlMs) {
-        fs.ttlMs = ttl;
-        fs.expire = true;
-      }
-    }
-  }
+  if (typeof record.r === 'string') rules = rlConfig(record.rs ?? [])[0];
   return { raw, b: record.b ?? 0, w: record.w ?? 0, c: record.c ?? 0, g: record.g ?? 0, rules, expires: expiresMs, record };
 }
 
@@ -113,12 +109,14 @@ export interface OverrideState {
   readonly records: Map<string, string>;
   /** group → expires ms (overrides with a ttl only). */
   readonly due: Map<string, number>;
+  /** The longest rule span any override set had (the HASH's field ''); 0: none. */
+  spanMs: number;
   /** When the keys lapse (ms; 0: no keys). */
   expiresAtMs: number;
 }
 
 export function createOverrideState(): OverrideState {
-  return { records: new Map(), due: new Map(), expiresAtMs: 0 };
+  return { records: new Map(), due: new Map(), spanMs: 0, expiresAtMs: 0 };
 }
 
 /** The state as Redis would hold it at `nowMs`: lapsed keys are gone. */
@@ -126,6 +124,7 @@ export function ovOpen(os: OverrideState, nowMs: number): OverrideState {
   if (os.expiresAtMs > 0 && nowMs > os.expiresAtMs) {
     os.records.clear();
     os.due.clear();
+    os.spanMs = 0;
     os.expiresAtMs = 0;
   }
   return os;
@@ -133,7 +132,7 @@ export function ovOpen(os: OverrideState, nowMs: number): OverrideState {
 
 /** ov_keep: after an admission that renewed the limiter's keys, the override keys too. */
 export function ovKeep(os: OverrideState, fs: FairShare): void {
-  if (fs.expire && os.records.size > 0) os.expiresAtMs = Math.floor(fs.clockUs / 1000) + OV_KEEP_MS;
+  if (fs.expire && ovExists(os)) os.expiresAtMs = Math.floor(fs.clockUs / 1000) + OV_KEEP_MS;
 }
 
 /** ov_prune: forgets every override past its expiry. */
@@ -146,8 +145,11 @@ function ovPrune(os: OverrideState, nowMs: number): void {
   }
 }
 
+/** The HASH exists: a group's override or the span field. */
+const ovExists = (os: OverrideState): boolean => os.records.size > 0 || os.spanMs > 0;
+
 function ovTouch(os: OverrideState, nowMs: number): void {
-  os.expiresAtMs = os.records.size > 0 ? nowMs + OV_KEEP_MS : 0;
+  os.expiresAtMs = ovExists(os) ? nowMs + OV_KEEP_MS : 0;
 }
 
 /** override-set.lua: [written, expiresMs, setMs, held]. */
@@ -158,6 +160,7 @@ export function ovSet(
   settings: string,
   ttlMs: number,
   max: number,
+  spanMs: number,
 ): [boolean, number, number, number] {
   ovPrune(os, nowMs);
   let held = os.records.size;
@@ -171,6 +174,7 @@ export function ovSet(
     os.due.set(group, expires);
   } else os.due.delete(group);
   os.records.set(group, `${expires}|${nowMs}|${settings}`);
+  if (spanMs > os.spanMs) os.spanMs = spanMs;
   ovTouch(os, nowMs);
   return [true, expires, nowMs, held];
 }

@@ -265,9 +265,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     limitInForce: () => adaptive.read(),
     setOverride: async (group, settings, opts) => {
       checkGroup(group, maxGroupLength);
-      const { text, ttlMs } = resolveOverride(settings, opts, { plans, maxWeight });
+      const { text, ttlMs, spanMs } = resolveOverride(settings, opts, { plans, maxWeight });
       const set = overridesOf(store).setOverride;
-      const write = await guard.call(() => set({ group, settings: text, ttlMs, maxOverrides: resolved.maxOverrides }));
+      const write = await guard.call(() => set({ group, settings: text, ttlMs, maxOverrides: resolved.maxOverrides, spanMs }));
       if (!write.written) {
         throw new ConfigError(
           'ERR_BL_TOO_MANY_OVERRIDES',

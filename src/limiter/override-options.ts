@@ -4,6 +4,7 @@
  * its values), and a stored override read back as the public Override.
  */
 import { ConfigError } from '../errors';
+import { rlConfig } from '../core/rules';
 import { OV_KEEP_MS, overrideRulesText, parseOverrideValue, type OverrideRecord } from '../core/overrides';
 import type { ListOverridesOptions, Override, OverrideSettings, PlanSpec, SetOverrideOptions } from '../types';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
@@ -30,7 +31,7 @@ export interface OverrideLimits {
 }
 
 /** The settings JSON the store keeps (its `s` the settings as given, validated) and the ttl; throws ConfigError. */
-export function resolveOverride(settings: unknown, options: unknown, limits: OverrideLimits): { text: string; ttlMs: number } {
+export function resolveOverride(settings: unknown, options: unknown, limits: OverrideLimits): { text: string; ttlMs: number; spanMs: number } {
   const s = plainObject<OverrideSettings>('settings', settings, {
     code,
     expected: '{ plan?, weight?, rules?, concurrency?, groupConcurrency?, blocked? }',
@@ -71,7 +72,7 @@ export function resolveOverride(settings: unknown, options: unknown, limits: Ove
     s: given,
     ...(o.reason !== undefined ? { why: o.reason } : {}),
   };
-  return { text: JSON.stringify(record), ttlMs };
+  return { text: JSON.stringify(record), ttlMs, spanMs: rs === undefined ? 0 : rlConfig(rs)[1] };
 }
 
 /** listOverrides' options: the cursor ('' = the first page) and the page size. */

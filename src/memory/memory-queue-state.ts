@@ -3,6 +3,7 @@
  * steps of includes/job.lua on them, and the wake-up of blocked waitForReady calls.
  */
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
+import type { OverrideState } from '../core/overrides';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';
 import type { Clock, LimiterSpec } from '../types';
@@ -22,6 +23,8 @@ export interface MemoryQueueOptions {
   readonly clock?: Clock;
   /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
   readonly maxDead?: number;
+  /** The limiter's overrides at a time (ms; MemoryStore shares its own): a claim reads the group's. None by default. */
+  readonly overrides?: (clockMs: number) => OverrideState;
 }
 
 const TRIM_PAGE = 100;
@@ -34,6 +37,7 @@ export abstract class MemoryQueueState {
   /** Each plan's rules that differ from the limiter's, as the core runs them (claim_plans in claim.lua). */
   protected readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
   protected readonly fairShareState: () => FairShareState;
+  protected readonly overrides: ((clockMs: number) => OverrideState) | undefined;
   readonly delayed = new SortedSet();
   readonly pending = new SortedSet();
   readonly ready: string[] = [];
@@ -58,6 +62,7 @@ export abstract class MemoryQueueState {
     this.planRules = new Map([...distinctPlanRules(options.spec)].map(([name, p]) => [name, rlConfig(p.rules)[0]] as const));
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
+    this.overrides = options.overrides;
     this.endParts = {
       active: this.active,
       delayed: this.delayed,

@@ -163,6 +163,12 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
     },
     dropped: (group, cap) => this.flightDone(group, cap),
     planRules: this.planRules,
+    override: (group, clockMs) => this.overrides?.(clockMs).records.get(group),
+    holdBack: (r, member, due, group, cap) => {
+      r.runAt = due;
+      this.delayed.add(member, due);
+      this.flightDone(group, cap);
+    },
   };
 
   /** Nothing runs in the background in memory. */

@@ -42,6 +42,7 @@ import {
   ovOpen,
   ovRead,
   ovSet,
+  ovSpan,
   ovText,
   type OverrideState,
 } from '../core/overrides';
@@ -136,10 +137,13 @@ export class MemoryStore implements Store {
       return ovOpen(os, clockMs);
     };
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
-    const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock });
+    const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock, overrides: overridesOf });
     this.queues.set(name, queue);
     const admit = async (input: AdmitInput): Promise<Decision> => {
       const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
+      // the overrides' longest rule span keeps the state that long (ov_span: every call alike)
+      const overrides = overridesOf(Math.floor(fs.clockUs / 1000));
+      ovSpan(overrides, fs);
       const defer = input.defer;
       const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
       const ruleSpecs = rulesOfCheck(spec, input);
@@ -148,7 +152,7 @@ export class MemoryStore implements Store {
       const existing = defer?.idempotencyKey ? queue.findIdempotent(defer.idempotencyKey) : undefined;
       if (existing) {
         closeFairShare(fs);
-        ovKeep(overridesOf(Math.floor(fs.clockUs / 1000)), fs);
+        ovKeep(overrides, fs);
         const wait = Math.max(0, existing.runAt - fs.nowMs);
         const reply: AdmitReply = {
           allowed: false,
@@ -173,7 +177,6 @@ export class MemoryStore implements Store {
         return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
       }
       // the group's override (includes/overrides.lua): its weight, rules, cap and job cap; a block denies at once
-      const overrides = overridesOf(Math.floor(fs.clockUs / 1000));
       const ov = ovRead(fs, overrides.records.get(input.group));
       let weight = input.weight;
       let ccap = cap;
@@ -268,7 +271,15 @@ export class MemoryStore implements Store {
         : {}),
       setOverride: async (input: OverrideInput): Promise<OverrideWrite> => {
         const nowMs = Math.floor(this.clock());
-        const [written, expiresMs, setMs, held] = ovSet(overridesOf(nowMs), nowMs, input.group, input.settings, input.ttlMs, input.maxOverrides);
+        const [written, expiresMs, setMs, held] = ovSet(
+          overridesOf(nowMs),
+          nowMs,
+          input.group,
+          input.settings,
+          input.ttlMs,
+          input.maxOverrides,
+          input.spanMs,
+        );
         return { written, expiresMs, setMs, held };
       },
       getOverride: async (group: string): Promise<string | undefined> => {

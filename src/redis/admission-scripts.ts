@@ -208,6 +208,7 @@ export function overrideCommands(client: RedisClient, keys: lua.OverrideSetKeys)
         settings: input.settings,
         ttlMs: input.ttlMs,
         maxOverrides: input.maxOverrides,
+        spanMs: input.spanMs,
       }),
     get: (nowMs: number, group: string): Promise<string | undefined> =>
       runBound(client, lua.overrideGetScript, one, { nowMs, group }).then((raw) => (raw === '' ? undefined : raw)),

@@ -19,6 +19,8 @@ export interface OverrideInput {
   readonly ttlMs: number;
   /** Most overrides the limiter holds; a new group's override beyond it is not written. */
   readonly maxOverrides: number;
+  /** The longest span (ms) the override's rules keep state for (0: none): the limiter's keys live that long. */
+  readonly spanMs: number;
 }
 
 /** What writing an override did (lua/override-set.lua). */

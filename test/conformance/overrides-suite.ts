@@ -207,5 +207,37 @@ export function describeOverrideCases(name: string, setup: () => Promise<StoreHa
       expect(job).toBeDefined();
       expect(await limiter!.getJob(job!.id)).toMatchObject({ group: 'g', state: 'delayed' });
     });
+
+    test("a claim: a blocked group's job does not start and waits in delayed (no place in ready); others start", async () => {
+      const clock = new ManualClock();
+      const [limiter] = make(clock, { ...base, limit: 1000, tuning: { burst: 100, reserve: 1, probationMs: 0 } });
+      const l = limiter!;
+      const g = await l.enqueue('g', { type: 't', payload: 1 });
+      const h = await l.enqueue('h', { type: 't', payload: 2 });
+      await l.setOverride('g', { blocked: true }, { ttlMs: 5000 });
+      await l.queue.dispatch(MOVE);
+      expect((await l.queue.claimMany(60_000, 10)).claimed.map((c) => c.id)).toEqual([h.id]);
+      expect(await l.getJob(g.id)).toMatchObject({ state: 'delayed', runAt: clock.ms + 5000 });
+      expect(await l.counts()).toMatchObject({ ready: 0, delayed: 1 });
+      // unblocked: it starts once it is due again
+      await l.deleteOverride('g');
+      clock.advance(5000);
+      await l.queue.dispatch(MOVE);
+      expect((await l.queue.claimMany(60_000, 10)).claimed.map((c) => c.id)).toEqual([g.id]);
+    });
+
+    test("a claim decides a job under its group's override: its rules", async () => {
+      const clock = new ManualClock();
+      const [limiter] = make(clock, { ...base, rules: [slidingRule('tenant', 1)] });
+      const l = limiter!;
+      const jobs = [];
+      for (let i = 0; i < 3; i++) jobs.push(await l.enqueue('g', { type: 't', payload: i }));
+      await l.queue.dispatch(MOVE);
+      expect((await l.queue.claimMany(60_000, 10)).claimed).toHaveLength(1);
+      await l.setOverride('g', { rules: [slidingRule('more', 10)] });
+      expect((await l.queue.claimMany(60_000, 10)).claimed).toHaveLength(2);
+    });
   });
 }
+
+const MOVE = { readyMax: 100, moveMax: 100, promoteMax: 100, scanMax: 100 };

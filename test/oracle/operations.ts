@@ -243,8 +243,11 @@ export const OPERATIONS = {
         reason: fc.option(fc.constantFrom('upgrade', 'abuse "x"/é'), { nil: undefined }),
       }),
     run: (side, { group: g, settings, ttlMs, maxOverrides, reason }, world) => {
-      const { text } = resolveOverride(settings, reason === undefined ? { ttlMs } : { ttlMs, reason }, { plans: world.spec?.plans, maxWeight: 1000 });
-      return side.setOverride!({ group: g, settings: text, ttlMs, maxOverrides });
+      const { text, spanMs } = resolveOverride(settings, reason === undefined ? { ttlMs } : { ttlMs, reason }, {
+        plans: world.spec?.plans,
+        maxWeight: 1000,
+      });
+      return side.setOverride!({ group: g, settings: text, ttlMs, maxOverrides, spanMs });
     },
   }),
   /** override-get.lua. */
