@@ -11,6 +11,7 @@
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua
+--!include includes/settle.lua
 --!include includes/overrides.lua
 --!include includes/claim.lua
 local K = job_keys()
@@ -29,7 +30,7 @@ for i = 4, #ARGV - 7, 8 do
     out[#out + 1] = { completed, {}, -1 }
   else
     fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans, false, KEYS[18])
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans, false, KEYS[20])
     out[#out + 1] = { completed, claimed, wake }
   end
 end

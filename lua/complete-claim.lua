@@ -10,6 +10,7 @@
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/lease.lua
+--!include includes/settle.lua
 --!include includes/overrides.lua
 --!include includes/claim.lua
 local K = job_keys()
@@ -19,7 +20,7 @@ local claimed, wake = {}, -1
 -- Nothing ready: no budget to open (the common end of a drain).
 if redis.call('LLEN', K.ready) > 0 then
   local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]), false, KEYS[18])
+  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]), false, KEYS[20])
   fs_close(fs)
 end
 job_keep(K, now, now + tonumber(ARGV[8]), job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))

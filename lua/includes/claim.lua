@@ -1,6 +1,7 @@
 --[[
   claim.lua (include) — the claim step: a job's budget is spent when it starts (docs/algorithm.md §3.4).
-  Needs includes/fair-share.lua and includes/job.lua first; the caller opens fs before and closes it after.
+  Needs includes/fair-share.lua, includes/job.lua and includes/settle.lua first; the caller opens fs before and
+  closes it after.
 
   job_claim(K, fs, lease_ms, max, leases?, plans?, stagger?, ov_key?) -> claimed, wake_ms
     Looks at up to CLAIM_SCAN jobs from the head of ready, in order. Each job of a group not yet refused in
@@ -10,7 +11,9 @@
     leased (active member "<id> <token>", a fresh fencing token), refused ones stay where they are and their
     group is skipped for the rest of the call. A member whose record is gone or no longer waiting is dropped.
     The scan stops once the global bucket is empty.
-    claimed: a list of {id, record JSON, token, leaseUntil}. With `leases` (a script making several claims) the
+    A job whose cost is an estimate (record field st) gets a reservation as a check with `settle` would
+    (includes/settle.lua, held as long as the limiter's and its rules' longest window): its handler settles it.
+    claimed: a list of {id, record JSON, token, leaseUntil, reservation ('' = none)}. With `leases` (a script making several claims) the
     tokens and leases are written by the caller's one job_lease_all(K, leases) at its end, for all claims.
     wake_ms: -1 ready is empty; 0 call again now (max reached, or only dropped members were seen);
              > 0 nothing more may start before then. Refused callers are staggered one emission interval
@@ -25,7 +28,7 @@
     in ready meanwhile (ready is bounded: blocked jobs left there would keep every other group's out).
 ]]
 -- One claimed job in a reply (claim.lua, complete-claim.lua): the record as stored, its lease token and deadline.
--- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int]
+-- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int, reservation: string]
 
 
 -- The plans argument of a claim script: JSON {plan name: its rules' JSON array (fs_config's text after ';')}
@@ -95,6 +98,7 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
   local scan = math.min(CLAIM_SCAN, redis.call('LLEN', K.ready))
   if scan == 0 then return out, -1 end
   local blocked, kept = {}, {}
+  local reserved = false
   local wake_us = FS_INF
   for _ = 1, scan do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
@@ -125,7 +129,13 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
         -- held back: nothing decided, nothing kept in ready
       elseif r.allowed == 1 then
         job_since_done(K, id, g)
-        local e = { id, raw, false, lease_until }
+        local e = { id, raw, false, lease_until, '' }
+        -- Only a key is followed by ':' (as for the state above): a payload cannot fake the flag.
+        if string.find(raw, '"st":1', 1, true) then
+          e[5] = st_reserve(fs, K.reservations, K.reservationsDue, r.group, c, r.colour, fs.cfg.hold_ms,
+            plan and ('.' .. plan) or '', ov and ov.rtext or nil)
+          reserved = true
+        end
         out[#out + 1] = e
         leases.jobs[#leases.jobs + 1] = e
         leases.groups[#leases.jobs] = g
@@ -142,6 +152,7 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
     job_call_chunked('LPUSH', K.ready, back)
   end
   if own then job_lease_all(K, leases) end
+  if reserved then st_sweep(fs, K.reservations, K.reservationsDue) end
 
   if #out >= max then return out, 0 end
   if redis.call('LLEN', K.ready) == 0 then return out, -1 end

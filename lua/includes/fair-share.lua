@@ -136,6 +136,8 @@ local function fs_config(text)
     T = T,
     -- a rule's state must outlive its window (and a rule's window may be longer than idleMs)
     ttl_ms = math.max(idle_ms, span_ms) + math.floor((window_us + epoch_us) / 1000),
+    -- how long a reservation can be settled: the longest window of the limiter, its rules and its plans'
+    hold_ms = math.max(tonumber(window_ms), span_ms),
     probation_ms = tonumber(probation_ms),
     rules = rules,
     cls = cls,

@@ -3,12 +3,14 @@
 -- The queue key block: every queue script receives the same KEYS, in this order (`-- @keys queue` in a script's
 -- header; the names are LimiterKeys' in src/redis/keys.ts, gsince is groupSince there):
 -- @keyblock queue counters groups seen delayed pending ready jobs active dead completed idempotency backlog wake
--- @keyblock queue inflight held since groupSince
+-- @keyblock queue inflight held since groupSince reservations reservationsDue
 --
 -- Record: jobs HASH field <id> = cjson {id, type, group, weight, cost, payload (JSON text), state, attempts,
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
 --   gc: the job's group concurrency cap (absent = none); ma: its own maxAttempts (absent = the worker's);
 --   pl: its plan (absent = none: the limiter's rules), a claim decides it under that plan's rules.
+--   st: 1 = its cost is an estimate: the claim that starts it records a reservation (includes/settle.lua) that
+--   the handler settles with the actual cost.
 --   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
 --   AND while it is leased: a claim does not rewrite the record, the lease lives in the active ZSET member
 --   "<id> <token>" (getJob says 'active' for a waiting record found in none of the waiting sets). Then
@@ -39,7 +41,7 @@ local function job_keys()
     counters = KEYS[1], groups = KEYS[2], seen = KEYS[3], delayed = KEYS[4], pending = KEYS[5],
     ready = KEYS[6], jobs = KEYS[7], active = KEYS[8], dead = KEYS[9], completed = KEYS[10],
     idempotency = KEYS[11], backlog = KEYS[12], wake = KEYS[13], inflight = KEYS[14], held = KEYS[15],
-    since = KEYS[16], gsince = KEYS[17],
+    since = KEYS[16], gsince = KEYS[17], reservations = KEYS[18], reservationsDue = KEYS[19],
   }
 end
 
@@ -261,10 +263,10 @@ end
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
 -- waiting: the group's backlog count when the caller has just read it (else read here).
 -- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none); plan: its plan
--- (nil or '' = none).
+-- (nil or '' = none); settle: its cost is an estimate, settled by its handler (a reservation at its claim).
 -- Returns status, id, runAt: ST.WRITTEN, ST.DUPLICATE, ST.BACKLOG_FULL, ST.DEFER_HORIZON (beyond maxDeferMs).
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
-                         waiting, cap, max_attempts, plan)
+                         waiting, cap, max_attempts, plan, settle)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -283,6 +285,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   if cap and cap > 0 then r.gc = cap end
   if max_attempts and max_attempts > 0 then r.ma = max_attempts end
   if plan and plan ~= '' then r.pl = plan end
+  if settle then r.st = 1 end
   if idem ~= '' then
     r.idem = idem
     redis.call('HSET', K.idempotency, idem, r.id)

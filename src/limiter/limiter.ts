@@ -309,6 +309,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const named: unknown = enqueueOptions?.plan;
       const plan = named === undefined ? defaultPlan : checkPlan(plans, named);
       const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
+      if (input.settle && spec.classes) throw settleInClass();
       const evicting = healthCheck.evicting;
       if (evicting) throw evicting;
       // every job carries a key (the caller's, else a generated one), so a call whose outcome is unknown can be

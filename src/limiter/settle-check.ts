@@ -13,13 +13,16 @@ const MAX_RESERVATION_LENGTH = 256;
 
 const UNKNOWN: SettleResult = Object.freeze({ status: 'unknown', refunded: 0, debt: 0 });
 
-/** A check's `settle`: a boolean, and not with `defer` (a deferred job settles through its handler's result). */
+/** A check's `settle`: a boolean, and not with `defer` (a deferred job cannot settle: enqueued work can, `job.settle`). */
 export function checkSettleFlag(value: unknown, deferring: boolean): boolean {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new InputError('ERR_BL_BAD_SETTLE', `Expected \`settle\` to be a boolean, got ${describeValue(value)}`);
   }
   if (value === true && deferring) {
-    throw new InputError('ERR_BL_BAD_SETTLE', "Expected `settle` without `defer`: a deferred job settles through its handler's result ({ cost })");
+    throw new InputError(
+      'ERR_BL_BAD_SETTLE',
+      'Expected `settle` without `defer`: a deferred job cannot settle (enqueue the work with `settle: true` and settle it in its handler: job.settle(actual))',
+    );
   }
   return value === true;
 }

@@ -107,6 +107,10 @@ export interface ClaimParts {
   override(group: string, clockMs: number): string | undefined;
   /** claim_hold_back: a blocked group's ready job back to delayed, due at `due`, its in-flight slot given up. */
   holdBack(r: JobRecord, member: string, due: number, group: string, cap: number): void;
+  /** A job enqueued with `settle` starts with a reservation (st_reserve); returns its id. */
+  reserve(fs: FairShare, group: string, cost: number, colour: number, plan: string | undefined, rules?: readonly RuleConfig[] | false): string;
+  /** After a claim that reserved: a page of lapsed reservations is forgotten (st_sweep). */
+  sweep(fs: FairShare): void;
 }
 
 /**
@@ -131,6 +135,7 @@ export function claimInMemory(
   const items = ready.slice(0, CLAIM_SCAN);
   if (items.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };
   const blocked = new Set<string>();
+  let reserved = false;
   const later: string[] = [];
   let head = 0;
   let contiguous = true;
@@ -157,7 +162,11 @@ export function claimInMemory(
         parts.holdBack(r, m, ov!.expires > 0 ? ov!.expires : now + Math.ceil(fs.cfg.windowUs / 1000), group, cap);
         taken = true;
       } else if (d.allowed) {
-        claimed.push(parts.lease(r, now, leaseUntil));
+        const job = parts.lease(r, now, leaseUntil);
+        if (r.st === 1) {
+          claimed.push({ ...job, reservation: parts.reserve(fs, d.group, cost, d.colour, plan, ov?.rules) });
+          reserved = true;
+        } else claimed.push(job);
         taken = true;
       } else {
         blocked.add(group);
@@ -170,6 +179,7 @@ export function claimInMemory(
   }
   ready.splice(0, head);
   for (const m of later) ready.splice(ready.indexOf(m), 1);
+  if (reserved) parts.sweep(fs);
 
   if (claimed.length >= max) return { claimed, wakeMs: 0, wakeAt: lastWakeAt };
   if (ready.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };

@@ -113,6 +113,7 @@ export function writeJobInMemory(
     ...(input.groupConcurrency ? { gc: input.groupConcurrency } : {}),
     ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
     ...(input.plan ? { pl: input.plan } : {}),
+    ...(input.settle ? { st: 1 as const } : {}),
   };
   if (idem !== '') q.idempotency.set(idem, id);
   q.jobs.set(id, r);

@@ -6,6 +6,7 @@ import { createFairShareState, fairShareConfig, type FairShareConfig, type FairS
 import type { OverrideState } from '../core/overrides';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';
+import { createReservationState, reservationHoldMs, stOpen, type ReservationState } from '../core/settle';
 import type { Clock, LimiterSpec } from '../types';
 import type { LeaseEndParts } from './memory-lease-ends';
 import type { JobRecord } from '../queue/job-record';
@@ -19,6 +20,8 @@ export interface MemoryQueueOptions {
   readonly spec: LimiterSpec;
   /** The limiter's admission state (MemoryStore shares its own); a private one by default. */
   readonly state?: () => FairShareState;
+  /** The limiter's reservations (MemoryStore shares its own): a job enqueued with `settle` reserves at its claim. */
+  readonly reservations?: () => ReservationState;
   /** ms since the epoch. @defaultValue Date.now */
   readonly clock?: Clock;
   /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
@@ -38,6 +41,9 @@ export abstract class MemoryQueueState {
   protected readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
   protected readonly fairShareState: () => FairShareState;
   protected readonly overrides: ((clockMs: number) => OverrideState) | undefined;
+  private readonly reservationState: () => ReservationState;
+  /** How long a job's reservation can be settled (reservationHoldMs, cfg.hold_ms in Lua). */
+  protected readonly holdMs: number;
   readonly delayed = new SortedSet();
   readonly pending = new SortedSet();
   readonly ready: string[] = [];
@@ -54,6 +60,11 @@ export abstract class MemoryQueueState {
   protected readonly endParts: LeaseEndParts;
   private readonly waiters = new Set<() => void>();
 
+  /** The reservations as Redis would hold them now (their keys lapse: stOpen). */
+  protected reservationsAt(clockMs: number): ReservationState {
+    return stOpen(this.reservationState(), clockMs);
+  }
+
   constructor(options: MemoryQueueOptions) {
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.clock = options.clock ?? Date.now;
@@ -63,6 +74,9 @@ export abstract class MemoryQueueState {
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
     this.overrides = options.overrides;
+    const reservations = createReservationState();
+    this.reservationState = options.reservations ?? (() => reservations);
+    this.holdMs = reservationHoldMs(options.spec);
     this.endParts = {
       active: this.active,
       delayed: this.delayed,

@@ -26,6 +26,7 @@ import type {
   QueueStore,
 } from '../types';
 import { claimCount } from '../queue/validate';
+import { reservationTail, stReserve, stSweep } from '../core/settle';
 
 export type { MemoryQueueOptions } from './memory-queue-state';
 
@@ -169,6 +170,9 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
       this.delayed.add(member, due);
       this.flightDone(group, cap);
     },
+    reserve: (fs, group, cost, colour, plan, rules) =>
+      stReserve(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000)), group, cost, colour, this.holdMs, reservationTail(plan), rules),
+    sweep: (fs) => stSweep(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000))),
   };
 
   /** Nothing runs in the background in memory. */

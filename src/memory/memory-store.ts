@@ -120,14 +120,15 @@ export class MemoryStore implements Store {
       return ccOpen(cc, clockMs);
     };
     const holdMs = reservationHoldMs(spec);
-    const reservationsOf = (clockMs: number): ReservationState => {
+    const reservationState = (): ReservationState => {
       let rs = this.reservations.get(name);
       if (!rs) {
         rs = createReservationState();
         this.reservations.set(name, rs);
       }
-      return stOpen(rs, clockMs);
+      return rs;
     };
+    const reservationsOf = (clockMs: number): ReservationState => stOpen(reservationState(), clockMs);
     const overridesOf = (clockMs: number): OverrideState => {
       let os = this.overrides.get(name);
       if (!os) {
@@ -137,7 +138,8 @@ export class MemoryStore implements Store {
       return ovOpen(os, clockMs);
     };
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
-    const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, clock: this.clock, overrides: overridesOf });
+    const queue =
+      this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, reservations: reservationState, clock: this.clock, overrides: overridesOf });
     this.queues.set(name, queue);
     const admit = async (input: AdmitInput): Promise<Decision> => {
       const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));

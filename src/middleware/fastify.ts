@@ -11,10 +11,10 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ConfigError, describeValue } from '../errors';
 import { createLimiter, type Limiter } from '../limiter/limiter';
-import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import { refuseUnknownOptions } from '../util/option-names';
 import type { Decision } from '../types';
 import { markAsFastifyPlugin, pluginOptionsOf } from './fastify-plugin-meta';
-import { limiterOptionsOf, validateMiddlewareOptions } from './middleware-options';
+import { limiterOptionsOf, ROUTE_SETTING_NAMES, validateMiddlewareOptions, type RouteSettingName } from './middleware-options';
 import { PROBLEM_CONTENT_TYPE } from './rejection';
 import { releaseWhenDone } from './release';
 import { createRunner, type BulkLimiterOptions, type Outcome, type Runner } from './shared';
@@ -31,10 +31,7 @@ export { jobStatus, dashboard, type FastifyDashboardOptions } from './fastify-ro
 export type FastifyLimitHook = 'onRequest' | 'preParsing' | 'preValidation' | 'preHandler';
 
 /** What a route may set in `config.bulkLimiter`: the middleware's per-request settings (a different budget: `limiter`). */
-export type FastifyRouteLimit = Pick<
-  BulkLimiterOptions<FastifyRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'onLimit' | 'defer' | 'settle'
-> & {
+export type FastifyRouteLimit = Pick<BulkLimiterOptions<FastifyRequest>, RouteSettingName | 'onLimit'> & {
   /** @defaultValue the plugin's `hook` */
   readonly hook?: FastifyLimitHook;
 };
@@ -60,22 +57,7 @@ declare module 'fastify' {
   }
 }
 
-const ROUTE_SETTINGS: OptionNames<FastifyRouteLimit> = {
-  limiter: true,
-  group: true,
-  missingGroup: true,
-  weight: true,
-  cost: true,
-  plan: true,
-  class: true,
-  skip: true,
-  headers: true,
-  onLimit: true,
-  defer: true,
-  settle: true,
-  hook: true,
-};
-const ROUTE_SETTING_NAMES = Object.keys(ROUTE_SETTINGS);
+const FASTIFY_ROUTE_SETTING_NAMES: readonly (keyof FastifyRouteLimit)[] = [...ROUTE_SETTING_NAMES, 'onLimit', 'hook'];
 const HOOKS: readonly FastifyLimitHook[] = ['onRequest', 'preParsing', 'preValidation', 'preHandler'];
 const REQUEST_READER = {
   clientIp: (request: FastifyRequest) => request.ip,
@@ -121,7 +103,7 @@ function setUp(fastify: FastifyInstance, registered: FastifyBulkLimiterOptions):
         `Expected \`config.bulkLimiter\` of ${route.url} to be an object or false, got ${describeValue(settings)}`,
       );
     }
-    refuseUnknownOptions(settings as Record<string, unknown>, ROUTE_SETTING_NAMES, `config.bulkLimiter of ${route.url}`);
+    refuseUnknownOptions(settings as Record<string, unknown>, FASTIFY_ROUTE_SETTING_NAMES, `config.bulkLimiter of ${route.url}`);
     const { hook: routeHook = hook, ...own } = settings as FastifyRouteLimit;
     oneOf('config.bulkLimiter.hook', routeHook, HOOKS, { code: 'ERR_BL_HOOK' });
     const merged = { ...middleware, ...own };

@@ -61,6 +61,22 @@ export interface BulkLimiterOptions<Ctx> extends Partial<LimiterOptions> {
   readonly settle?: boolean;
 }
 
+/** The settings one route may set for itself (Fastify's `config.bulkLimiter`, Nest's `@BulkLimit()`): one list for both. */
+export const ROUTE_SETTING_NAMES = [
+  'limiter',
+  'group',
+  'missingGroup',
+  'weight',
+  'cost',
+  'plan',
+  'class',
+  'skip',
+  'headers',
+  'defer',
+  'settle',
+] as const;
+export type RouteSettingName = (typeof ROUTE_SETTING_NAMES)[number];
+
 const LIMITER_OPTION_NAMES: readonly string[] = [...ADMISSION_OPTION_NAMES, ...DEFER_OPTION_NAMES];
 const MIDDLEWARE_OPTIONS: OptionNames<Omit<BulkLimiterOptions<unknown>, keyof LimiterOptions>> = {
   limiter: true,

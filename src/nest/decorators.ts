@@ -4,6 +4,7 @@
  */
 import { Inject, SetMetadata } from '@nestjs/common';
 import type { BulkLimiterOptions } from '../middleware/shared';
+import type { RouteSettingName } from '../middleware/middleware-options';
 import type { Decision } from '../types';
 import { BULK_LIMITER, JOB_HANDLER, ROUTE_LIMIT } from './tokens';
 
@@ -18,10 +19,7 @@ export interface NestRequest {
 }
 
 /** What `@BulkLimit()` sets for a route or a controller's routes (a different budget: `limiter`). */
-export type RouteLimit = Pick<
-  BulkLimiterOptions<NestRequest>,
-  'limiter' | 'group' | 'missingGroup' | 'weight' | 'cost' | 'plan' | 'class' | 'skip' | 'headers' | 'defer' | 'settle'
-> & {
+export type RouteLimit = Pick<BulkLimiterOptions<NestRequest>, RouteSettingName> & {
   /** `false`: this route is not limited (what `@SkipBulkLimit()` sets). */
   readonly enabled?: boolean;
 };

@@ -12,7 +12,8 @@ import type { ServerResponse } from 'node:http';
 import { ConfigError } from '../errors';
 import type { HeaderMap } from '../middleware/headers';
 import type { Limiter } from '../limiter/limiter';
-import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
+import { refuseUnknownOptions } from '../util/option-names';
+import { ROUTE_SETTING_NAMES } from '../middleware/middleware-options';
 import type { ProblemDetails } from '../middleware/rejection';
 import { releaseWhenDone } from '../middleware/release';
 import { createRunner, type Outcome, type Runner } from '../middleware/shared';
@@ -48,21 +49,7 @@ export class BulkLimitException extends HttpException {
   }
 }
 
-const ROUTE_SETTINGS: OptionNames<RouteLimit> = {
-  limiter: true,
-  group: true,
-  missingGroup: true,
-  weight: true,
-  cost: true,
-  plan: true,
-  class: true,
-  skip: true,
-  headers: true,
-  defer: true,
-  settle: true,
-  enabled: true,
-};
-const ROUTE_SETTING_NAMES = Object.keys(ROUTE_SETTINGS);
+const NEST_ROUTE_SETTING_NAMES: readonly (keyof RouteLimit)[] = [...ROUTE_SETTING_NAMES, 'enabled'];
 const READER = {
   clientIp: (request: NestRequest) => request.ip,
   header: (request: NestRequest, name: string) => {
@@ -113,7 +100,7 @@ export class BulkLimiterGuard implements CanActivate {
     if (runner === undefined) {
       const own = this.reflector.get<RouteLimit | undefined>(ROUTE_LIMIT, handler as Type<unknown>);
       const shared = this.reflector.get<RouteLimit | undefined>(ROUTE_LIMIT, controller);
-      for (const settings of [shared, own]) refuseUnknownOptions(settings ?? {}, ROUTE_SETTING_NAMES, '@BulkLimit()');
+      for (const settings of [shared, own]) refuseUnknownOptions(settings ?? {}, NEST_ROUTE_SETTING_NAMES, '@BulkLimit()');
       const { enabled = true, ...settings }: RouteLimit = { ...(shared ?? {}), ...(own ?? {}) };
       if (typeof enabled !== 'boolean') throw new ConfigError('ERR_BL_ENABLED', 'Expected `enabled` of @BulkLimit() to be a boolean');
       const merged = { ...this.options.middleware, ...settings };

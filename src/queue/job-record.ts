@@ -34,6 +34,8 @@ export interface JobRecord {
   ma?: number;
   /** The job's plan: a claim decides it under that plan's rules; absent = none (the limiter's). */
   pl?: string;
+  /** 1: the job's cost is an estimate: its claim records a reservation its handler settles. */
+  st?: 1;
 }
 
 /**

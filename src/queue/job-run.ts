@@ -74,6 +74,9 @@ export class JobRun {
         attempts: claimed.attempts,
         startedAt: this.startedAt,
       };
+      const { reservation } = claimed;
+      const settle = config.settle;
+      if (reservation !== undefined && settle !== undefined) job = { ...job, settle: (actual: number) => settle(reservation, actual) };
     } catch (error) {
       decodeError = new BulkLimiterError('ERR_BL_JOB_PAYLOAD', `Job ${claimed.id} has a payload that is not JSON: ${messageOf(error)}`);
     }

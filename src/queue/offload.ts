@@ -25,6 +25,11 @@ export interface EnqueueOptions extends DeferRequest {
    * check of that plan would. @defaultValue the limiter's `defaultPlan`
    */
   readonly plan?: string;
+  /**
+   * `cost` is an estimate: the job's start reserves it and its handler settles the units the work really took
+   * with `job.settle(actual)` (docs/settle.md). @defaultValue `false`
+   */
+  readonly settle?: boolean;
 }
 
 /** What `enqueue` answers: the job, and whether an idempotency key named an existing one. */
@@ -56,6 +61,7 @@ const ENQUEUE_OPTIONS: OptionNames<EnqueueOptions> = {
   groupConcurrency: true,
   maxAttempts: true,
   plan: true,
+  settle: true,
 };
 const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
@@ -93,6 +99,9 @@ export function toEnqueueInput(
   const cost = optionalInt('cost', options.cost, 1, limits.maxCost) ?? 1;
   const cap = optionalInt('groupConcurrency', options.groupConcurrency, 1, 1_000_000) ?? defer.groupConcurrency;
   const maxAttempts = optionalInt('maxAttempts', options.maxAttempts, 1, 1_000_000);
+  if (options.settle !== undefined && typeof options.settle !== 'boolean') {
+    throw new InputError('ERR_BL_BAD_SETTLE', `Expected \`settle\` to be a boolean, got ${describeValue(options.settle)}`);
+  }
   const job = toDeferInput(options, defer, cap);
   return {
     ...job,
@@ -103,6 +112,7 @@ export function toEnqueueInput(
     ...(job.idempotencyKey === undefined ? {} : { idempotencyKey: job.idempotencyKey }),
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...(plan === undefined ? {} : { plan: plan.name }),
+    ...(options.settle === true ? { settle: true } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
  */
 import { describeValue, InputError } from '../errors';
 import { refuse } from '../util/validate';
-import type { QueueStore } from '../types';
+import type { QueueStore, SettleResult } from '../types';
 
 /** Most jobs one `claimMany` / `completeAndClaim` call takes; larger counts are clamped. */
 export const CLAIM_MAX = 1000;
@@ -13,12 +13,20 @@ export interface QueueHolder {
   readonly queue: QueueStore;
   /** The limiter's adaptive limit (limiter.report): a worker reports its jobs' outcomes (absent: not reported). */
   readonly report?: (outcome: 'ok' | 'throttled', opts?: { readonly retryAfterMs?: number }) => Promise<unknown>;
+  /** The limiter's settle: a job enqueued with `settle` settles its reservation through it (`job.settle`). */
+  readonly settle?: (reservation: string, actual: number) => Promise<SettleResult>;
 }
 
 /** The holder's report (a limiter's), or undefined. */
 export function reporterOf(holder: unknown): QueueHolder['report'] {
   const report = typeof holder === 'object' && holder !== null ? (holder as QueueHolder).report : undefined;
   return typeof report === 'function' ? report.bind(holder) : undefined;
+}
+
+/** The holder's settle (a limiter's), or undefined. */
+export function settlerOf(holder: unknown): QueueHolder['settle'] {
+  const settle = typeof holder === 'object' && holder !== null ? (holder as QueueHolder).settle : undefined;
+  return typeof settle === 'function' ? settle.bind(holder) : undefined;
 }
 
 export function requireQueue(holder: unknown): QueueStore {

@@ -5,8 +5,8 @@ import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { schedulerOf, type Scheduler } from '../util/scheduler';
 import type { Logger } from '../types';
 import { exponentialBackoff, type Backoff, type BackoffOptions } from './backoff';
-import type { QueueStore } from '../types';
-import { reporterOf, requireQueue, type QueueHolder } from './validate';
+import type { QueueStore, SettleResult } from '../types';
+import { reporterOf, requireQueue, settlerOf, type QueueHolder } from './validate';
 import { func, integer, loggerOption, plainObject, refuse } from '../util/validate';
 
 /** What a handler sees of its job. */
@@ -23,6 +23,11 @@ export interface WorkerJob<Payload = unknown> {
    * comparable with a live decision's `at`.
    */
   readonly startedAt: number;
+  /**
+   * A job enqueued with `settle: true`: its cost was an estimate, reserved when it started; settle it with the
+   * units the work really took (docs/settle.md). Absent for other jobs.
+   */
+  readonly settle?: (actual: number) => Promise<SettleResult>;
 }
 
 /**
@@ -91,6 +96,8 @@ export interface WorkerConfig {
   readonly queue: QueueStore;
   /** The limiter's adaptive limit: a RetryLaterError reports 'throttled' (its delay the Retry-After), a success 'ok'. */
   readonly report: QueueHolder['report'];
+  /** The limiter's settle, for jobs with a reservation (`WorkerJob.settle`). */
+  readonly settle: QueueHolder['settle'];
   readonly handlers: ReadonlyMap<string, JobHandler>;
   readonly concurrency: number;
   readonly leaseMs: number;
@@ -123,6 +130,7 @@ export function resolveWorkerOptions<Jobs extends JobTypes>(options: WorkerOptio
   return Object.freeze({
     queue,
     report: reporterOf(options?.limiter),
+    settle: settlerOf(options?.limiter),
     handlers: map,
     concurrency: integer('concurrency', options.concurrency, { fallback: 1 }),
     leaseMs: integer('leaseMs', options.leaseMs, { fallback: 30_000, min: 30 }),

@@ -8,9 +8,10 @@ import type { EnqueueInput, EnqueueResult } from '../types';
 import type { ClaimedJob, CompleteAndClaimResult } from '../types';
 
 /** A claimed job (the record is decoded here, not in Redis). */
-function toClaimedJob({ id, record, token, leaseUntil }: LeasedJob): ClaimedJob {
+function toClaimedJob({ id, record, token, leaseUntil, reservation }: LeasedJob): ClaimedJob {
   const r = decodeRecord(record);
-  return { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil };
+  const job = { id, type: r.type, group: r.group, payload: r.payload, attempts: Number(r.attempts), token, leaseUntil };
+  return reservation === '' ? job : { ...job, reservation };
 }
 
 export const toClaimed = (leased: LeasedJob[]): ClaimedJob[] => leased.map(toClaimedJob);
@@ -38,6 +39,7 @@ export function enqueueArgs(nowMs: number, input: EnqueueInput): EnqueueArgs {
     groupConcurrency: input.groupConcurrency ?? 0,
     maxAttempts: input.maxAttempts ?? 0,
     plan: input.plan ?? '',
+    settle: input.settle === true,
   };
 }
 

@@ -40,6 +40,8 @@ export interface ClaimedJob {
   readonly attempts: number;
   readonly token: string;
   readonly leaseUntil: number;
+  /** A job enqueued with `settle`: the reservation its claim recorded (settled with the actual cost). */
+  readonly reservation?: string;
 }
 
 /** One group's jobs: waiting (delayed, pending or ready) and running. */
@@ -193,4 +195,6 @@ export interface EnqueueInput {
   readonly maxAttempts?: number;
   /** The job's plan (a claim decides it under that plan's rules); absent or '' = none. */
   readonly plan?: string;
+  /** The cost is an estimate: the claim that starts the job records a reservation its handler settles. */
+  readonly settle?: boolean;
 }

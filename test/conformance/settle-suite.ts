@@ -162,6 +162,62 @@ export function describeSettleCases(name: string, setup: () => Promise<StoreHarn
       expect((await s!.admit(plain('h', 5))).allowed).toBe(true);
     });
 
+    test('the refill parking held back comes back at settle: a reservation used in full costs its cost, no more', async () => {
+      const clock = new ManualClock();
+      const [s] = bind(clock, small());
+      const r = await s!.admit(reserving('g', 16));
+      // 900 ms refill the bucket many times over; with 16 parked it holds 4 and the refill of 16 is held back
+      clock.advance(900);
+      expect(await settle(s!, r.reservation!, 16)).toEqual({ status: 'settled', refunded: 0, debt: 0 });
+      // as if 16 had been spent at 0 without a reservation: the bucket is full again, at once, and no fuller
+      expect((await s!.admit(plain('h', 20))).allowed).toBe(true);
+      expect((await s!.admit(plain('h', 1))).allowed).toBe(false);
+    });
+
+    test('a job enqueued with settle reserves its cost at its claim; its settle gives the unused units back', async () => {
+      const clock = new ManualClock();
+      const [s] = bind(clock, small());
+      const job = (group: string, settle: boolean) =>
+        s!.queue.enqueue({ group, weight: 1, cost: 8, type: 'work', payload: '{}', maxBacklog: 10, delayMs: 0, maxDeferMs: 60_000, settle });
+      await job('g', true);
+      await job('h', false);
+      await s!.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+      const { claimed } = await s!.queue.claimMany(60_000, 10);
+      expect(claimed.map((c) => [c.group, typeof c.reservation])).toEqual([
+        ['g', 'string'],
+        ['h', 'undefined'],
+      ]);
+      // 20 − 8 − 8 left; the job that settles used 2 of its 8
+      expect((await s!.admit(plain('x', 5))).allowed).toBe(false);
+      expect(await settle(s!, claimed[0]!.reservation!, 2)).toEqual({ status: 'settled', refunded: 6, debt: 0 });
+      expect(await settle(s!, claimed[0]!.reservation!, 2)).toMatchObject({ status: 'settled-before', refunded: 0 });
+      expect((await s!.admit(plain('x', 10))).allowed).toBe(true);
+      expect((await s!.admit(plain('x', 1))).allowed).toBe(false);
+    });
+
+    test('a job that settles above its estimate charges the overage as debt to every rule that spent', async () => {
+      const clock = new ManualClock();
+      const [s] = bind(clock, ruled(RULES));
+      await s!.queue.enqueue({
+        group: 'g',
+        weight: 1,
+        cost: 5,
+        type: 'work',
+        payload: '{}',
+        maxBacklog: 10,
+        delayMs: 0,
+        maxDeferMs: 60_000,
+        settle: true,
+      });
+      await s!.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+      const [c] = (await s!.queue.claimMany(60_000, 10)).claimed;
+      expect(await settle(s!, c!.reservation!, 30)).toEqual({ status: 'settled', refunded: 0, debt: 25 });
+      // the sliding and fixed windows of 30 are spent: the group waits for them
+      const d = await s!.admit(plain('g', 1));
+      expect(d.allowed).toBe(false);
+      expect(['tb', 'sw', 'fw']).toContain(d.policy);
+    });
+
     test('a reservation lapses after the longest window: it counts at its estimate, settle answers unknown', async () => {
       const clock = new ManualClock();
       const [s] = bind(clock, small());

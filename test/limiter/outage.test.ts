@@ -3,7 +3,7 @@ import { StoreError } from '../../src/errors';
 import { EPISODE_QUIET_MS, PROBE_MIN_MS } from '../../src/limiter/outage/breaker';
 import { createOutageGuard } from '../../src/limiter/outage/outage';
 import { isDegraded, localSpec } from '../../src/limiter/outage/outage-policy';
-import { withTimeout } from '../../src/util/store-call';
+import { deadlineQueue, withTimeout } from '../../src/util/store-call';
 import type { StoreErrorPolicy } from '../../src/limiter/options';
 import { realScheduler, withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
@@ -75,6 +75,40 @@ describe('withTimeout', () => {
     await expect(withTimeout(Promise.resolve(7), 1000)).resolves.toBe(7);
     const boom = new Error('boom');
     await expect(withTimeout(Promise.reject(boom), 1000)).rejects.toBe(boom);
+  });
+});
+
+describe('deadlineQueue', () => {
+  test('each call times out timeoutMs after it started, on one timer; answered calls are not touched', async () => {
+    const within = deadlineQueue(20, clock);
+    const first = within(new Promise(() => {}));
+    await clock.advance(5);
+    let answer!: (value: number) => void;
+    const answered = within(new Promise<number>((resolve) => (answer = resolve)));
+    await clock.advance(5);
+    const third = within(new Promise(() => {}));
+    expect(clock.pending).toBe(1);
+    answer(7);
+    await expect(answered).resolves.toBe(7);
+    await clock.advance(9);
+    expect(await settled(first)).toBe(false);
+    await clock.advance(1);
+    await expect(first).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT', constructor: StoreError });
+    await clock.advance(9);
+    expect(await settled(third)).toBe(false);
+    await clock.advance(1);
+    await expect(third).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT' });
+  });
+  test('an answer after the time limit is ignored; values and errors pass through', async () => {
+    const within = deadlineQueue(20, clock);
+    let late!: (value: number) => void;
+    const timedOut = expect(within(new Promise<number>((resolve) => (late = resolve)))).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT' });
+    await clock.advance(20);
+    late(1);
+    await timedOut;
+    await expect(within(Promise.resolve(7))).resolves.toBe(7);
+    const boom = new Error('boom');
+    await expect(within(Promise.reject(boom))).rejects.toBe(boom);
   });
 });
 

@@ -71,6 +71,7 @@ test('an expired completed job keeps its idempotency key until a trim (every 8th
       delayMs: 0,
       maxDeferMs: 1e9,
       idempotencyKey,
+      settle: false,
     });
   const steps: Timed[] = [
     { gapMs: 0, step: job('k1') },
@@ -110,6 +111,7 @@ test('a claim leaves the jobs of a refused group at the head of ready, in their 
       maxBacklog: 10,
       delayMs: 0,
       maxDeferMs: 1e9,
+      settle: false,
     });
   const dispatch = stepOf('dispatch', { readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
   const steps: Timed[] = [

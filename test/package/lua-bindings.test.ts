@@ -171,10 +171,13 @@ export { argv, ok, count, batch };
 }, 60_000);
 
 test('a decoder checks the reply shape: a wrong one is a StoreError ERR_BL_STORE_REPLY naming the script and the field', () => {
-  const job = ['1-000001', '{}', '1:5 g', 100];
-  expect(lua.claimScript.decode([[job], 0])).toEqual({ claimed: [{ id: '1-000001', record: '{}', token: '1:5 g', leaseUntil: 100 }], wakeMs: 0 });
-  expect(() => lua.claimScript.decode([[job.slice(0, 3)], 0])).toThrow(/claim\.lua reply: claimed should be an array of 4/);
-  expect(() => lua.claimScript.decode([[['1', '{}', 7, 100]], 0])).toThrow(/LeasedJob\.token should be a string, got `7`/);
+  const job = ['1-000001', '{}', '1:5 g', 100, ''];
+  expect(lua.claimScript.decode([[job], 0])).toEqual({
+    claimed: [{ id: '1-000001', record: '{}', token: '1:5 g', leaseUntil: 100, reservation: '' }],
+    wakeMs: 0,
+  });
+  expect(() => lua.claimScript.decode([[job.slice(0, 4)], 0])).toThrow(/claim\.lua reply: claimed should be an array of 5/);
+  expect(() => lua.claimScript.decode([[['1', '{}', 7, 100, '']], 0])).toThrow(/LeasedJob\.token should be a string, got `7`/);
   expect(() => lua.enqueueScript.decode([7, '', 0])).toThrow(/status should be 1 \| 2 \| -2 \| -3/);
   expect(() => lua.failScript.decode('gone')).toThrow(StoreError);
   expect(() => lua.completeScript.decode(2)).toThrow(expect.objectContaining({ code: 'ERR_BL_STORE_REPLY' }));
@@ -251,7 +254,7 @@ test.each([
     'admit-defer.lua declares a key it never uses',
     'admit-defer.lua',
     (t: string) => t.replace('-- @key overridesIndex ZSET (renewed likewise)', '-- @key overridesIndex ZSET (renewed likewise)\n-- @key spare HASH'),
-    /declares key 23 \(spare\) but never uses KEYS\[23\]/,
+    /declares key 25 \(spare\) but never uses KEYS\[25\]/,
   ],
   [
     'release.lua reads its leases in pairs',

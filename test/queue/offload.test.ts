@@ -120,4 +120,29 @@ describe.each<[string, () => Store]>([
     expect(await limiter.getJob(twice.id)).toMatchObject({ state: 'dead', attempts: 2 });
     expect(flakyRuns).toBe(2);
   });
+
+  test('a job enqueued with settle gets job.settle in its handler: its estimate is reserved at its start, settled once', async () => {
+    const estimated = await limiter.enqueue('g', { type: 'tokens', cost: 40, settle: true });
+    const plain = await limiter.enqueue('g', { type: 'tokens', cost: 1 });
+    await expect(limiter.enqueue('g', { type: 'tokens', settle: 'yes' } as never)).rejects.toMatchObject({ code: 'ERR_BL_BAD_SETTLE' });
+    const dispatcher = new Dispatcher({ limiter, pollMs: 10, logger: silent });
+    const worker = new Worker({
+      limiter,
+      logger: silent,
+      idleWaitMs: 50,
+      handlers: {
+        tokens: async (job) => (job.settle ? await job.settle(10) : 'no settle'),
+      },
+    });
+    dispatcher.start();
+    worker.start();
+    try {
+      await until('both completed', async () => (await limiter.counts()).completed === 2);
+    } finally {
+      await dispatcher.stop();
+      await worker.close(1000);
+    }
+    expect(await limiter.getJob(estimated.id)).toMatchObject({ state: 'completed', result: { status: 'settled', refunded: 30, debt: 0 } });
+    expect(await limiter.getJob(plain.id)).toMatchObject({ state: 'completed', result: 'no settle' });
+  });
 });

@@ -21,7 +21,7 @@ import { StoreError } from '../../errors';
 import type { StoreErrorPolicy } from '../../types';
 import { POLICY_WARNINGS, policyDecider } from './outage-policy';
 import { realScheduler, type Scheduler } from '../../util/scheduler';
-import { toStoreError, withTimeout, wroteNothing } from '../../util/store-call';
+import { deadlineQueue, toStoreError, wroteNothing } from '../../util/store-call';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from '../../types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
@@ -118,15 +118,16 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
     return decide(input).then((d) => (observer.decision(d, policy), d));
   };
 
+  const withinTime = deadlineQueue(timeoutMs, scheduler);
   const call = (input: AdmitInput): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withTimeout(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), timeoutMs, scheduler);
+    return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)));
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
     const gate = connecting;
-    return withTimeout(gate === undefined ? operation() : gate.then(operation), timeoutMs, scheduler);
+    return withinTime(gate === undefined ? operation() : gate.then(operation));
   };
 
   const guard: OutageGuard = {
