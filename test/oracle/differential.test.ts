@@ -156,7 +156,11 @@ describe('the oracle notices a one-constant change in a script', () => {
     ],
     ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
     ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
-    ["a claim deciding a job of a plan under the limiter's rules (claim.lua)", 'false, plan and claim_rules(plans, plan))', 'false)'],
+    [
+      "a claim deciding a job of a plan under the limiter's rules (claim.lua)",
+      'local rules = plan and claim_rules(plans, plan)',
+      'local rules = nil',
+    ],
     ['a class meter that never pays for what its guarantee admitted (fair-share-class.lua)', 'local ct = fs.cls.ct - c', 'local ct = fs.cls.ct'],
     ['a lending floor no higher than a guaranteed borrower at its cap (fair-share-class.lua)', 'local f = (rho + 3 * b) / 4', 'local f = at_cap'],
   ];
