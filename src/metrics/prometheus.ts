@@ -204,6 +204,16 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       'max',
     ),
     new Collector(
+      'bulk_limiter_overrides',
+      'Overrides in force (limiter.setOverride), read from the store at scrape time; none when the store fails',
+      'gauge',
+      async () => {
+        const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await countOverrides(limiter)] as const));
+        return all.flatMap(([limiter, value]) => (value === undefined ? [] : [{ labels: { limiter }, value }]));
+      },
+      'max',
+    ),
+    new Collector(
       'bulk_limiter_jobs',
       'Jobs by state, read from the store at scrape time',
       'gauge',
@@ -283,6 +293,22 @@ export function registerMetrics(options: MetricsOptions): Metrics {
 }
 
 /** The store's job counts within the limiter's timeoutMs; undefined when it fails (the scrape goes on). */
+/** The overrides a limiter holds, page by page (at most `tuning.maxOverrides`); undefined when the store fails. */
+async function countOverrides(limiter: Limiter): Promise<number | undefined> {
+  try {
+    let n = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await limiter.listOverrides(cursor === undefined ? { count: 1000 } : { cursor, count: 1000 });
+      n += page.overrides.length;
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    return n;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The policies a limiter's decisions can name: bounded by its configuration, never by requests. */
 function policyLabels(limiter: Limiter): string[] {
   const rules = [...(limiter.spec.rules ?? []), ...[...(limiter.spec.plans?.values() ?? [])].flatMap((plan) => plan.rules ?? [])];

@@ -3,7 +3,9 @@
  * coded error naming the setting and showing the value. On the MemoryStore (nothing store-specific here).
  */
 import { createLimiter } from '../../src/limiter/limiter';
+import { Registry } from 'prom-client';
 import { MemoryStore } from '../../src/memory/memory-store';
+import { registerMetrics } from '../../src/metrics/prometheus';
 
 const limiter = () =>
   createLimiter({
@@ -83,4 +85,18 @@ test("a plan resolves into its values, as of the override's setting", async () =
   const o = await l.setOverride('g', { plan: 'pro' });
   expect(o.settings).toEqual({ plan: 'pro' });
   expect((await l.check('g')).guaranteed).toBe(100);
+});
+
+test('the metrics count the overrides in force, at scrape time', async () => {
+  let now = 1_000_000;
+  const registry = new Registry();
+  const l = createLimiter({ store: new MemoryStore({ clock: () => now }), name: 'm-overrides', limit: 100, windowMs: 1000 });
+  const metrics = registerMetrics({ registry, limiters: [l] });
+  expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 0');
+  await l.setOverride('a', { blocked: true }, { ttlMs: 1000 });
+  await l.setOverride('b', { weight: 3 });
+  expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 2');
+  now += 1000;
+  expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 1');
+  metrics.close();
 });
