@@ -28,6 +28,8 @@
 ]]
 
 local OV_VALUE = '^(%d+)|(%d+)|(.*)$'
+-- rules text -> parsed rules, for this call: the groups of one plan's overrides share their parse
+local OV_RULES = {}
 
 local function ov_read(fs, key, group)
   local raw = redis.call('HGET', key, group)
@@ -41,9 +43,14 @@ local function ov_read(fs, key, group)
                g = tonumber(s.g) or 0, rules = nil, rtext = nil, expires = expires }
   if type(s.r) == 'string' then
     ov.rtext = s.r
-    if not RL then RL = rl_library() end
-    local rules = RL.config(s.r, FS_PACK)
-    if #rules == 0 then ov.rules = false else ov.rules = rules end
+    local rules = OV_RULES[s.r]
+    if rules == nil then
+      if not RL then RL = rl_library() end
+      rules = RL.config(s.r, FS_PACK)
+      if #rules == 0 then rules = false end
+      OV_RULES[s.r] = rules
+    end
+    ov.rules = rules
   end
   return ov
 end
