@@ -52,6 +52,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const perLimiter = limiters.map((limiter): LimiterCounts => {
     const policies = policyLabels(limiter);
     const policyIndex = new Map(policies.map((p, i) => [p, i]));
+    const overrideRule = policyIndex.get('override') ?? 0;
     const classes = [...(limiter.spec.classes?.keys() ?? [])];
     const classIndex = new Map(classes.map((name, i) => [name, i]));
     const c: LimiterCounts = {
@@ -71,7 +72,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
           const outcome = outcomeOf(d);
           // An admission passed every policy: 'global'. A denial or deferral names the policy that said no.
           const policy = fallback !== undefined ? `outage:${fallback}` : d.allowed ? 'global' : (d.policy ?? 'global');
-          c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? 0)]! += 1;
+          c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? overrideRule)]! += 1;
           const k = d.class === undefined ? undefined : classIndex.get(d.class);
           if (k !== undefined) c.classDecisions[outcome * classes.length + k]! += 1;
           c.groups.add(d.group, outcome);
@@ -292,7 +293,22 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   };
 }
 
+/** The policies a limiter's decisions can name: bounded by its configuration, never by requests. */
+function policyLabels(limiter: Limiter): string[] {
+  const rules = [...(limiter.spec.rules ?? []), ...[...(limiter.spec.plans?.values() ?? [])].flatMap((plan) => plan.rules ?? [])];
+  // 'blocked' and 'override': an override's block, and a rule of an override (docs/runtime-policies.md), whatever its name
+  return [...new Set(['global', 'concurrency', ...rules.map((rule) => rule.name), 'blocked', 'override']), ...OUTAGE_POLICIES];
+}
+
 /** The store's job counts within the limiter's timeoutMs; undefined when it fails (the scrape goes on). */
+async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
+  try {
+    return await withTimeout(limiter.counts(), limiter.options.timeoutMs);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The overrides a limiter holds, page by page (at most `tuning.maxOverrides`); undefined when the store fails. */
 async function countOverrides(limiter: Limiter): Promise<number | undefined> {
   try {
@@ -304,20 +320,6 @@ async function countOverrides(limiter: Limiter): Promise<number | undefined> {
       cursor = page.cursor;
     } while (cursor !== undefined);
     return n;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The policies a limiter's decisions can name: bounded by its configuration, never by requests. */
-function policyLabels(limiter: Limiter): string[] {
-  const rules = [...(limiter.spec.rules ?? []), ...[...(limiter.spec.plans?.values() ?? [])].flatMap((plan) => plan.rules ?? [])];
-  return [...new Set(['global', 'concurrency', ...rules.map((rule) => rule.name)]), ...OUTAGE_POLICIES];
-}
-
-async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
-  try {
-    return await withTimeout(limiter.counts(), limiter.options.timeoutMs);
   } catch {
     return undefined;
   }
