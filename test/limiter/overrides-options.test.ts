@@ -87,7 +87,7 @@ test("a plan resolves into its values, as of the override's setting", async () =
   expect((await l.check('g')).guaranteed).toBe(100);
 });
 
-test('the metrics count the overrides in force, at scrape time', async () => {
+test('the metrics count the overrides in force, at scrape time, and the denials of a block or an override rule', async () => {
   let now = 1_000_000;
   const registry = new Registry();
   const l = createLimiter({ store: new MemoryStore({ clock: () => now }), name: 'm-overrides', limit: 100, windowMs: 1000 });
@@ -96,7 +96,14 @@ test('the metrics count the overrides in force, at scrape time', async () => {
   await l.setOverride('a', { blocked: true }, { ttlMs: 1000 });
   await l.setOverride('b', { weight: 3 });
   expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 2');
+  await l.check('a');
+  await l.setOverride('c', { rules: [{ name: 'tiny', limit: 1, windowMs: 1000 }] });
+  await l.check('c');
+  await l.check('c');
+  const text = await registry.metrics();
+  expect(text).toContain('bulk_limiter_decisions_total{limiter="m-overrides",outcome="denied",policy="blocked"} 1');
+  expect(text).toContain('bulk_limiter_decisions_total{limiter="m-overrides",outcome="denied",policy="override"} 1');
   now += 1000;
-  expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 1');
+  expect(await registry.metrics()).toContain('bulk_limiter_overrides{limiter="m-overrides"} 2');
   metrics.close();
 });
