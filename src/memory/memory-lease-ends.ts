@@ -5,7 +5,7 @@
 import { jobMember, type JobRecord } from '../queue/job-record';
 import type { WaitingSince } from './memory-since';
 import type { SortedSet } from '../core/sorted-set';
-import type { FailOutcome, FailResult } from '../types';
+import type { FailOutcome, FailResult, FailState } from '../types';
 
 /** What ending a lease needs of the MemoryQueue. */
 export interface LeaseEndParts {
@@ -53,15 +53,15 @@ export function completeInMemory(q: LeaseEndParts, now: number, id: string, toke
 /** fail.lua: a retry (or a snooze) waits in delayed until its time; past the cap the job is dead. */
 export function failInMemory(q: LeaseEndParts, now: number, id: string, token: string, outcome: FailOutcome): FailResult {
   const r = q.activeRecord(id, token);
-  if (!r) return 'stale';
+  if (!r) return { state: 'stale' };
   q.active.remove(id);
   q.flightDone(r.group, r.gc);
-  let result: FailResult;
+  let result: FailState;
   if (outcome.kind === 'snooze') {
     r.snoozes += 1;
     if (r.snoozes > outcome.maxSnoozes) {
       kill(q, r, now, `snoozed more than ${outcome.maxSnoozes} times`);
-      return 'dead';
+      return { state: 'dead' };
     }
     result = 'snoozed';
   } else {
@@ -71,7 +71,7 @@ export function failInMemory(q: LeaseEndParts, now: number, id: string, token: s
     const cap = r.ma !== undefined && outcome.maxAttempts > 0 ? r.ma : outcome.maxAttempts;
     if (r.attempts >= cap) {
       kill(q, r, now, outcome.error);
-      return 'dead';
+      return { state: 'dead' };
     }
     result = 'retrying';
   }
@@ -80,7 +80,7 @@ export function failInMemory(q: LeaseEndParts, now: number, id: string, token: s
   r.runAt = now + Math.max(0, Math.ceil(outcome.delayMs));
   q.delayed.add(jobMember(r), r.runAt);
   q.since.add(r.id, r.group, r.runAt);
-  return result;
+  return { state: result };
 }
 
 /** reclaim.lua: leases past their time come back to the head of pending, or die past maxStalls. */

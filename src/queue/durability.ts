@@ -5,11 +5,12 @@
  * Unconfirmed: `check()` answers a denial with reason 'store-error' and no job (the middleware's 503 +
  * Retry-After; a retry with the same Idempotency-Key finds the same job), `enqueue()` rejects.
  *
- * `queue` confirms claims and acknowledgements too, so a failover runs no job twice beyond those in flight: an
- * unconfirmed claim is not run; an unconfirmed acknowledgement is sent again to the master there is by then.
+ * `queue` confirms claims and acknowledgements (completions and failures) too, so a failover runs no job twice
+ * beyond those in flight and rolls back no retry: an unconfirmed claim is not run; an unconfirmed acknowledgement
+ * is sent again (same token) to the master there is by then.
  */
 import { ConfigError, StoreError } from '../errors';
-import type { ClaimResult, Decision, DurableWrites, LimiterStore, QueueStore } from '../types';
+import type { ClaimResult, Decision, DurableWrites, FailOutcome, FailResult, LimiterStore, QueueStore } from '../types';
 import type { EnqueueInput, EnqueueResult } from '../types';
 import { isIntegerIn, refuse } from '../util/validate';
 
@@ -94,13 +95,35 @@ function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (wri
       await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
       try {
         const again = await writes.complete(id, token, resultJson, keepMs);
-        if (!again.completed) return (await base.getJob(id))?.state === 'completed'; // the first one counted after all
+        // Refused: the first one counted after all (then confirm it: WAIT covers the writes before this reply), or
+        // the run lost the job.
+        if (!again.completed && (await base.getJob(id))?.state !== 'completed') return false;
         if (await confirmed(again)) return true;
       } catch {
         // the failover is still under way: try again
       }
     }
     return false;
+  };
+  /** A failure's acknowledgement not confirmed, sent again the same way; `first` is what the unconfirmed one did. */
+  const failAgain = async (id: string, token: string, outcome: FailOutcome, first: FailResult): Promise<FailResult> => {
+    for (let attempt = 0; attempt < ACK_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
+      try {
+        const again = await writes.fail(id, token, outcome);
+        // Stale: the first one counted after all (the job no longer runs; confirmed like the completion above), or
+        // the run lost the job.
+        const counted = again.state !== 'stale' || (await base.getJob(id))?.state !== 'active';
+        if (!counted) return again;
+        if (await confirmed(again)) return again.state === 'stale' ? first : again;
+      } catch {
+        // the failover is still under way: try again
+      }
+    }
+    throw new StoreError(
+      'ERR_BL_NOT_DURABLE',
+      `The failure of job ${id} was not confirmed on the replicas after ${ACK_ATTEMPTS} attempts; the job runs again when its lease ends`,
+    );
   };
   const overrides: Partial<QueueStore> = {
     claimMany: (leaseMs, max) => writes.claimMany(leaseMs, max).then(claimed),
@@ -114,6 +137,11 @@ function confirmedQueue(base: QueueStore, writes: DurableWrites, confirmed: (wri
       const r = await writes.complete(id, token, resultJson, keepMs);
       if (!r.completed || (await confirmed(r))) return r.completed;
       return ackAgain(id, token, resultJson, keepMs);
+    },
+    async fail(id, token, outcome) {
+      const r = await writes.fail(id, token, outcome);
+      if (r.state === 'stale' || (await confirmed(r))) return r;
+      return failAgain(id, token, outcome, r);
     },
   };
   return new Proxy(base, {

@@ -7,16 +7,19 @@
 import { BulkLimiterError } from '../errors';
 import { isPermanent } from './permanent-error';
 import { isRetryLater } from './retry-later-error';
-import type { ClaimedJob, FailResult } from '../types';
+import type { ClaimedJob, FailState } from '../types';
 import type { WorkerConfig, WorkerJob } from './worker-options';
 import { messageOf } from './validate';
 
 /** How a run ended, for the Worker's events. */
 export type RunOutcome =
   | { readonly kind: 'completed'; readonly result: unknown }
-  | { readonly kind: 'failed'; readonly error: unknown; readonly delayMs: number; readonly state: FailResult }
-  | { readonly kind: 'snoozed'; readonly delayMs: number; readonly state: FailResult }
-  /** The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded. */
+  | { readonly kind: 'failed'; readonly error: unknown; readonly delayMs: number; readonly state: FailState }
+  | { readonly kind: 'snoozed'; readonly delayMs: number; readonly state: FailState }
+  /**
+   * The lease was lost (or the ack refused): someone else owns the job now; nothing was recorded, unless a failure
+   * sent again after a store error was refused because the first send had counted.
+   */
   | { readonly kind: 'lost'; readonly error: BulkLimiterError };
 
 /** How a run ended, and the next job claimed with its completion (the slot passes to it). */
@@ -32,6 +35,15 @@ export interface RunHooks {
   /** Asked at completion time: claim the worker's next job in the same call? */
   readonly wantsNext: () => boolean;
 }
+
+/**
+ * Attempts of an acknowledgement the store failed to take (an error, not a stale token), and the pause before
+ * the second (doubling, at most ACK_RETRY_MAX_MS): about 7 s in all, longer than a restart or a Cluster failover.
+ * The repeat carries the same token, so it is refused once someone else holds the job.
+ */
+export const ACK_ATTEMPTS = 8;
+const ACK_RETRY_MS = 100;
+const ACK_RETRY_MAX_MS = 2000;
 
 export class LeaseLostError extends BulkLimiterError {
   constructor(jobId: string) {
@@ -136,9 +148,12 @@ export class JobRun {
       // the upstream served: the adaptive limit may rise (the limiter coalesces these; a failed report is logged)
       void this.config.report?.('ok');
       const { keepCompletedMs, leaseMs } = this.config;
-      if (!this.hooks.wantsNext()) return end((await queue.complete(id, token, resultJson, keepCompletedMs)) ? completed : lost());
-      // The hot path: acknowledge and take the next job in one round trip.
-      const r = await queue.completeAndClaim(id, token, resultJson, keepCompletedMs, leaseMs, 1);
+      // The hot path: acknowledge and take the next job in one round trip. A repeat only completes: the claim
+      // of a call that failed may have happened, and a job claimed twice waits for its lease to end.
+      const r = await this.sendAck(async (repeat) => {
+        if (repeat || !this.hooks.wantsNext()) return { completed: await this.completedOnce(resultJson, repeat), claimed: [] };
+        return queue.completeAndClaim(id, token, resultJson, keepCompletedMs, leaseMs, 1);
+      });
       return end(r.completed ? completed : lost(), r.claimed[0]);
     }
     if (this.closedByWorker || isRetryLater(outcome.error)) {
@@ -146,14 +161,44 @@ export class JobRun {
       const delayMs = isRetryLater(outcome.error) ? outcome.error.delayMs : 0;
       // the upstream refused: the adaptive limit falls (once per interval), not just this job's start
       if (isRetryLater(outcome.error)) void this.config.report?.('throttled', { retryAfterMs: delayMs });
-      const state = await queue.fail(id, token, { kind: 'snooze', delayMs, maxSnoozes: this.config.maxSnoozes });
+      const { state } = await this.sendAck(() => queue.fail(id, token, { kind: 'snooze', delayMs, maxSnoozes: this.config.maxSnoozes }));
       return end(state === 'stale' ? lost() : { kind: 'snoozed', delayMs, state });
     }
     const delayMs = Math.max(0, Math.floor(this.config.backoff(this.claimed.attempts + 1)));
     // A permanent error goes to dead at once (cap 0), whatever attempts are left.
     const maxAttempts = isPermanent(outcome.error) ? 0 : this.config.maxAttempts;
-    const state = await queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts });
+    const { state } = await this.sendAck(() => queue.fail(id, token, { kind: 'error', error: messageOf(outcome.error), delayMs, maxAttempts }));
     return end(state === 'stale' ? lost() : { kind: 'failed', error: outcome.error, delayMs, state });
+  }
+
+  /**
+   * The completion, once: a repeat refused after a call that failed may mean that call counted (the job is
+   * completed), which a read tells. A failure's repeat refused stays 'stale' (lost): a failed job is waiting
+   * again, and may already run elsewhere.
+   */
+  private async completedOnce(resultJson: string | undefined, repeat: boolean): Promise<boolean> {
+    const { id, token } = this.claimed;
+    const { queue, keepCompletedMs } = this.config;
+    if (await queue.complete(id, token, resultJson, keepCompletedMs)) return true;
+    return repeat && (await queue.getJob(id))?.state === 'completed';
+  }
+
+  /**
+   * Sends an acknowledgement, again with the same token while the store fails (each failure reported), up to
+   * ACK_ATTEMPTS times; then the last error stands and the job runs again when its lease ends. An acknowledgement
+   * `durability` could not confirm has been sent again already (ERR_BL_NOT_DURABLE): not repeated here.
+   */
+  private async sendAck<T>(send: (repeat: boolean) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(attempt > 1);
+      } catch (error) {
+        const durable = error instanceof BulkLimiterError && error.code === 'ERR_BL_NOT_DURABLE';
+        if (attempt >= ACK_ATTEMPTS || durable) throw error;
+        this.hooks.onError(error);
+        await this.config.scheduler.sleep(Math.min(ACK_RETRY_MAX_MS, ACK_RETRY_MS * 2 ** (attempt - 1)));
+      }
+    }
   }
 
   /** Renews the lease every `ms` until the returned function is called (an interval on the worker's scheduler). */

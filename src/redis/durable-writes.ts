@@ -42,7 +42,7 @@ export interface Writer {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /** The queue's claims and acknowledgements on this connection. */
-  readonly queue: Pick<QueueStore, 'claimMany' | 'completeAndClaim' | 'complete'>;
+  readonly queue: Pick<QueueStore, 'claimMany' | 'completeAndClaim' | 'complete' | 'fail'>;
 }
 
 /** One TCP session of a connection: broken once that socket closed. */
@@ -154,6 +154,7 @@ export function openDurableWrites(client: RedisClient, slotKey: string, writerOn
     completeAndClaim: (id, token, resultJson, keepMs, leaseMs, max) =>
       send((writer) => writer.queue.completeAndClaim(id, token, resultJson, keepMs, leaseMs, max)),
     complete: (id, token, resultJson, keepMs) => send(async (writer) => ({ completed: await writer.queue.complete(id, token, resultJson, keepMs) })),
+    fail: (id, token, outcome) => send((writer) => writer.queue.fail(id, token, outcome)),
     async confirm(result, replicas, timeoutMs) {
       const at = written.get(result);
       if (at === undefined || at.session.broken) return 0;

@@ -261,7 +261,7 @@ export class RedisQueue implements QueueStore {
 
   async fail(id: string, token: string, outcome: FailOutcome): Promise<FailResult> {
     const error = outcome.kind === 'error';
-    return this.run(lua.failScript, {
+    const state = await this.run(lua.failScript, {
       nowMs: this.now(),
       id,
       token,
@@ -271,6 +271,7 @@ export class RedisQueue implements QueueStore {
       cap: error ? outcome.maxAttempts : outcome.maxSnoozes,
       maxDead: this.maxDead,
     });
+    return { state };
   }
 
   async extendLease(id: string, token: string, leaseMs: number): Promise<boolean> {

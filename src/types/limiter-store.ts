@@ -153,8 +153,11 @@ export interface ServerInfo {
   readonly maxmemory: number;
 }
 
-/** See `LimiterStore.durableWrites`. Claims and acknowledgements go over the same connections (`claimMany`, `completeAndClaim` as the queue's). */
-export interface DurableWrites extends Pick<QueueStore, 'claimMany' | 'completeAndClaim'> {
+/**
+ * See `LimiterStore.durableWrites`. Claims and acknowledgements (a completion or a failure) go over the same
+ * connections (`claimMany`, `completeAndClaim`, `fail` as the queue's).
+ */
+export interface DurableWrites extends Pick<QueueStore, 'claimMany' | 'completeAndClaim' | 'fail'> {
   admit(input: AdmitInput): Promise<Decision>;
   enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /**

@@ -93,7 +93,16 @@ export type FailOutcome =
   /** `RetryLaterError`: snoozes + 1 (attempts unchanged); dead once snoozes exceed `maxSnoozes`. */
   | { readonly kind: 'snooze'; readonly delayMs: number; readonly maxSnoozes: number };
 
-export type FailResult = 'retrying' | 'snoozed' | 'dead' | 'stale';
+/** Where a failed run left its job: due again, snoozed, dead, or 'stale' (the token no longer holds it: nothing changed). */
+export type FailState = 'retrying' | 'snoozed' | 'dead' | 'stale';
+
+/**
+ * What `fail` did. An object, not the bare state, so durable writes can confirm this very reply on the replicas
+ * (`DurableWrites.confirm` takes what a write answered).
+ */
+export interface FailResult {
+  readonly state: FailState;
+}
 
 /**
  * What a claim started, and when to look again: -1 ready is empty (wait for a wake-up); 0 now; > 0 the

@@ -33,7 +33,7 @@ export function describeDestroyCases(name: string, setup: () => Promise<StoreHar
       const dead = await queue.enqueue(job('a'));
       await queue.dispatch(MOVE);
       const [run] = (await queue.claimMany(60_000, 1)).claimed;
-      expect(await queue.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toBe('dead');
+      expect(await queue.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toEqual({ state: 'dead' });
       await queue.enqueue(job('a'));
       await queue.dispatch(MOVE);
       await queue.claimMany(60_000, 1);

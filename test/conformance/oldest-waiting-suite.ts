@@ -71,7 +71,7 @@ export function describeOldestWaitingCases(name: string, setup: () => Promise<St
       await st.queue.enqueue(job('r'));
       await st.queue.dispatch(MOVE);
       const [run] = (await st.queue.claimMany(100, 1)).claimed;
-      expect(await st.queue.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 1000, maxAttempts: 5 })).toBe('retrying');
+      expect(await st.queue.fail(run!.id, run!.token, { kind: 'error', error: 'x', delayMs: 1000, maxAttempts: 5 })).toEqual({ state: 'retrying' });
       clock.advance(999);
       expect(await oldest(st)).toBe(0); // its retry is not due yet
       clock.advance(51);

@@ -108,8 +108,8 @@ export async function retryUnknown(limiter: Limiter, answers: readonly Answer[],
   return current;
 }
 
-/** Jobs in Redis by the request (payload `i`) they carry: every record in the limiter's jobs hash. */
-export async function jobsByRequest(client: Redis, name: string, prefix = 'bl'): Promise<Map<number, string[]>> {
+/** Jobs in Redis by the request (payload `i`) they carry: every record in the limiter's jobs hash (a Redis or a Cluster client). */
+export async function jobsByRequest(client: Pick<Redis, 'hvals'>, name: string, prefix = 'bl'): Promise<Map<number, string[]>> {
   const records = await client.hvals(limiterKeys(prefix, name).jobs);
   const jobs = new Map<number, string[]>();
   for (const raw of records) {

@@ -54,6 +54,7 @@ const STORE_AUTHOR_TYPES = [
   'EnqueueResult',
   'FailOutcome',
   'FailResult',
+  'FailState',
   'LimiterSpec',
   'LimiterStore',
   'OverrideInput',

@@ -131,7 +131,7 @@ describe('RedisQueue on Redis only', () => {
     const { claimed } = await q.claimMany(1000, 3);
     expect(claimed).toHaveLength(3);
     expect(await q.complete(claimed[0]!.id, claimed[0]!.token, undefined, 1000)).toBe(true);
-    expect(await q.fail(claimed[1]!.id, claimed[1]!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toBe('dead');
+    expect(await q.fail(claimed[1]!.id, claimed[1]!.token, { kind: 'error', error: 'x', delayMs: 0, maxAttempts: 1 })).toEqual({ state: 'dead' });
     expect(await client.exists(q.keys.backlog)).toBe(1);
     expect(await q.complete(claimed[2]!.id, claimed[2]!.token, undefined, 1000)).toBe(true);
     expect(await client.exists(q.keys.backlog)).toBe(0);

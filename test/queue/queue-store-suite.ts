@@ -93,7 +93,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.claim(1000)).toBeNull();
       expect(await q.getJob('nope')).toBeNull();
       expect(await q.complete('nope', 'x', undefined, 1000)).toBe(false);
-      expect(await q.fail('nope', 'x', ERROR(3))).toBe('stale');
+      expect(await q.fail('nope', 'x', ERROR(3))).toEqual({ state: 'stale' });
       expect(await q.extendLease('nope', 'x', 1000)).toBe(false);
       expect(await q.retryDead('nope')).toBe(false);
       expect(await q.removeDead('nope')).toBe(false);
@@ -102,12 +102,12 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
     test('a stale or wrong token changes nothing', async () => {
       const c = await claimOne();
       expect(await q.complete(c.id, `${c.token}x`, undefined, 1000)).toBe(false);
-      expect(await q.fail(c.id, 'other', ERROR(3))).toBe('stale');
+      expect(await q.fail(c.id, 'other', ERROR(3))).toEqual({ state: 'stale' });
       expect(await q.extendLease(c.id, 'other', 1000)).toBe(false);
       expect((await q.getJob(c.id))?.state).toBe('active');
       expect(await q.complete(c.id, c.token, undefined, 1000)).toBe(true);
       expect(await q.complete(c.id, c.token, undefined, 1000)).toBe(false);
-      expect(await q.fail(c.id, c.token, ERROR(3))).toBe('stale');
+      expect(await q.fail(c.id, c.token, ERROR(3))).toEqual({ state: 'stale' });
     });
 
     test('claimMany takes up to max jobs in ready order, each under its own lease and token', async () => {
@@ -178,14 +178,14 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
 
     test('an error retries after delayMs with attempts + 1, then dies at maxAttempts', async () => {
       const c = await claimOne();
-      expect(await q.fail(c.id, c.token, ERROR(2, 2000))).toBe('retrying');
+      expect(await q.fail(c.id, c.token, ERROR(2, 2000))).toEqual({ state: 'retrying' });
       expect(await q.getJob(c.id)).toMatchObject({ state: 'delayed', attempts: 1, runAt: now + 2000, error: 'boom' });
       now += 2000;
       await q.dispatch(LOOSE);
       const again = await q.claim(1000);
       expect(again).toMatchObject({ id: c.id, attempts: 1 });
       expect(again!.token).not.toBe(c.token);
-      expect(await q.fail(c.id, again!.token, { kind: 'error', error: 'final', delayMs: 10, maxAttempts: 2 })).toBe('dead');
+      expect(await q.fail(c.id, again!.token, { kind: 'error', error: 'final', delayMs: 10, maxAttempts: 2 })).toEqual({ state: 'dead' });
       expect(await q.getJob(c.id)).toMatchObject({ state: 'dead', attempts: 2, error: 'final', finishedAt: now });
       expect((await q.listDead(0, 10)).map((j) => j.id)).toEqual([c.id]);
       // The dead job no longer counts against the group's backlog.
@@ -194,12 +194,12 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
 
     test('a snooze is not an attempt and has its own cap', async () => {
       let c = await claimOne();
-      expect(await q.fail(c.id, c.token, { kind: 'snooze', delayMs: 500, maxSnoozes: 1 })).toBe('snoozed');
+      expect(await q.fail(c.id, c.token, { kind: 'snooze', delayMs: 500, maxSnoozes: 1 })).toEqual({ state: 'snoozed' });
       expect(await q.getJob(c.id)).toMatchObject({ state: 'delayed', attempts: 0, snoozes: 1, runAt: now + 500 });
       now += 500;
       await q.dispatch(LOOSE);
       c = (await q.claim(1000))!;
-      expect(await q.fail(c.id, c.token, { kind: 'snooze', delayMs: 500, maxSnoozes: 1 })).toBe('dead');
+      expect(await q.fail(c.id, c.token, { kind: 'snooze', delayMs: 500, maxSnoozes: 1 })).toEqual({ state: 'dead' });
       expect(await q.getJob(c.id)).toMatchObject({ state: 'dead', attempts: 0, snoozes: 2 });
     });
 
@@ -385,7 +385,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
       expect(await q.counts()).toMatchObject({ pending: 2, ready: 1, active: 4 });
       // A failure frees one too (the job goes back to delayed, and counts again once it moves).
       const second = claimed.find((c) => c.id === a[1])!;
-      expect(await q.fail(second.id, second.token, ERROR(3, 0))).toBe('retrying');
+      expect(await q.fail(second.id, second.token, ERROR(3, 0))).toEqual({ state: 'retrying' });
       expect((await q.getJob(a[3]!))?.state).toBe('ready');
       // So does an expired lease (a crashed worker).
       const third = (await q.claimMany(1000, 10)).claimed;
@@ -440,7 +440,7 @@ export function describeQueueStore(name: string, make: MakeQueue): void {
 
     test('a job that failed once, then completes: its error is dropped, its attempts kept', async () => {
       const c = await claimOne();
-      expect(await q.fail(c.id, c.token, ERROR(3, 0))).toBe('retrying');
+      expect(await q.fail(c.id, c.token, ERROR(3, 0))).toEqual({ state: 'retrying' });
       await q.dispatch(LOOSE);
       const again = (await q.claim(1000))!;
       expect(again).toMatchObject({ id: c.id, attempts: 1 });

@@ -5,6 +5,7 @@
 import { Dispatcher } from '../../src/queue/dispatcher';
 import { RetryLaterError } from '../../src/queue/retry-later-error';
 import { Worker, type JobHandler, type WorkerJob, type WorkerOptions } from '../../src/queue/worker';
+import { ACK_ATTEMPTS } from '../../src/queue/job-run';
 import { MemoryQueue } from '../../src/memory/memory-queue';
 import type { QueueStore } from '../../src/types';
 import { withScheduler } from '../../src/util/scheduler';
@@ -322,6 +323,65 @@ describe('Worker timing on a manual scheduler', () => {
     // Renewals at 50, 100 and 150 ms failed; at 150 the lease deadline had passed unrenewed: no more renewals.
     expect(failures).toBe(3);
     expect(aborted).toBe(true); // the handler was told its lease could not be renewed
+    expect(await queue.getJob(id)).toMatchObject({ state: 'completed', result: 'done', stalls: 0 });
+  });
+
+  /** `queue` whose `method` throws for its first `failures` calls (after running them when `landed`), each call's time kept. */
+  const refusing = <M extends 'fail' | 'completeAndClaim'>(method: M, failures: number, landed = false) => {
+    const calls: number[] = [];
+    const store = Object.assign(Object.create(queue) as MemoryQueue, {
+      [method]: async (...args: unknown[]) => {
+        calls.push(clock.now());
+        const call = (queue[method] as (...a: unknown[]) => Promise<unknown>).bind(queue);
+        if (calls.length > failures) return call(...args);
+        if (landed) await call(...args);
+        throw new Error('store unreachable');
+      },
+    });
+    return { store, calls };
+  };
+
+  test("a failure's acknowledgement the store refuses is sent again with the same token, doubling the pause, until it lands", async () => {
+    const id = await ready({ type: 'boom' });
+    const { store, calls } = refusing('fail', 3);
+    const errors: unknown[] = [];
+    const retrying: string[] = [];
+    const worker = start({ boom: async () => Promise.reject(new Error('upstream down')) }, { backoff: () => 5000 }, store);
+    worker.on('error', (error) => void errors.push(error));
+    worker.on('retrying', (job) => void retrying.push(job.id));
+    await clock.until('the acknowledgement lands', () => retrying.length > 0);
+    expect(calls.map((t) => t - calls[0]!)).toEqual([0, 100, 300, 700]);
+    expect(errors).toHaveLength(3); // each refusal reported, none as a lost lease
+    expect(retrying).toEqual([id]);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'delayed', attempts: 1, stalls: 0, error: 'upstream down' });
+  });
+
+  test('a failure the store keeps refusing is sent ACK_ATTEMPTS times, then left to its lease', async () => {
+    const id = await ready({ type: 'boom' });
+    const { store, calls } = refusing('fail', Infinity);
+    const lost: unknown[] = [];
+    const worker = start({ boom: async () => Promise.reject(new Error('upstream down')) }, { leaseMs: 60_000 }, store);
+    worker.on('error', (error) => void lost.push(error));
+    await clock.until('the worker gives up', () => calls.length === ACK_ATTEMPTS && lost.length === ACK_ATTEMPTS + 1);
+    // 100, 200, 400, 800, 1600, then 2000 ms apart: about 7 s in all, the job still held by the run's lease.
+    expect(calls.at(-1)! - calls[0]!).toBe(7100);
+    expect(lost.at(-1)).toMatchObject({ code: 'ERR_BL_LEASE_LOST' });
+    expect(await queue.getJob(id)).toMatchObject({ state: 'active', attempts: 0 });
+    await clock.advance(5000);
+    expect(calls).toHaveLength(ACK_ATTEMPTS);
+  });
+
+  test('a completion that landed but whose answer was lost: the repeat is refused, and a read finds it completed', async () => {
+    const id = await ready({ type: 'echo' });
+    const { store, calls } = refusing('completeAndClaim', 1, true);
+    const completed: string[] = [];
+    const errors: unknown[] = [];
+    const worker = start({ echo: async () => 'done' }, {}, store);
+    worker.on('completed', (job) => void completed.push(job.id));
+    worker.on('error', (error) => void errors.push(error));
+    await clock.until('the completion is known', () => completed.length > 0);
+    expect(calls).toHaveLength(1); // the repeat only completes (no second claim)
+    expect(errors).toHaveLength(1);
     expect(await queue.getJob(id)).toMatchObject({ state: 'completed', result: 'done', stalls: 0 });
   });
 

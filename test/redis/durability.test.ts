@@ -135,3 +135,48 @@ test('a write is confirmed only on the connection that carried it: after a recon
     await store.destroy();
   }
 }, 30_000);
+
+test("a failure's acknowledgement is confirmed on the replica; unconfirmed, it is sent again until the replica has it", async () => {
+  const name = `durable-fail-${process.pid}`;
+  const limiter: Limiter = createLimiter({
+    store: new RedisStore({ client }),
+    name,
+    limit: 100,
+    windowMs: 1000,
+    durability: { replicas: 1, timeoutMs: 300 },
+  });
+  const jobsKey = limiterKeys('bl', name).jobs;
+  const { queue } = limiter;
+  const onReplica = async (id: string) => JSON.parse((await replicaClient.hget(jobsKey, id)) ?? '{}') as { attempts?: number; snoozes?: number };
+  const claimOne = async () => {
+    await queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+    const [run] = (await queue.claimMany(60_000, 1)).claimed;
+    expect(run).toBeDefined();
+    return run!;
+  };
+  try {
+    const first = await limiter.enqueue('acme', { type: 'report', idempotencyKey: 'f1' });
+    const run = await claimOne();
+    expect(run.id).toBe(first.id);
+    expect(await queue.fail(run.id, run.token, { kind: 'error', error: 'boom', delayMs: 60_000, maxAttempts: 5 })).toEqual({ state: 'retrying' });
+    // Confirmed means on the replica already: a failover now would not roll the retry back.
+    expect(await onReplica(run.id)).toMatchObject({ attempts: 1 });
+
+    await limiter.enqueue('acme', { type: 'report', idempotencyKey: 'f2' });
+    const second = await claimOne();
+    process.kill(replica.pid!, 'SIGSTOP');
+    let resumed = false;
+    const snoozing = queue.fail(second.id, second.token, { kind: 'snooze', delayMs: 60_000, maxSnoozes: 5 }).finally(() => void (resumed = true));
+    // Longer than one WAIT (300 ms): the first send was not confirmed, and the acknowledgement is not answered.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(resumed).toBe(false);
+    process.kill(replica.pid!, 'SIGCONT');
+    // Sent again (its repeat refused: the first counted), and confirmed once the replica acknowledges.
+    expect(await snoozing).toEqual({ state: 'snoozed' });
+    expect(await onReplica(second.id)).toMatchObject({ snoozes: 1 });
+  } finally {
+    process.kill(replica.pid!, 'SIGCONT');
+    await limiter.destroy();
+    await limiter.close();
+  }
+}, 60_000);
