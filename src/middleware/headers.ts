@@ -115,10 +115,13 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
   return (d): HeaderMap => (d.allowed ? {} : { 'Retry-After': String(retryAfterSeconds(d.retryAfterMs)) });
 }
 
-/** Whether the decision's rules are the configured ones (by name, in order): a check without an override. */
+/**
+ * Whether the decision's rules are the configured ones (by name, in order): a check without an override. A decision
+ * without rule statuses (an outage policy's, or an override's with `rules: []`) is written as configured, but a block.
+ */
 function sameRules(d: Decision, rules: readonly RuleSpec[]): boolean {
   const own = d.rules;
-  if (own === undefined) return rules.length === 0 || d.policy !== 'blocked';
+  if (own === undefined || own.length === 0) return rules.length === 0 || d.policy !== 'blocked';
   if (own.length !== rules.length) return false;
   for (let i = 0; i < own.length; i++) if (own[i]!.name !== rules[i]!.name) return false;
   return true;
