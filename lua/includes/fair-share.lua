@@ -212,7 +212,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
                peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false,
-               cls = false, ttl_ms = false }
+               cls = false, ttl_ms = false, ov_any = true }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   local m, ad_raw, cls_raw, parked = nil, false, false, false

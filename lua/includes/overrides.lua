@@ -13,7 +13,8 @@
 
   ov_read(fs, key, group) -> false | ov   ov = { raw, b, w, c, g, rules (nil: the check's; false: none), rtext
                                           (the rules' config text, nil: none), expires }
-  ov_span(fs, key)                       once per call, before fs_close: the longest window any override's rules
+  ov_span(fs, key)                       once per call, after fs_open (a call without overrides then reads none
+                                          per check), before fs_close: the longest window any override's rules
                                           ever had (the field '' of the overrides HASH, never a group id) keeps the
                                           limiter's keys as long as their state needs (fs.ttl_ms), for every call
                                           alike: a batch renews them as its checks' own calls would
@@ -32,6 +33,8 @@ local OV_VALUE = '^(%d+)|(%d+)|(.*)$'
 local OV_RULES = {}
 
 local function ov_read(fs, key, group)
+  -- ov_span found no overrides at all in this call: nothing to read
+  if not fs.ov_any then return false end
   local raw = redis.call('HGET', key, group)
   if not raw then return false end
   local expires, _, text = string.match(raw, OV_VALUE)
@@ -56,6 +59,11 @@ local function ov_read(fs, key, group)
 end
 
 local function ov_span(fs, key)
+  -- a limiter without overrides: one read per call, none per check
+  if redis.call('HLEN', key) == 0 then
+    fs.ov_any = false
+    return
+  end
   local span = redis.call('HGET', key, '')
   if not span then return end
   local cfg = fs.cfg
