@@ -3,6 +3,9 @@
 -- @keys queue
 -- @key leases ZSET request concurrency (includes/concurrency.lua; untouched without a cap)
 -- @key slots HASH
+-- @key overrides HASH group -> its override (includes/overrides.lua)
+-- @key overridesDue ZSET (renewed with the limiter's keys: includes/overrides.lua ov_keep)
+-- @key overridesIndex ZSET (renewed likewise)
 -- @arg nowMs number store time in ms, a fraction for µs (tests); 0 = redis TIME
 -- @arg config string the fair-share config block (fs_config)
 -- @arg group string
@@ -23,15 +26,18 @@
 --!include includes/fair-share.lua
 --!include includes/job.lua
 --!include includes/concurrency.lua
+--!include includes/overrides.lua
 --!include includes/admit-defer.lua
 
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), fs_arg_us(ARGV[1]), ARGV[3])
+ov_span(fs, KEYS[22])
 local CC = ARGV[13] ~= nil and cc_library()
 local cc = CC and CC.open(KEYS[20], KEYS[21])
-local reply = ad_admit(fs, K, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
+local reply = ad_admit(fs, K, KEYS[22], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
   tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), CC, cc, tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[12])
 fs_close(fs)
+ov_keep(fs, KEYS[22], KEYS[23], KEYS[24])
 if cc then CC.close(cc) end
 if reply[12] == 1 then job_keep(K, fs.now_ms, fs.now_ms + fs.cfg.ttl_ms, job_written_by_defer(K)) end
 return reply

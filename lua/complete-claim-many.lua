@@ -2,6 +2,7 @@
 -- acknowledgements its workers make in one event-loop turn together): each job is completed and then its
 -- claim made, in order, exactly as that many complete-claim.lua calls at that instant would.
 -- @keys queue
+-- @key overrides HASH group -> its override (includes/overrides.lua), read by the claims
 -- @arg nowMs int store time in ms (0 = Redis TIME)
 -- @arg config string the fair-share config block (fs_config)
 -- @arg plans string JSON {plan: its rules' JSON array} for the plans whose rules differ from config's ('' = none)
@@ -11,6 +12,7 @@
 --!include includes/job.lua
 --!include includes/lease.lua
 --!include includes/settle.lua
+--!include includes/overrides.lua
 --!include includes/claim.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
@@ -28,7 +30,7 @@ for i = 4, #ARGV - 7, 8 do
     out[#out + 1] = { completed, {}, -1 }
   else
     fs = fs or fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans, false)
+    local claimed, wake = job_claim(K, fs, tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7]), leases, plans, false, KEYS[20])
     out[#out + 1] = { completed, claimed, wake }
   end
 end

@@ -1,6 +1,7 @@
 -- complete-claim.lua: complete.lua then claim.lua in one call, so a worker acknowledges a finished job and
 -- starts the next one in a single round trip. The claim happens whether or not the completion was stale.
 -- @keys queue
+-- @key overrides HASH group -> its override (includes/overrides.lua), read by the claim
 -- @arg nowMs int store time in ms (0 = Redis TIME)
 -- @arg config string the fair-share config block (fs_config)
 -- @arg plans string JSON {plan: its rules' JSON array} for the plans whose rules differ from config's ('' = none)
@@ -10,6 +11,7 @@
 --!include includes/job.lua
 --!include includes/lease.lua
 --!include includes/settle.lua
+--!include includes/overrides.lua
 --!include includes/claim.lua
 local K = job_keys()
 local now = job_now_ms(ARGV[1])
@@ -18,7 +20,7 @@ local claimed, wake = {}, -1
 -- Nothing ready: no budget to open (the common end of a drain).
 if redis.call('LLEN', K.ready) > 0 then
   local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), now * 1000)
-  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]), false)
+  claimed, wake = job_claim(K, fs, tonumber(ARGV[10]), tonumber(ARGV[11]), nil, claim_plans(ARGV[3]), false, KEYS[20])
   fs_close(fs)
 end
 job_keep(K, now, now + tonumber(ARGV[8]), job_written_by_flight(K, K.completed, K.jobs, K.active, K.counters))

@@ -17,7 +17,7 @@
 local cfg = fs_config(ARGV[2])
 local rec = redis.call('HGET', KEYS[3], ARGV[3])
 local group = false
-if rec and #rec > ST_PACK_LEN then group = string.sub(rec, ST_PACK_LEN + 1) end
+if rec and #rec > ST_PACK_LEN then group = st_tail(rec) end
 local fs = fs_open(KEYS[1], KEYS[2], cfg, fs_arg_us(ARGV[1]), group)
 local status, refunded, debt = st_settle(fs, KEYS[3], KEYS[4], ARGV[3], tonumber(ARGV[4]), cfg.rules, rec)
 st_sweep(fs, KEYS[3], KEYS[4])

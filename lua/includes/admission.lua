@@ -6,18 +6,22 @@
 -- (the group's leases after the decision; held >= cap on a denial: the cap said no). Durations are whole ms,
 -- ceil'd, but emptyMs (until the global bucket holds one unit again), floor'd. config: what the check saw of
 -- the limiter's stored fingerprint (includes/config-drift.lua: '' agrees, '+' stored afresh, else another's).
+-- `override`: '' when no override applied, else includes/overrides.lua's ov_text (the override's rule marks, then
+-- its stored value).
 -- @struct Admission [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int, config: string,
+--   override: string,
 --   policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- admit-defer.lua's: admit.lua's, with what the deferral did after `group` (includes/admit-defer.lua).
 -- @struct Deferral [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string,
 --   deferStatus: ADMITTED | WRITTEN | DUPLICATE | BACKLOG_FULL | DEFER_HORIZON, jobId: string, runAtMs: int,
---   emptyMs: int, config: string, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
+--   emptyMs: int, config: string, override: string, policy: int?rules, rules: int*rules, lease: string?capped,
+--   held: int?capped]
 -- reserve.lua's: admit.lua's, then the reservation's id ('' when denied: nothing reserved).
 -- @struct Reserved [allowed: bool, colour: 0 | 1 | 2, remaining: int, limit: int, guaranteed: int, retryMs: int,
 --   hintMs: int, resetMs: int, active: int, atUs: int, group: string, emptyMs: int, reservation: string,
---   config: string, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
+--   config: string, override: string, policy: int?rules, rules: int*rules, lease: string?capped, held: int?capped]
 -- One check of admit-many.lua: cap 0 = none (the call's leaseMs 0: no check has one).
 -- @struct AdmitCheck [group: string, weight: int, cost: int, cap: int]
 -- One check of admit-defer-many.lua: admit-defer.lua's arguments after config, the cap always given (0 = none).

@@ -3,7 +3,7 @@
   Needs includes/fair-share.lua, includes/job.lua and includes/settle.lua first; the caller opens fs before and
   closes it after.
 
-  job_claim(K, fs, lease_ms, max, leases?, plans?, stagger?) -> claimed, wake_ms
+  job_claim(K, fs, lease_ms, max, leases?, plans?, stagger?, ov_key?) -> claimed, wake_ms
     Looks at up to CLAIM_SCAN jobs from the head of ready, in order. Each job of a group not yet refused in
     this call goes through the admission core (fs_decide, no retry promise: the same colours and global
     bucket as live requests), a job of a plan under that plan's rules (`plans`: claim_plans, below; a plan it
@@ -22,6 +22,10 @@
              finished job's slot on, whose caller does not sleep on wake_ms) takes no slot: a slot taken by a
              caller that never wakes on it pushed the sleeping claimers' slots later, so a drain after a pause
              started jobs at ~2/3 of the limit (the bucket filled and overflowed meanwhile).
+    ov_key (the overrides HASH, includes/overrides.lua): a job of a group with an override starts under the
+    override's weight and rules; a blocked group's job does not start: it goes back to delayed, still waiting,
+    due when the block expires (without a ttl, one window later, to be looked at again), so it holds no place
+    in ready meanwhile (ready is bounded: blocked jobs left there would keep every other group's out).
 ]]
 -- One claimed job in a reply (claim.lua, complete-claim.lua): the record as stored, its lease token and deadline.
 -- @struct LeasedJob [id: string, record: string, token: string, leaseUntil: int, reservation: string]
@@ -69,7 +73,18 @@ local function job_lease_all(K, leases)
   job_call_chunked('ZADD', K.active, members)
 end
 
-local function job_claim(K, fs, lease_ms, max, leases, plans, stagger)
+-- A blocked group's ready job back to delayed, due at `due` (includes/claim.lua's header): its place in ready and
+-- its group's in-flight slot are given up; its `since` stays (it has been waiting since then).
+local function claim_hold_back(K, m, raw, g, cap, due, now)
+  local r = cjson.decode(raw)
+  r.runAt = due
+  job_put(K, r)
+  redis.call('ZADD', K.delayed, due, m)
+  job_flight_done(K, g, cap)
+  job_keep(K, now, due, { K.delayed, K.jobs })
+end
+
+local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
   local now = fs.now_ms
   local lease_until = now + lease_ms
   local meta = fs.meta
@@ -96,14 +111,29 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger)
     elseif blocked[g] then
       kept[#kept + 1] = m
     else
-      local r = fs_decide(fs, g, w, c, false, plan and claim_rules(plans, plan))
-      if r.allowed == 1 then
+      local rules = plan and claim_rules(plans, plan)
+      local ov = ov_key and ov_read(fs, ov_key, g)
+      if ov then
+        if ov.w > 0 then w = ov.w end
+        if ov.rules ~= nil then rules = ov.rules end
+      end
+      local r
+      if ov and ov.b == 1 then
+        local due = ov.expires
+        if due <= 0 then due = now + math.ceil(fs.cfg.window_us / 1000) end
+        claim_hold_back(K, m, raw, g, cap, due, now)
+      else
+        r = fs_decide(fs, g, w, c, false, rules)
+      end
+      if not r then
+        -- held back: nothing decided, nothing kept in ready
+      elseif r.allowed == 1 then
         job_since_done(K, id, g)
         local e = { id, raw, false, lease_until, '' }
         -- Only a key is followed by ':' (as for the state above): a payload cannot fake the flag.
         if string.find(raw, '"st":1', 1, true) then
           e[5] = st_reserve(fs, K.reservations, K.reservationsDue, r.group, c, r.colour, fs.cfg.hold_ms,
-            plan and ('.' .. plan) or '')
+            plan and ('.' .. plan) or '', ov and ov.rtext or nil)
           reserved = true
         end
         out[#out + 1] = e

@@ -15,8 +15,9 @@
   script call runs the definitions of its local functions, so a check without a cap makes none of them.
   Functions (fields of the library; open, then decide or release any number of times, then close):
     open(leases_key, slots_key) -> cc
-    decide(fs, cc, group, weight, cost, cap, lease_ms) -> r   fs_decide's r, plus lease ('' = no slot) and
-                                                              held (the group's leases after the decision)
+    decide(fs, cc, group, weight, cost, cap, lease_ms, rules) -> r   fs_decide's r (rules: as fs_decide's), plus
+                                                              lease ('' = no slot) and held (the group's leases
+                                                              after the decision)
     reply(out, r)                                             appends lease, held to a reply
     release(cc, member) -> 1 released, 0 not held (released before, or expired and swept)
     close(cc)                                                 writes the counts read and changed in this call
@@ -72,15 +73,15 @@ local function cc_library()
     return member
   end
 
-  local function cc_decide(fs, cc, group, weight, cost, cap, lease_ms)
+  local function cc_decide(fs, cc, group, weight, cost, cap, lease_ms, rules)
     if cap <= 0 then
-      local r = fs_decide(fs, group, weight, cost, true)
+      local r = fs_decide(fs, group, weight, cost, true, rules)
       r.lease, r.held = '', 0
       return r
     end
     cc_sweep(cc, fs.now_ms)
     local held = cc_held(cc, group)
-    local r = fs_decide(fs, group, weight, cost, true, nil, held >= cap)
+    local r = fs_decide(fs, group, weight, cost, true, rules, held >= cap)
     r.lease, r.held = '', held
     if r.allowed == 1 then
       r.lease = cc_take(cc, group, fs.now_ms, lease_ms)

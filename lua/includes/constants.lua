@@ -32,3 +32,6 @@ local CF_LIVE_MS = 20000
 local CF_TAKE_MS = 10000
 -- config-check.lua: the descriptions kept (the most recently published)
 local CF_DESCRIBED = 8
+-- Overrides (overrides.lua, override-store.lua): how long the override keys live past the last change or the
+-- limiter's last use (checks renew them with the limiter's keys); the longest ttlMs an override may have
+local OV_KEEP_MS = 2592000000

@@ -218,7 +218,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local fs = { cfg = cfg, groups_key = groups_key, seen_key = seen_key, groups = {}, expire = false,
                meta = false, now_us = 0, now_ms = 0, prefetched_group = false, prefetched = false,
                peek = peek == true, gone = false, wiped = false, sighted = {}, park = false, park_dirty = false,
-               cls = false, cf = '', cf_write = false }
+               cls = false, cf = '', cf_write = false, ttl_ms = false, ov_any = true }
   if fs.peek then fs.gone = {} end
   local now = fs_now_us(now_override)
   -- the optional fields after meta (, group) and the parking state: the class meter, the adaptive state and
@@ -344,6 +344,8 @@ local function fs_close(fs)
   redis.call('HSET', fs.groups_key, unpack(args))
   if fs.expire then
     local ttl = fs.cfg.ttl_ms
+    -- an override's rules may need their state kept longer (includes/overrides.lua)
+    if fs.ttl_ms and fs.ttl_ms > ttl then ttl = fs.ttl_ms end
     redis.call('PEXPIRE', fs.groups_key, ttl)
     redis.call('PEXPIRE', fs.seen_key, ttl)
   end

@@ -19,8 +19,11 @@
   new generation (a lapsed record of an older generation unparks nothing when it is swept).
 
   Functions:
-    st_reserve(fs, rkey, dkey, group, cost, colour, hold_ms, tail) -> id   records an admitted check (after fs_decide)
-    st_settle(fs, rkey, dkey, id, actual, rules) -> status, refunded, debt
+    st_reserve(fs, rkey, dkey, group, cost, colour, hold_ms, tail, rules_text) -> id   records an admitted check
+                                               (after fs_decide); rules_text: an override's rules it spent
+    st_settle(fs, rkey, dkey, id, actual, rules, rec) -> status, refunded, debt   the recorded override rules, when
+                                               any, are refunded instead of `rules` (the call's)
+    st_tail(rec) -> group, rules_text          a record's group and recorded rules
     st_sweep(fs, rkey, dkey)                   forgets lapsed records (a lapsed one counts at its estimate)
 ]]
 
@@ -80,12 +83,27 @@ local function st_sweep(fs, rkey, dkey)
   redis.call('ZREM', dkey, unpack(old))
 end
 
-local function st_reserve(fs, rkey, dkey, group, cost, colour, hold_ms, tail)
+-- A record: struct.pack(ST_PACK, cost, t1, colour, gen, due), then, when an override's rules were spent (not the
+-- call's own), ST_RULES .. their config text .. ST_RULES, then the group. Byte 255 is never in UTF-8 (a group id)
+-- nor in the rules' JSON.
+local ST_RULES = '\255'
+
+-- A record's group, and the override's rules text it recorded (nil: the call's own rules were spent).
+local function st_tail(rec)
+  local at = ST_PACK_LEN + 1
+  if string.sub(rec, at, at) ~= ST_RULES then return string.sub(rec, at), nil end
+  local stop = string.find(rec, ST_RULES, at + 1, true)
+  return string.sub(rec, stop + 1), string.sub(rec, at + 1, stop - 1)
+end
+
+local function st_reserve(fs, rkey, dkey, group, cost, colour, hold_ms, tail, rules_text)
   local seq = redis.call('HINCRBY', rkey, '', 1)
   local id = fs.now_ms .. '-' .. seq .. tail
   local due = fs.now_ms + hold_ms
   local park = st_park(fs)
-  redis.call('HSET', rkey, id, struct.pack(ST_PACK, cost, fs.now_us, colour, park.gen, due) .. group)
+  local rec = struct.pack(ST_PACK, cost, fs.now_us, colour, park.gen, due)
+  if rules_text then rec = rec .. ST_RULES .. rules_text .. ST_RULES end
+  redis.call('HSET', rkey, id, rec .. group)
   redis.call('ZADD', dkey, due, id)
   park.p = park.p + cost
   if due > park.due then park.due = due end
@@ -117,7 +135,13 @@ local function st_settle(fs, rkey, dkey, id, actual, rules, rec)
   if #rec <= ST_PACK_LEN then return 'settled-before', 0, 0 end
   local cost, t1, colour, gen, due = struct.unpack(ST_PACK, rec)
   if due <= fs.now_ms then return 'unknown', 0, 0 end
-  local group = string.sub(rec, ST_PACK_LEN + 1)
+  local group, rules_text = st_tail(rec)
+  if rules_text then
+    -- the override's rules the reservation spent (none: '[]')
+    if not RL then RL = rl_library() end
+    rules = RL.config(rules_text, FS_PACK)
+    if #rules == 0 then rules = false end
+  end
   -- d > 0: the overage (debt), d < 0: the units to give back
   local d = actual - cost
   local park, meta = st_park(fs), fs.meta

@@ -2,6 +2,7 @@
 import type { ConcurrencyResult } from './concurrency';
 import type { FairShareResult } from './fair-share';
 import { ruleStatusOf } from './rules';
+import { parseOverrideValue } from './overrides';
 import type { RuleSpec } from '../types';
 import type { ConcurrencyStatus, Decision, GroupStatus, RuleStatus } from '../types';
 
@@ -33,9 +34,11 @@ export interface AdmitReply {
   /** With a concurrency cap: the lease taken ('' = none) and the group's leases held after the decision. */
   readonly lease: string | undefined;
   readonly held: number | undefined;
+  /** '' when no override applied; else the override's rule marks, '\n' and its stored value (lua/includes/overrides.lua ov_text). */
+  readonly override: string;
 }
 
-export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowUs: number): AdmitReply {
+export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowUs: number, override = ''): AdmitReply {
   const capped = 'lease' in r;
   return {
     allowed: r.allowed,
@@ -54,6 +57,47 @@ export function toAdmitReply(r: FairShareResult | ConcurrencyResult, nowUs: numb
     rules: r.rules || [],
     lease: capped ? r.lease : undefined,
     held: capped ? r.held : undefined,
+    override,
+  };
+}
+
+/**
+ * A reply decided under an override, as a reply under the override's rules (its marks in place of the call's
+ * own), with its cap; `blocked` when it blocks the group. Without one, the reply as it is.
+ */
+function underOverride(
+  r: AdmitReply,
+  rules: readonly RuleSpec[] | undefined,
+  cap: number,
+): { r: AdmitReply; rules: readonly RuleSpec[] | undefined; cap: number; blocked: boolean } {
+  if (r.override === '') return { r, rules, cap, blocked: false };
+  const nl = r.override.indexOf('\n');
+  const stored = parseOverrideValue(r.override.slice(nl + 1));
+  if (!stored) return { r, rules, cap, blocked: false };
+  const { record } = stored;
+  if (record.b === 1) return { r, rules, cap, blocked: true };
+  const overCap = cap > 0 && record.c !== undefined && record.c > 0 ? record.c : cap;
+  if (record.r === undefined) return { r, rules, cap: overCap, blocked: false };
+  const marks = nl > 0 ? r.override.slice(0, nl).split(',').map(Number) : [];
+  const own = record.rs ?? [];
+  return { r: { ...r, policy: own.length > 0 ? (marks[0] ?? 0) : undefined, rules: marks.slice(1) }, rules: own, cap: overCap, blocked: false };
+}
+
+/** A blocked group's decision: denied at once, nothing spent, never deferred. */
+function blockedDecision(r: AdmitReply): Decision {
+  return {
+    allowed: false,
+    group: r.group,
+    limit: 0,
+    guaranteed: 0,
+    remaining: 0,
+    retryAfterMs: r.retryMs,
+    resetMs: 0,
+    activeGroups: r.active,
+    colour: 'red',
+    at: atMsOf(r),
+    reason: 'blocked',
+    policy: 'blocked',
   };
 }
 
@@ -78,7 +122,9 @@ const atMsOf = (r: AdmitReply): number => Math.floor(r.atUs / 1000);
  * The public Decision for one admission reply; `rules`: the limiter's (names the policy and each rule's state);
  * `cap`: the check's concurrency cap (0 = none; a denial with the group's slots all held names `'concurrency'`).
  */
-export function toDecision(r: AdmitReply, rules?: readonly RuleSpec[], cap = 0): Decision {
+export function toDecision(reply: AdmitReply, ownRules?: readonly RuleSpec[], ownCap = 0): Decision {
+  const { r, rules, cap, blocked } = underOverride(reply, ownRules, ownCap);
+  if (blocked) return blockedDecision(r);
   const d = rateDecision(r, rules);
   const slots = concurrencyStatus(r, cap);
   if (slots === undefined) return d;
@@ -127,7 +173,12 @@ function rateDecision(r: AdmitReply, rules?: readonly RuleSpec[]): Decision {
 const policyName = (r: AdmitReply, rules: readonly RuleSpec[]): string => (r.policy ? (rules[r.policy - 1]?.name ?? 'global') : 'global');
 
 /** The public GroupStatus for one peek reply (peek.lua's fields are admit.lua's; nothing was spent). */
-export function toGroupStatus(r: AdmitReply, rules?: readonly RuleSpec[]): GroupStatus {
+export function toGroupStatus(reply: AdmitReply, ownRules?: readonly RuleSpec[]): GroupStatus {
+  const { r, rules, blocked } = underOverride(reply, ownRules, 0);
+  if (blocked) {
+    const { reason: _reason, ...status } = blockedDecision(r);
+    return status;
+  }
   const withRules = rules !== undefined && rules.length > 0;
   const status: GroupStatus = {
     group: r.group,

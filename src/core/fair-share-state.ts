@@ -174,6 +174,8 @@ export interface FairShare {
   cls: ClassState | false;
   /** What the check saw of the stored fingerprint (cfOpen; '' without one to check). */
   cf: string;
+  /** A TTL longer than the config's, for an override's rules (overrides.ts ovRead); 0: the config's. */
+  ttlMs: number;
 }
 
 export interface FairShareResult {

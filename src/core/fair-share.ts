@@ -178,6 +178,7 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
     park: peek && state.park ? { ...state.park } : state.park,
     cls: false,
     cf: '',
+    ttlMs: 0,
   };
   if (cfg.cf !== undefined) fs.cf = cfOpen(fs, cfg.cf);
   if (fs.park) fsParkRefill(fs, fs.park, now);
@@ -208,5 +209,6 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
   if (fs.cls && fs.cfg.cls && !fs.peek) fs.state.classes.set(fs.cfg.cls.name, fs.cls);
-  if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + fs.cfg.ttlMs;
+  // an override's rules may need their state kept longer (overrides.ts ovRead)
+  if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + Math.max(fs.cfg.ttlMs, fs.ttlMs);
 }

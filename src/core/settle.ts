@@ -16,6 +16,8 @@ export interface ReservationRecord {
   readonly gen: number;
   readonly due: number;
   readonly group: string;
+  /** The override's rules the reservation spent (lua: recorded between ST_RULES bytes); undefined: the call's own. */
+  readonly rules?: readonly RuleConfig[] | false;
 }
 
 /** One limiter's reservations (in Redis the `reservations` HASH and `due` ZSET, under the limiter's hash tag). */
@@ -110,12 +112,26 @@ export function stSweep(fs: FairShare, rs: ReservationState): void {
 }
 
 /** Records an admitted check (after decide); returns its id. */
-export function stReserve(fs: FairShare, rs: ReservationState, group: string, cost: number, colour: number, holdMs: number, tail: string): string {
+export function stReserve(
+  fs: FairShare,
+  rs: ReservationState,
+  group: string,
+  cost: number,
+  colour: number,
+  holdMs: number,
+  tail: string,
+  rules?: readonly RuleConfig[] | false,
+): string {
   rs.seq += 1;
   const id = `${fs.nowMs}-${rs.seq}${tail}`;
   const due = fs.nowMs + holdMs;
   const park = stPark(fs);
-  rs.records.set(id, { cost, atUs: fs.nowUs, colour, gen: park.gen, due, group });
+  rs.records.set(
+    id,
+    rules === undefined
+      ? { cost, atUs: fs.nowUs, colour, gen: park.gen, due, group }
+      : { cost, atUs: fs.nowUs, colour, gen: park.gen, due, group, rules },
+  );
   rs.due.set(id, due);
   park.p += cost;
   if (due > park.due) park.due = due;
@@ -159,7 +175,8 @@ export function stSettle(
   if (rec.gen === park.gen) meta.gt += stUnpark(park, rec.cost, actual);
   // (a record of a lapsed generation was unparked already: its refund may not fit)
   stFit(fs, park);
-  if (d !== 0) stGroup(fs, rec.group, rec.colour, d, rec.atUs, rules);
+  // the override's rules the reservation spent, when it recorded them
+  if (d !== 0) stGroup(fs, rec.group, rec.colour, d, rec.atUs, rec.rules === undefined ? rules : rec.rules);
   rs.records.set(id, ST_DONE);
   if (d < 0) return ['settled', Math.max(0, Math.min(-d, meta.gt - before)), 0];
   return ['settled', 0, d];

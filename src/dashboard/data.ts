@@ -5,7 +5,7 @@
  */
 import type { Limiter } from '../limiter/limiter';
 import { withTimeout } from '../util/store-call';
-import type { GroupJobCounts, JobCounts } from '../types';
+import type { GroupJobCounts, JobCounts, Override } from '../types';
 import type { Series } from './second-ring';
 import type { LimiterTraffic } from './traffic';
 
@@ -13,6 +13,8 @@ export type { Series } from './second-ring';
 
 /** Dead letters shown per limiter (newest first). */
 export const DEAD_SHOWN = 20;
+/** Overrides listed per limiter (the first page, by group). */
+export const OVERRIDES_SHOWN = 50;
 
 /** `none`: no `authorize` option (read-only); `locked`: authorize said no for this request; `allowed`. */
 export type ActionsState = 'none' | 'locked' | 'allowed';
@@ -48,6 +50,8 @@ export interface LimiterView {
   /** null when the store did not answer. */
   readonly jobs: JobCounts | null;
   readonly dead: DeadView[] | null;
+  /** The first OVERRIDES_SHOWN overrides in force (limiter.listOverrides); null when the store did not answer. */
+  readonly overrides: Override[] | null;
 }
 
 export interface GroupView {
@@ -74,10 +78,11 @@ export interface DeadView {
 export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string) => string | undefined) | undefined): Promise<LimiterView> {
   const { limiter } = traffic;
   const { all, other, groups } = traffic.read();
-  const [inForce, jobs, dead, groupJobs] = await Promise.all([
+  const [inForce, jobs, dead, overrides, groupJobs] = await Promise.all([
     limiter.limitInForce(),
     attempt(limiter, limiter.counts()),
     attempt(limiter, limiter.listDead(0, DEAD_SHOWN)),
+    attempt(limiter, limiter.listOverrides({ count: OVERRIDES_SHOWN })),
     Promise.all(groups.map((g) => attempt(limiter, limiter.counts({ group: g.group })))),
   ]);
   const views = groups.map((g, i): GroupView & { readonly busy: number } => {
@@ -126,6 +131,7 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
             ...(j.error === undefined ? {} : { error: j.error }),
             ...(j.finishedAt === undefined ? {} : { diedAt: j.finishedAt }),
           })),
+    overrides: overrides === null ? null : [...overrides.overrides],
   };
 }
 

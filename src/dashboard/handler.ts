@@ -4,10 +4,12 @@
  *   GET  /                    the page (./page.ts): one self-contained HTML string
  *   GET  /data                the JSON it polls (./data.ts)
  *   POST /dead/retry?limiter=<name>&id=<id>   and   POST /dead/remove?…   dead-letter actions
+ *   POST /overrides/set?limiter=<name>&group=<id>&settings=<JSON>[&ttlMs=<ms>][&reason=<text>]   and
+ *   POST /overrides/remove?limiter=<name>&group=<id>   override actions (limiter.setOverride, deleteOverride)
  * The actions are checked here, on every call, against `authorize` (403 without it or when it says no) and
  * need an `X-Requested-With` header, which a cross-site form cannot send. Anything else is the app's (next()).
  */
-import { ConfigError } from '../errors';
+import { BulkLimiterError, ConfigError, StoreError } from '../errors';
 import type { Limiter } from '../limiter/limiter';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { readLimiter, type ActionsState, type DashboardData } from './data';
@@ -21,7 +23,8 @@ export interface DashboardOptions<Ctx> {
   /** The limiters to show (names must differ). */
   readonly limiters: readonly Limiter[];
   /**
-   * Whether this request may retry and remove dead letters (`true` only). Without it the page is read-only.
+   * Whether this request may retry and remove dead letters and set and remove overrides (`true` only). Without it
+   * the page is read-only.
    * Reading the page is not checked: put your own access control in front of the mount.
    */
   readonly authorize?: (ctx: Ctx) => MaybePromise<boolean>;
@@ -80,18 +83,43 @@ export function createDashboard<Ctx>(options: DashboardOptions<Ctx>, extraNames:
       };
       return json(200, data);
     }
-    if (path !== '/dead/retry' && path !== '/dead/remove') return undefined;
+    const overrides = path === '/overrides/set' || path === '/overrides/remove';
+    if (path !== '/dead/retry' && path !== '/dead/remove' && !overrides) return undefined;
     if (method !== 'POST') return { ...json(405, { error: 'Use POST' }), headers: { ...JSON_HEADERS, Allow: 'POST' } };
-    if ((await actionsFor(ctx)) !== 'allowed') return json(403, { error: 'Not authorized to change dead letters' });
+    if ((await actionsFor(ctx)) !== 'allowed') return json(403, { error: `Not authorized to change ${overrides ? 'overrides' : 'dead letters'}` });
     if (req.header('x-requested-with') === undefined) return json(403, { error: 'Missing the X-Requested-With header' });
     const query = new URLSearchParams(req.search);
     const limiter = limiters.find((l) => l.name === query.get('limiter'));
     if (limiter === undefined) return json(404, { error: 'No such limiter' });
+    if (overrides) return overrideAction(limiter, path, query);
     const id = query.get('id');
     if (id === null || id === '') return json(400, { error: 'Missing the job id (?id=)' });
     const done = path === '/dead/retry' ? await limiter.retryDead(id) : await limiter.removeDead(id);
     return done ? json(200, { ok: true }) : json(404, { error: 'No such dead job' });
   };
+}
+
+/** An override set or removed: the limiter validates (a mistake is a 400 with its code and message). */
+async function overrideAction(limiter: Limiter, path: string, query: URLSearchParams): Promise<DashboardAnswer> {
+  const group = query.get('group');
+  if (group === null || group === '') return json(400, { error: 'Missing the group (?group=)' });
+  try {
+    if (path === '/overrides/remove')
+      return (await limiter.deleteOverride(group)) ? json(200, { ok: true }) : json(404, { error: 'No such override' });
+    let settings: unknown;
+    try {
+      settings = JSON.parse(query.get('settings') ?? '');
+    } catch {
+      return json(400, { error: 'Expected `settings` to be JSON (?settings=)' });
+    }
+    const ttl = query.get('ttlMs');
+    const reason = query.get('reason');
+    const options = { ...(ttl === null || ttl === '' ? {} : { ttlMs: Number(ttl) }), ...(reason === null || reason === '' ? {} : { reason }) };
+    return json(200, { ok: true, override: await limiter.setOverride(group, settings as never, options) });
+  } catch (error) {
+    if (error instanceof BulkLimiterError && !(error instanceof StoreError)) return json(400, { error: error.message, code: error.code });
+    throw error;
+  }
 }
 
 function json(status: number, body: unknown): DashboardAnswer {

@@ -117,7 +117,8 @@ export const PAGE_SCRIPT: string = `
     return h('section', { class: 'limiter', 'data-limiter': l.name }, [head, cards,
       h('h3', {}, ['Tenants']), tenantsTable(l),
       h('h3', {}, ['Queue']), queueStates(l),
-      h('h3', {}, ['Dead letters']), deadTable(l, data)]);
+      h('h3', {}, ['Dead letters']), deadTable(l, data),
+      h('h3', {}, ['Overrides']), overridesTable(l, data)]);
   }
 
   function tenantsTable(l) {
@@ -196,6 +197,39 @@ export const PAGE_SCRIPT: string = `
         h('td', { class: 'muted' }, [j.diedAt === undefined ? '–' : ago(data.now - j.diedAt)]), actions]);
     });
     return h('div', { class: 'scroll' }, [h('table', { class: 'dead' }, [h('thead', {}, [head]), h('tbody', {}, rows)])]);
+  }
+
+  function settingsText(settings) {
+    return Object.keys(settings).map(function (k) {
+      var v = settings[k];
+      if (k === 'blocked') return 'blocked';
+      if (k === 'rules') return 'rules ' + v.map(function (r) { return r.name + ' ' + r.limit + '/' + r.windowMs + ' ms'; }).join(', ');
+      return k + ' ' + v;
+    }).join('; ');
+  }
+
+  function overridesTable(l, data) {
+    var canAct = data.actions === 'allowed';
+    if (l.overrides === null) return h('div', { class: 'empty' }, ['The store did not answer.']);
+    if (l.overrides.length === 0) return h('div', { class: 'empty' }, ['No overrides.']);
+    var head = h('tr', {}, [h('th', {}, ['tenant']), h('th', {}, ['settings']), h('th', {}, ['reason']), h('th', {}, ['set']),
+      h('th', {}, ['ends']), canAct ? h('th', {}, ['']) : null]);
+    var rows = l.overrides.map(function (o) {
+      var actions = canAct ? h('td', {}, [button('Remove', 'danger', function () { override('remove', l.name, o.group); })]) : null;
+      return h('tr', {}, [h('td', { class: 'c-group', title: o.group }, [o.group]), h('td', { class: 'c-settings' }, [settingsText(o.settings)]),
+        h('td', { class: 'c-reason' }, [o.reason === undefined ? '–' : o.reason]), h('td', { class: 'muted' }, [ago(data.now - o.setAt)]),
+        h('td', { class: 'muted' }, [o.expiresAt === undefined ? 'never' : 'in ' + wait(o.expiresAt - data.now)]), actions]);
+    });
+    return h('div', { class: 'scroll' }, [h('table', { class: 'overrides' }, [h('thead', {}, [head]), h('tbody', {}, rows)])]);
+  }
+
+  /** Removes a tenant's override (setting one is the API's: POST overrides/set, see the handler). */
+  function override(action, limiter, group) {
+    var url = base + 'overrides/' + action + '?limiter=' + encodeURIComponent(limiter) + '&group=' + encodeURIComponent(group);
+    fetch(url, { method: 'POST', headers: headers() }).then(function (res) {
+      if (!res.ok) statusBadge.textContent = 'override ' + action + ' failed (' + res.status + ')';
+      return poll();
+    });
   }
 
   function button(label, cls, onClick) {

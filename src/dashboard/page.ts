@@ -25,7 +25,7 @@ export const PAGE_HTML: string = `<!doctype html>
   <span id="updated" class="muted"></span>
   <span class="spacer"></span>
   <span class="legend"><span><i class="allowed"></i>admitted</span><span><i class="denied"></i>denied</span><span><i class="deferred"></i>deferred</span></span>
-  <form id="unlock" hidden><input id="token" type="password" placeholder="token for dead-letter actions" autocomplete="off"><button type="submit">Unlock</button></form>
+  <form id="unlock" hidden><input id="token" type="password" placeholder="token for dead-letter and override actions" autocomplete="off"><button type="submit">Unlock</button></form>
 </header>
 <main id="root"></main>
 <script>${PAGE_SCRIPT}</script>

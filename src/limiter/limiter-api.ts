@@ -9,6 +9,7 @@ import type { DeferLimiterOptions, DeferRequest, ResolvedDeferOptions } from '..
 import type { EnqueuedJob, EnqueueOptions } from '../queue/offload';
 import type { GroupJobCounts, JobCounts, JobInfo, QueueStore } from '../types';
 import type { Decision, GroupStatus, LimiterSpec, SettleResult } from '../types';
+import type { ListOverridesOptions, Override, OverridePage, OverrideSettings, SetOverrideOptions } from '../types';
 
 /** The limiter's events (a typed listener map). */
 export interface LimiterEvents {
@@ -131,6 +132,21 @@ export interface Limiter {
   report(outcome: ReportOutcome, opts?: ReportOptions): Promise<number>;
   /** The limit in force now, read from the store (the configured `limit` without `adaptive`); never rejects. */
   limitInForce(): Promise<number>;
+  /**
+   * Sets `group`'s override (docs/runtime-policies.md), replacing the one it had: every process applies it at its
+   * next check of the group, read in the same store call as the decision. Its values replace what the check would
+   * have used, whatever the check passes; `blocked: true` denies every check at once. Resolves to the override as
+   * stored. Rejects with ConfigError for bad settings or options (ERR_BL_OVERRIDE, ERR_BL_OVERRIDE_OPTIONS,
+   * ERR_BL_UNKNOWN_PLAN, ERR_BL_UNKNOWN_OPTION), ERR_BL_TOO_MANY_OVERRIDES when the limiter holds
+   * `tuning.maxOverrides` already, InputError for a group id `check` refuses, and StoreError when the store fails.
+   */
+  setOverride(group: string, settings: OverrideSettings, options?: SetOverrideOptions): Promise<Override>;
+  /** The group's override in force; null when none (or it expired). Rejects like `setOverride`. */
+  getOverride(group: string): Promise<Override | null>;
+  /** Removes the group's override: its next check is decided as without one. True when it had one. Rejects like `setOverride`. */
+  deleteOverride(group: string): Promise<boolean>;
+  /** The overrides in force, one page at a time (by the byte order of their groups). Rejects like `setOverride`. */
+  listOverrides(options?: ListOverridesOptions): Promise<OverridePage>;
   /** Removes this limiter's state from the store. */
   destroy(): Promise<void>;
   /** @internal The resolved deferral options. */

@@ -121,6 +121,8 @@ export interface TuningOptions {
    * request held longer stops counting then. @defaultValue `60_000`
    */
   readonly concurrencyLeaseMs?: number;
+  /** Most overrides (`limiter.setOverride`) the limiter holds; one more is refused (ERR_BL_TOO_MANY_OVERRIDES). @defaultValue `10_000` */
+  readonly maxOverrides?: number;
 }
 
 export interface ResolvedLimiterOptions {
@@ -141,6 +143,8 @@ export interface ResolvedLimiterOptions {
   readonly defaultPlan: PlanSpec | undefined;
   /** Most requests of a group in flight; 0 = no cap. */
   readonly concurrency: number;
+  /** Most overrides the limiter holds. */
+  readonly maxOverrides: number;
 }
 
 /** Every option name, so typos are caught and the list stays exhaustive. */
@@ -174,6 +178,7 @@ const TUNING_NAMES: OptionNames<TuningOptions> = {
   maxWeight: true,
   denyCache: true,
   concurrencyLeaseMs: true,
+  maxOverrides: true,
 };
 export const LIMITER_OPTION_NAMES: readonly string[] = Object.freeze(Object.keys(OPTION_NAMES));
 /** The names inside object options: one given at the top level is suggested where it lives (`tuning.burst`). */
@@ -256,6 +261,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     code: codeOf('concurrencyLeaseMs'),
     fallback: DEFAULT_LEASE_MS,
   });
+  const maxOverrides = integer('tuning.maxOverrides', t.maxOverrides, { code: codeOf('maxOverrides'), max: 1_000_000, fallback: 10_000 });
   const adaptive = resolveAdaptive(o.adaptive, limit);
   const spec: LimiterSpec = Object.freeze({
     name,
@@ -288,6 +294,7 @@ export function resolveLimiterOptions(options: LimiterOptions): ResolvedLimiterO
     denyCache,
     defaultPlan,
     concurrency,
+    maxOverrides,
   });
 }
 

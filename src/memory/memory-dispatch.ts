@@ -6,6 +6,7 @@
  */
 import { closeFairShare, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
+import { ovRead } from '../core/overrides';
 import type { RuleConfig } from '../core/rules';
 import { heldMember, parseMember, type JobRecord } from '../queue/job-record';
 import type { SortedSet } from '../core/sorted-set';
@@ -102,8 +103,12 @@ export interface ClaimParts {
   dropped(group: string, cap: number): void;
   /** The rules of each plan as the core runs them (claim_rules: a plan not here decides under the config's). */
   readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
+  /** The group's stored override (ov_read reads it), undefined: none. */
+  override(group: string, clockMs: number): string | undefined;
+  /** claim_hold_back: a blocked group's ready job back to delayed, due at `due`, its in-flight slot given up. */
+  holdBack(r: JobRecord, member: string, due: number, group: string, cap: number): void;
   /** A job enqueued with `settle` starts with a reservation (st_reserve); returns its id. */
-  reserve(fs: FairShare, group: string, cost: number, colour: number, plan: string | undefined): string;
+  reserve(fs: FairShare, group: string, cost: number, colour: number, plan: string | undefined, rules?: readonly RuleConfig[] | false): string;
   /** After a claim that reserved: a page of lapsed reservations is forgotten (st_sweep). */
   sweep(fs: FairShare): void;
 }
@@ -144,11 +149,22 @@ export function claimInMemory(
       taken = true;
       parts.dropped(group, cap);
     } else if (!blocked.has(group)) {
-      const d = decide(fs, group, weight, cost, false, (plan === undefined ? undefined : parts.planRules.get(plan)) ?? fs.cfg.rules);
-      if (d.allowed) {
+      let rules = (plan === undefined ? undefined : parts.planRules.get(plan)) ?? fs.cfg.rules;
+      let w = weight;
+      const ov = ovRead(fs, parts.override(group, Math.floor(fs.clockUs / 1000)));
+      if (ov) {
+        if (ov.w > 0) w = ov.w;
+        if (ov.rules !== undefined) rules = ov.rules;
+      }
+      const d = ov && ov.b === 1 ? undefined : decide(fs, group, w, cost, false, rules);
+      if (!d) {
+        // held back (claim_hold_back): nothing decided, nothing kept in ready
+        parts.holdBack(r, m, ov!.expires > 0 ? ov!.expires : now + Math.ceil(fs.cfg.windowUs / 1000), group, cap);
+        taken = true;
+      } else if (d.allowed) {
         const job = parts.lease(r, now, leaseUntil);
         if (r.st === 1) {
-          claimed.push({ ...job, reservation: parts.reserve(fs, d.group, cost, d.colour, plan) });
+          claimed.push({ ...job, reservation: parts.reserve(fs, d.group, cost, d.colour, plan, ov?.rules) });
           reserved = true;
         } else claimed.push(job);
         taken = true;

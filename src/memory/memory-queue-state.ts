@@ -3,6 +3,7 @@
  * steps of includes/job.lua on them, and the wake-up of blocked waitForReady calls.
  */
 import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
+import type { OverrideState } from '../core/overrides';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';
 import { createReservationState, reservationHoldMs, stOpen, type ReservationState } from '../core/settle';
@@ -25,6 +26,8 @@ export interface MemoryQueueOptions {
   readonly clock?: Clock;
   /** Dead records kept; the oldest beyond it are deleted. @defaultValue 10_000 */
   readonly maxDead?: number;
+  /** The limiter's overrides at a time (ms; MemoryStore shares its own): a claim reads the group's. None by default. */
+  readonly overrides?: (clockMs: number) => OverrideState;
 }
 
 const TRIM_PAGE = 100;
@@ -37,6 +40,7 @@ export abstract class MemoryQueueState {
   /** Each plan's rules that differ from the limiter's, as the core runs them (claim_plans in claim.lua). */
   protected readonly planRules: ReadonlyMap<string, readonly RuleConfig[] | false>;
   protected readonly fairShareState: () => FairShareState;
+  protected readonly overrides: ((clockMs: number) => OverrideState) | undefined;
   private readonly reservationState: () => ReservationState;
   /** How long a job's reservation can be settled (reservationHoldMs, cfg.hold_ms in Lua). */
   protected readonly holdMs: number;
@@ -69,6 +73,7 @@ export abstract class MemoryQueueState {
     this.planRules = new Map([...distinctPlanRules(options.spec)].map(([name, p]) => [name, rlConfig(p.rules)[0]] as const));
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);
+    this.overrides = options.overrides;
     const reservations = createReservationState();
     this.reservationState = options.reservations ?? (() => reservations);
     this.holdMs = reservationHoldMs(options.spec);

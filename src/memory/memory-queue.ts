@@ -164,8 +164,14 @@ export class MemoryQueue extends MemoryQueueState implements QueueStore {
     },
     dropped: (group, cap) => this.flightDone(group, cap),
     planRules: this.planRules,
-    reserve: (fs, group, cost, colour, plan) =>
-      stReserve(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000)), group, cost, colour, this.holdMs, reservationTail(plan)),
+    override: (group, clockMs) => this.overrides?.(clockMs).records.get(group),
+    holdBack: (r, member, due, group, cap) => {
+      r.runAt = due;
+      this.delayed.add(member, due);
+      this.flightDone(group, cap);
+    },
+    reserve: (fs, group, cost, colour, plan, rules) =>
+      stReserve(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000)), group, cost, colour, this.holdMs, reservationTail(plan), rules),
     sweep: (fs) => stSweep(fs, this.reservationsAt(Math.floor(fs.clockUs / 1000))),
   };
 

@@ -16,7 +16,8 @@ import {
 } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
 import { adLoad, adReport } from '../core/adaptive';
-import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyState } from '../core/concurrency';
+import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyResult, type ConcurrencyState } from '../core/concurrency';
+import type { FairShareResult } from '../core/fair-share-state';
 import { inClass, toAdmitReply, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
 import { rlConfig } from '../core/rules';
 import {
@@ -33,6 +34,20 @@ import {
 import { rulesOfCheck } from '../core/plan-rules';
 import { cfDescribe, configIdentity } from '../core/config-drift';
 import { createConfigWatch } from '../core/config-watch';
+import {
+  createOverrideState,
+  ovBlocked,
+  ovDelete,
+  ovGet,
+  ovKeep,
+  ovList,
+  ovOpen,
+  ovRead,
+  ovSet,
+  ovSpan,
+  ovText,
+  type OverrideState,
+} from '../core/overrides';
 import { withDeferral } from '../queue/defer-decision';
 import { MemoryQueue } from './memory-queue';
 import type {
@@ -43,6 +58,8 @@ import type {
   GroupStatus,
   LimiterSpec,
   LimiterStore,
+  OverrideInput,
+  OverrideWrite,
   PeekInput,
   ReportInput,
   SettleInput,
@@ -74,6 +91,7 @@ export class MemoryStore implements Store {
   private readonly queues = new Map<string, MemoryQueue>();
   private readonly slots = new Map<string, ConcurrencyState>();
   private readonly reservations = new Map<string, ReservationState>();
+  private readonly overrides = new Map<string, OverrideState>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = func<Clock, Clock>('clock', options.clock, { fallback: Date.now });
@@ -117,8 +135,17 @@ export class MemoryStore implements Store {
       return rs;
     };
     const reservationsOf = (clockMs: number): ReservationState => stOpen(reservationState(), clockMs);
+    const overridesOf = (clockMs: number): OverrideState => {
+      let os = this.overrides.get(name);
+      if (!os) {
+        os = createOverrideState();
+        this.overrides.set(name, os);
+      }
+      return ovOpen(os, clockMs);
+    };
     // one queue per limiter name, shared by every binding of it; destroy() empties it in place
-    const queue = this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, reservations: reservationState, clock: this.clock });
+    const queue =
+      this.queues.get(name) ?? new MemoryQueue({ spec, state: stateOf, reservations: reservationState, clock: this.clock, overrides: overridesOf });
     this.queues.set(name, queue);
     // config-check.lua's twin: publish this description, read another's
     const configDrift = createConfigWatch({
@@ -130,6 +157,9 @@ export class MemoryStore implements Store {
     const admit = async (input: AdmitInput): Promise<Decision> => {
       const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
       configDrift.saw(fs.cf);
+      // the overrides' longest rule span keeps the state that long (ov_span: every call alike)
+      const overrides = overridesOf(Math.floor(fs.clockUs / 1000));
+      ovSpan(overrides, fs);
       const defer = input.defer;
       const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
       const ruleSpecs = rulesOfCheck(spec, input);
@@ -138,6 +168,7 @@ export class MemoryStore implements Store {
       const existing = defer?.idempotencyKey ? queue.findIdempotent(defer.idempotencyKey) : undefined;
       if (existing) {
         closeFairShare(fs);
+        ovKeep(overrides, fs);
         const wait = Math.max(0, existing.runAt - fs.nowMs);
         const reply: AdmitReply = {
           allowed: false,
@@ -157,28 +188,45 @@ export class MemoryStore implements Store {
           rules: rules ? rules.map(() => -1) : [],
           lease: cap > 0 ? '' : undefined,
           held: cap > 0 ? 0 : undefined,
+          override: '',
         };
         return withDeferral(toDecision(reply, ruleSpecs, cap), { status: 'duplicate', id: existing.id, runAt: existing.runAt });
       }
-      let r;
-      if (cap > 0) {
+      // the group's override (includes/overrides.lua): its weight, rules, cap and job cap; a block denies at once
+      const ov = ovRead(fs, overrides.records.get(input.group));
+      let weight = input.weight;
+      let ccap = cap;
+      let ovRules = rules;
+      if (ov) {
+        if (ov.w > 0) weight = ov.w;
+        if (ccap > 0 && ov.c > 0) ccap = ov.c;
+        if (ov.rules !== undefined) ovRules = ov.rules;
+      }
+      const blocked = ov !== undefined && ov.b === 1;
+      let r: FairShareResult | ConcurrencyResult;
+      if (blocked) {
+        r = cap > 0 ? { ...ovBlocked(fs, input.group, ov), lease: '', held: 0 } : ovBlocked(fs, input.group, ov);
+      } else if (cap > 0) {
         const cc = slotsOf(Math.floor(fs.clockUs / 1000));
-        r = ccDecide(fs, cc, input.group, input.weight, input.cost, cap, leaseMs, rules);
+        r = ccDecide(fs, cc, input.group, weight, input.cost, ccap, leaseMs, ovRules);
         ccClose(cc);
-      } else r = decide(fs, input.group, input.weight, input.cost, true, rules);
+      } else r = decide(fs, input.group, weight, input.cost, true, ovRules);
       // reserve.lua: an allowed check records its reservation (then a page of lapsed ones is forgotten)
       let reservation: string | undefined;
       if (input.reserve && !defer) {
         const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
-        reservation = r.allowed ? stReserve(fs, rs, r.group, input.cost, r.colour, holdMs, reservationTail(input.plan)) : '';
+        const spent = ov?.rules;
+        reservation = r.allowed ? stReserve(fs, rs, r.group, input.cost, r.colour, holdMs, reservationTail(input.plan), spent) : '';
         stSweep(fs, rs);
       }
       closeFairShare(fs);
+      ovKeep(overrides, fs);
       if (r.group === NEWCOMERS_GROUP) r.group = input.group; // probation is the limiter's own bookkeeping
-      const reply = toAdmitReply(r, fs.nowUs);
+      const reply = toAdmitReply(r, fs.nowUs, ovText(ov, r));
       if (reservation) return { ...toDecision(reply, ruleSpecs, cap), reservation };
-      if (r.allowed || !defer) return toDecision(reply, ruleSpecs, cap);
-      const outcome = queue.defer(fs.nowMs, { ...defer, group: input.group, weight: input.weight, cost: input.cost, plan: input.plan });
+      if (r.allowed || !defer || blocked) return toDecision(reply, ruleSpecs, cap);
+      const jobs = ov && ov.g > 0 ? { groupConcurrency: ov.g } : {};
+      const outcome = queue.defer(fs.nowMs, { ...defer, ...jobs, group: input.group, weight, cost: input.cost, plan: input.plan });
       return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
     };
     return {
@@ -189,10 +237,18 @@ export class MemoryStore implements Store {
       peek: async (input: PeekInput): Promise<GroupStatus> => {
         const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
         const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
-        const r = decide(fs, input.group, input.weight, 1, false, rules);
+        // the override as a check would read it (a lapsed one reads as none; nothing is written)
+        const os = this.overrides.get(name);
+        const clockMs = Math.floor(fs.clockUs / 1000);
+        const live = os !== undefined && !(os.expiresAtMs > 0 && clockMs > os.expiresAtMs);
+        const ov = ovRead(fs, live ? os.records.get(input.group) : undefined);
+        const r =
+          ov && ov.b === 1
+            ? ovBlocked(fs, input.group, ov)
+            : decide(fs, input.group, ov && ov.w > 0 ? ov.w : input.weight, 1, false, ov && ov.rules !== undefined ? ov.rules : rules);
         configDrift.saw(fs.cf);
         if (r.group === NEWCOMERS_GROUP) r.group = input.group;
-        return toGroupStatus(toAdmitReply(r, fs.nowUs), rulesOfCheck(spec, input));
+        return toGroupStatus(toAdmitReply(r, fs.nowUs, ovText(ov, r)), rulesOfCheck(spec, input));
       },
       reset: async (group: string): Promise<boolean> => {
         const state = this.limiters.get(name);
@@ -231,8 +287,34 @@ export class MemoryStore implements Store {
             },
           }
         : {}),
+      setOverride: async (input: OverrideInput): Promise<OverrideWrite> => {
+        const nowMs = Math.floor(this.clock());
+        const [written, expiresMs, setMs, held] = ovSet(
+          overridesOf(nowMs),
+          nowMs,
+          input.group,
+          input.settings,
+          input.ttlMs,
+          input.maxOverrides,
+          input.spanMs,
+        );
+        return { written, expiresMs, setMs, held };
+      },
+      getOverride: async (group: string): Promise<string | undefined> => {
+        const nowMs = Math.floor(this.clock());
+        return ovGet(overridesOf(nowMs), nowMs, group) || undefined;
+      },
+      deleteOverride: async (group: string): Promise<boolean> => {
+        const nowMs = Math.floor(this.clock());
+        return ovDelete(overridesOf(nowMs), nowMs, group);
+      },
+      listOverrides: async (cursor: string, count: number): Promise<Array<[string, string]>> => {
+        const nowMs = Math.floor(this.clock());
+        return ovList(overridesOf(nowMs), nowMs, cursor, count);
+      },
       destroy: async (): Promise<void> => {
         this.limiters.delete(name);
+        this.overrides.delete(name);
         queue.clear();
         this.slots.delete(name);
         this.reservations.delete(name);

@@ -52,6 +52,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   const perLimiter = limiters.map((limiter): LimiterCounts => {
     const policies = policyLabels(limiter);
     const policyIndex = new Map(policies.map((p, i) => [p, i]));
+    const overrideRule = policyIndex.get('override') ?? 0;
     const classes = [...(limiter.spec.classes?.keys() ?? [])];
     const classIndex = new Map(classes.map((name, i) => [name, i]));
     const c: LimiterCounts = {
@@ -71,7 +72,7 @@ export function registerMetrics(options: MetricsOptions): Metrics {
           const outcome = outcomeOf(d);
           // An admission passed every policy: 'global'. A denial or deferral names the policy that said no.
           const policy = fallback !== undefined ? `outage:${fallback}` : d.allowed ? 'global' : (d.policy ?? 'global');
-          c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? 0)]! += 1;
+          c.decisions[outcome * policies.length + (policyIndex.get(policy) ?? overrideRule)]! += 1;
           const k = d.class === undefined ? undefined : classIndex.get(d.class);
           if (k !== undefined) c.classDecisions[outcome * classes.length + k]! += 1;
           c.groups.add(d.group, outcome);
@@ -204,6 +205,16 @@ export function registerMetrics(options: MetricsOptions): Metrics {
       'max',
     ),
     new Collector(
+      'bulk_limiter_overrides',
+      'Overrides in force (limiter.setOverride), read from the store at scrape time; none when the store fails',
+      'gauge',
+      async () => {
+        const all = await Promise.all(limiters.map(async (limiter) => [limiter.name, await countOverrides(limiter)] as const));
+        return all.flatMap(([limiter, value]) => (value === undefined ? [] : [{ labels: { limiter }, value }]));
+      },
+      'max',
+    ),
+    new Collector(
       'bulk_limiter_jobs',
       'Jobs by state, read from the store at scrape time',
       'gauge',
@@ -282,16 +293,33 @@ export function registerMetrics(options: MetricsOptions): Metrics {
   };
 }
 
-/** The store's job counts within the limiter's timeoutMs; undefined when it fails (the scrape goes on). */
 /** The policies a limiter's decisions can name: bounded by its configuration, never by requests. */
 function policyLabels(limiter: Limiter): string[] {
   const rules = [...(limiter.spec.rules ?? []), ...[...(limiter.spec.plans?.values() ?? [])].flatMap((plan) => plan.rules ?? [])];
-  return [...new Set(['global', 'concurrency', ...rules.map((rule) => rule.name)]), ...OUTAGE_POLICIES];
+  // 'blocked' and 'override': an override's block, and a rule of an override (docs/runtime-policies.md), whatever its name
+  return [...new Set(['global', 'concurrency', ...rules.map((rule) => rule.name), 'blocked', 'override']), ...OUTAGE_POLICIES];
 }
 
+/** The store's job counts within the limiter's timeoutMs; undefined when it fails (the scrape goes on). */
 async function countsOf(limiter: Limiter): Promise<JobCounts | undefined> {
   try {
     return await withTimeout(limiter.counts(), limiter.options.timeoutMs);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The overrides a limiter holds, page by page (at most `tuning.maxOverrides`); undefined when the store fails. */
+async function countOverrides(limiter: Limiter): Promise<number | undefined> {
+  try {
+    let n = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await limiter.listOverrides(cursor === undefined ? { count: 1000 } : { cursor, count: 1000 });
+      n += page.overrides.length;
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    return n;
   } catch {
     return undefined;
   }

@@ -14,7 +14,8 @@
  *
  * With rules, the draft fields carry one item per policy: the limiter's own (the global share, named by the
  * limiter) first, then each rule by its name, `q` its limit, `w` its window; on a denial the `t` of the policy
- * that said no is the Retry-After. The legacy fields describe the global share only.
+ * that said no is the Retry-After. The legacy fields describe the global share only. A decision under an
+ * override (docs/runtime-policies.md) carries the override's rules, and its fields name those (none when blocked).
  *
  * The draft's `w` is whole seconds. A window that is not (100 ms, 1.5 s) is stated over the shortest whole number of
  * seconds that holds whole windows, its quota scaled to match: `limit: 100, windowMs: 100` is `q=1000;w=1`,
@@ -92,27 +93,11 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
   const quoted = quote(policyName);
   const policySuffix = `;w=${w}`;
 
-  if (format === 'draft' && rules.length > 0) return draftWithRules(quoted, policySuffix, perWindow, rules);
   if (format === 'draft') {
-    // RateLimit-Policy changes only with the group's quota, the same for most requests in a row: formatted once per quota.
-    let policyLimit = -1;
-    let policy = '';
-    const policyOf = (limit: number): string => {
-      if (limit !== policyLimit) {
-        policy = `${quoted};q=${limit * perWindow}${policySuffix}`;
-        policyLimit = limit;
-      }
-      return policy;
-    };
-    return (d, withQuota = true): HeaderMap => {
-      if (d.allowed) {
-        return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` } : {};
-      }
-      const retry = retryAfterSeconds(d.retryAfterMs);
-      return withQuota
-        ? { 'Retry-After': String(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
-        : { 'Retry-After': String(retry) };
-    };
+    const configured = rules.length > 0 ? draftWithRules(quoted, policySuffix, perWindow, rules) : draftShare(quoted, policySuffix, perWindow);
+    // a decision under an override names rules of its own (or none, when blocked): its fields follow them
+    return (d, withQuota) =>
+      sameRules(d, rules) ? configured(d, withQuota) : draftWithRules(quoted, policySuffix, perWindow, d.rules ?? [])(d, withQuota);
   }
   if (format === 'legacy') {
     return (d, withQuota = true) => {
@@ -130,8 +115,48 @@ function rateHeaderWriter(format: HeaderFormat, policyName: string, windowMs: nu
   return (d): HeaderMap => (d.allowed ? {} : { 'Retry-After': String(retryAfterSeconds(d.retryAfterMs)) });
 }
 
+/**
+ * Whether the decision's rules are the configured ones (by name, in order): a check without an override. A decision
+ * without rule statuses (an outage policy's, or an override's with `rules: []`) is written as configured, but a block.
+ */
+function sameRules(d: Decision, rules: readonly RuleSpec[]): boolean {
+  const own = d.rules;
+  if (own === undefined || own.length === 0) return rules.length === 0 || d.policy !== 'blocked';
+  if (own.length !== rules.length) return false;
+  for (let i = 0; i < own.length; i++) if (own[i]!.name !== rules[i]!.name) return false;
+  return true;
+}
+
+/** Draft fields of the global share alone. */
+function draftShare(quoted: string, policySuffix: string, perWindow: number): HeaderWriter {
+  // RateLimit-Policy changes only with the group's quota, the same for most requests in a row: formatted once per quota.
+  let policyLimit = -1;
+  let policy = '';
+  const policyOf = (limit: number): string => {
+    if (limit !== policyLimit) {
+      policy = `${quoted};q=${limit * perWindow}${policySuffix}`;
+      policyLimit = limit;
+    }
+    return policy;
+  };
+  return (d, withQuota = true): HeaderMap => {
+    if (d.allowed) {
+      return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` } : {};
+    }
+    const retry = retryAfterSeconds(d.retryAfterMs);
+    return withQuota
+      ? { 'Retry-After': String(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
+      : { 'Retry-After': String(retry) };
+  };
+}
+
 /** Draft fields with one item per policy: the global share's, then each rule's (see the file comment). */
-function draftWithRules(quoted: string, policySuffix: string, perWindow: number, rules: readonly RuleSpec[]): HeaderWriter {
+function draftWithRules(
+  quoted: string,
+  policySuffix: string,
+  perWindow: number,
+  rules: ReadonlyArray<Pick<RuleSpec, 'name' | 'limit' | 'windowMs'>>,
+): HeaderWriter {
   const names = rules.map((r) => quote(r.name));
   const rulePolicies = rules
     .map((r, i) => {
@@ -143,7 +168,8 @@ function draftWithRules(quoted: string, policySuffix: string, perWindow: number,
     const retry = d.allowed ? 0 : retryAfterSeconds(d.retryAfterMs);
     if (!withQuota) return d.allowed ? {} : { 'Retry-After': String(retry) };
     const violated = d.allowed ? undefined : (d.policy ?? 'global');
-    let state = `${quoted};r=${d.remaining};t=${violated === 'global' ? retry : Math.ceil(d.resetMs / 1000)}`;
+    const shareSaidNo = violated === 'global' || violated === 'blocked';
+    let state = `${quoted};r=${d.remaining};t=${shareSaidNo ? retry : Math.ceil(d.resetMs / 1000)}`;
     const statuses = d.rules ?? [];
     for (let i = 0; i < rules.length; i++) {
       const st = statuses[i];

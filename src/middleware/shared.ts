@@ -208,8 +208,13 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   function outcomeOf(decision: Decision, view: PolicyView): Outcome {
     const headers = view.writeHeaders(decision, !isDegraded(decision));
     if (decision.allowed) return { kind: 'pass', headers, decision };
-    const rule = decision.policy === undefined ? undefined : view.rulePolicies.get(decision.policy);
+    const policy = decision.policy;
+    const rule = policy === undefined ? undefined : view.rulePolicies.get(policy);
     if (rule !== undefined) return limitRejection(decision, headers, rule.policies, rule.quotaBody);
+    // an override's rule or its block (docs/runtime-policies.md): the policy the decision names
+    if (policy !== undefined && policy !== 'global' && policy !== 'concurrency') {
+      return limitRejection(decision, headers, [policy], quotaBodyWriter([policy]));
+    }
     return limitRejection(decision, headers, policies, quotaBody);
   }
 

@@ -10,7 +10,17 @@ import { rulesConfigText } from '../core/rules';
 import type { RuleSpec } from '../types';
 import type { RunMany, RunOne } from './script-batcher';
 import * as lua from './lua-sources.generated';
-import type { AdaptiveStatus, AdmitInput, DeferInput, LimiterSpec, PeekInput, ReportInput, SettleInput } from '../types';
+import type {
+  AdaptiveStatus,
+  AdmitInput,
+  DeferInput,
+  LimiterSpec,
+  OverrideInput,
+  OverrideWrite,
+  PeekInput,
+  ReportInput,
+  SettleInput,
+} from '../types';
 import { reservationTail } from '../core/settle';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
@@ -203,5 +213,31 @@ export function admitDeferManyCommand(
     const withCap = capped(requests);
     const args = { nowMs, config, leaseMs: withCap ? leaseMs : 0, checks: requests.map(deferCheck) };
     return runDecoded(client, lua.admitDeferManyScript, k, args, { checks: requests.length, rules, capped: withCap });
+  };
+}
+
+/** override-set.lua, override-get.lua, override-delete.lua and override-list.lua on one client for one limiter. */
+export function overrideCommands(client: RedisClient, keys: lua.OverrideSetKeys) {
+  const all = lua.overrideSetScript.keys(keys);
+  const one = lua.overrideGetScript.keys(keys);
+  return {
+    set: (nowMs: number, input: OverrideInput): Promise<OverrideWrite> =>
+      runBound(client, lua.overrideSetScript, all, {
+        nowMs,
+        group: input.group,
+        settings: input.settings,
+        ttlMs: input.ttlMs,
+        maxOverrides: input.maxOverrides,
+        spanMs: input.spanMs,
+      }),
+    get: (nowMs: number, group: string): Promise<string | undefined> =>
+      runBound(client, lua.overrideGetScript, one, { nowMs, group }).then((raw) => (raw === '' ? undefined : raw)),
+    delete: (nowMs: number, group: string): Promise<boolean> => runBound(client, lua.overrideDeleteScript, all, { nowMs, group }),
+    list: (nowMs: number, cursor: string, count: number): Promise<Array<[string, string]>> =>
+      runBound(client, lua.overrideListScript, all, { nowMs, cursor, count }).then((flat) => {
+        const out: Array<[string, string]> = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+        return out;
+      }),
   };
 }

@@ -52,6 +52,12 @@ export interface LimiterKeys {
   readonly reservations: string;
   /** ZSET: reservation id → the ms its record lapses. */
   readonly reservationsDue: string;
+  /** HASH: group → its override, '<expiresMs>|<setMs>|<settings JSON>' (lua/includes/overrides.lua). */
+  readonly overrides: string;
+  /** ZSET: group → the ms its override expires (overrides with a ttl only). */
+  readonly overridesDue: string;
+  /** ZSET (score 0, lex order): every group with an override, for paging. */
+  readonly overridesIndex: string;
 }
 
 export function limiterKeys(prefix: string, name: string): LimiterKeys {
@@ -79,6 +85,9 @@ export function limiterKeys(prefix: string, name: string): LimiterKeys {
     slots: `${tag}:slots`,
     reservations: `${tag}:reservations`,
     reservationsDue: `${tag}:rdue`,
+    overrides: `${tag}:overrides`,
+    overridesDue: `${tag}:odue`,
+    overridesIndex: `${tag}:oindex`,
   };
 }
 

@@ -103,6 +103,15 @@ export class RedisQueue implements QueueStore {
     });
   }
 
+  /** A claim script: the queue key block and the overrides (a claim reads the group's override). */
+  private runClaim<A, R>(script: ScriptBinding<lua.ClaimKeys, A, R>, args: A): Promise<R> {
+    this.claimBlock ??= lua.claimScript.keys(this.keys);
+    return runBound(this.client, script, this.claimBlock, args).catch((error: unknown) => {
+      throw refusesWrites(error) ? readOnlyError(this.name, error) : error;
+    });
+  }
+  private claimBlock: string[] | undefined;
+
   /** Writes a job straight into the fair queue (the write a deferred admission makes). */
   async enqueue(input: EnqueueInput): Promise<EnqueueResult> {
     return toEnqueueResult(await this.run(lua.enqueueScript, enqueueArgs(this.now(), input)));
@@ -130,7 +139,7 @@ export class RedisQueue implements QueueStore {
   }
 
   async claimMany(leaseMs: number, max: number): Promise<ClaimResult> {
-    const { claimed, wakeMs } = await this.run(lua.claimScript, {
+    const { claimed, wakeMs } = await this.runClaim(lua.claimScript, {
       nowMs: this.now(),
       config: this.config,
       plans: this.plans,
@@ -239,9 +248,9 @@ export class RedisQueue implements QueueStore {
 
   /** The acknowledgements made in one event-loop turn (each worker slot finishing a job) share one call. */
   private readonly acks = new ScriptBatcher<Ack, CompleteAndClaimResult>(
-    (nowMs, ack) => this.run(lua.completeClaimScript, { nowMs, config: this.config, plans: this.plans, ack }).then(toCompleteAndClaim),
+    (nowMs, ack) => this.runClaim(lua.completeClaimScript, { nowMs, config: this.config, plans: this.plans, ack }).then(toCompleteAndClaim),
     (nowMs, acks) =>
-      this.run(lua.completeClaimManyScript, { nowMs, config: this.config, plans: this.plans, acks }).then((replies) => {
+      this.runClaim(lua.completeClaimManyScript, { nowMs, config: this.config, plans: this.plans, acks }).then((replies) => {
         if (replies.length !== acks.length) {
           throw new StoreError('ERR_BL_STORE_REPLY', `Unexpected complete-claim-many.lua reply: ${replies.length} replies for ${acks.length} jobs`);
         }

@@ -15,6 +15,7 @@ import type {
   GroupStatus,
   LimiterSpec,
   LimiterStore,
+  OverrideInput,
   PeekInput,
   ReportInput,
   SettleInput,
@@ -41,6 +42,7 @@ import {
   configCheckCommand,
   defineScripts,
   loadScript,
+  overrideCommands,
   peekCommand,
   releaseCommand,
   reportCommand,
@@ -195,6 +197,7 @@ export class RedisStore implements Store {
       }, failed);
     const peeks = configs.map((lane) => peekCommand(this.client, keys, lane));
     const reset = resetCommand(this.client, keys);
+    const overrides = overrideCommands(this.client, keys);
     // the adaptive limit's reports (lua/report.lua) carry the limiter's own config block (lane 0)
     const report = spec.adaptive ? reportCommand(this.client, keys, configs[0]!.config) : undefined;
     // One promise per check on the hot path (no async wrappers): this runs on every request.
@@ -229,6 +232,10 @@ export class RedisStore implements Store {
         ),
       reset: (group: string): Promise<boolean> => reset(group).catch(failedTo('reset')),
       release: (lease: string): Promise<boolean> => releases.submit(0, lease).catch(failedTo('release')),
+      setOverride: (input: OverrideInput) => overrides.set(this.nowMs(), input).catch(failedTo('setOverride')),
+      getOverride: (group: string) => overrides.get(this.nowMs(), group).catch(failedTo('getOverride')),
+      deleteOverride: (group: string) => overrides.delete(this.nowMs(), group).catch(failedTo('deleteOverride')),
+      listOverrides: (cursor: string, count: number) => overrides.list(this.nowMs(), cursor, count).catch(failedTo('listOverrides')),
       ...(report ? { report: (input: ReportInput) => report(this.nowMs(), input).catch(failedTo('report')) } : {}),
       destroy: async (): Promise<void> => {
         // One slot (one hash tag), so one DEL works on Cluster too.

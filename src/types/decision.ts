@@ -35,7 +35,9 @@ export type DenyReason =
   /** Deferral was asked for but the job's estimated start is more than `maxDeferMs` away. */
   | 'defer-horizon'
   /** The store failed or timed out and the `onStoreError` policy denied. */
-  | 'store-error';
+  | 'store-error'
+  /** An override blocks the group (`limiter.setOverride(group, { blocked: true })`): nothing is spent or deferred. */
+  | 'blocked';
 
 /** A job written by a deferred admission. */
 export interface DeferredJob {
@@ -70,7 +72,8 @@ export interface Decision {
   /**
    * When denied by the limit: the policy that said no, `'global'` (the fair share of the global limit) or a
    * rule's name; when several did, the one that waits longest (retryAfterMs is the latest of their waits).
-   * `'concurrency'` when the group's concurrency cap said no (whatever the rate said).
+   * `'concurrency'` when the group's concurrency cap said no (whatever the rate said); `'blocked'` when an
+   * override blocks the group.
    */
   readonly policy?: string;
   /** With `classes`: the class the check was decided in (its own, its plan's, else `'default'`). */

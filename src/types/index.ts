@@ -7,3 +7,4 @@ export * from './limiter-spec';
 export * from './decision';
 export * from './limiter-store';
 export * from './queue-store';
+export * from './overrides';

@@ -10,6 +10,31 @@ export interface SettleInput {
   readonly actual: number;
 }
 
+/** An override to write (validated by the limiter): the group's settings as the scripts read them. */
+export interface OverrideInput {
+  readonly group: string;
+  /** The settings JSON (lua/includes/overrides.lua). */
+  readonly settings: string;
+  /** 0: no expiry. */
+  readonly ttlMs: number;
+  /** Most overrides the limiter holds; a new group's override beyond it is not written. */
+  readonly maxOverrides: number;
+  /** The longest span (ms) the override's rules keep state for (0: none): the limiter's keys live that long. */
+  readonly spanMs: number;
+}
+
+/** What writing an override did (lua/override-set.lua). */
+export interface OverrideWrite {
+  /** false: refused, the limiter holds `maxOverrides` already. */
+  readonly written: boolean;
+  /** When it expires, store clock ms; 0: never. */
+  readonly expiresMs: number;
+  /** When it was written, store clock ms. */
+  readonly setMs: number;
+  /** The overrides the limiter holds after the call. */
+  readonly held: number;
+}
+
 /** What a store reads for `limiter.peek()` (validated by the limiter). */
 export interface PeekInput {
   readonly group: string;
@@ -81,6 +106,17 @@ export interface LimiterStore {
    * policies that spent it (lua/settle.lua). Absent: the store cannot (checks with `reserve` are refused).
    */
   settle?(input: SettleInput): Promise<SettleResult>;
+  /**
+   * Per-group overrides (lua/override-*.lua), read by every admission in the same call as its decision. Values are
+   * stored strings, '<expiresMs>|<setMs>|<settings JSON>'. Absent: the store has none (setOverride rejects).
+   */
+  setOverride?(input: OverrideInput): Promise<OverrideWrite>;
+  /** The group's override in force (its stored value); undefined when none. */
+  getOverride?(group: string): Promise<string | undefined>;
+  /** Removes the group's override: true when it had one in force. */
+  deleteOverride?(group: string): Promise<boolean>;
+  /** Up to `count` overrides after `cursor` ('' = the first), by the byte order of their groups: [group, value]. */
+  listOverrides?(cursor: string, count: number): Promise<Array<[string, string]>>;
   /** One upstream outcome for the adaptive limit (lua/report.lua); only with `spec.adaptive`. */
   report?(input: ReportInput): Promise<AdaptiveStatus>;
   /** Removes every key of this limiter, its queue's included (tests, teardown). */

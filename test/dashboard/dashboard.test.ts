@@ -250,3 +250,44 @@ describe('bounded by the busiest groups', () => {
     expect(sum(view.traffic.allowed)).toBe(2000);
   });
 });
+
+describe.each(mounts)('dashboard overrides through %s', (_name, mount) => {
+  test('the JSON lists the overrides; set and remove answer 403 unless authorize allows, 400 for bad settings', async () => {
+    const limiter = newLimiter({ limit: 100, tuning: { burst: 100, reserve: 1, probationMs: 0 }, windowMs: 1000 });
+    await limiter.setOverride('acme', { weight: 3 }, { reason: 'upgrade' });
+    const authorize = (ctx: { get(name: string): string }) => ctx.get('authorization') === TOKEN;
+    const app = mount({ limiters: [limiter], authorize });
+    /** null: no Authorization header. */
+    const post = (action: string, query: string, token: string | null = TOKEN) => {
+      const r = request(app)
+        .post(`/dashboard/overrides/${action}?limiter=${encodeURIComponent(limiter.name)}&${query}`)
+        .set('X-Requested-With', 'test');
+      return token === null ? r : r.set('Authorization', token);
+    };
+    const listed = (await request(app).get('/dashboard/data')).body as DashboardData;
+    expect(listed.limiters[0]!.overrides).toEqual([expect.objectContaining({ group: 'acme', settings: { weight: 3 }, reason: 'upgrade' })]);
+
+    const block = `group=${encodeURIComponent('<b>evil</b>')}&settings=${encodeURIComponent('{"blocked":true}')}&ttlMs=60000&reason=abuse`;
+    expect((await post('set', block, null)).status).toBe(403);
+    expect((await post('set', block, 'Bearer wrong')).status).toBe(403);
+    expect((await request(app).post(`/dashboard/overrides/set?limiter=${limiter.name}&${block}`).set('Authorization', TOKEN)).status).toBe(403);
+    expect(await limiter.getOverride('<b>evil</b>')).toBeNull();
+    const set = await post('set', block);
+    expect([set.status, set.body.override]).toEqual([
+      200,
+      expect.objectContaining({ group: '<b>evil</b>', settings: { blocked: true }, reason: 'abuse' }),
+    ]);
+    expect((await limiter.check('<b>evil</b>')).policy).toBe('blocked');
+
+    const bad = await post('set', `group=x&settings=${encodeURIComponent('{"weight":0}')}`);
+    expect([bad.status, bad.body.code]).toEqual([400, 'ERR_BL_OVERRIDE']);
+    expect((await post('set', 'group=x&settings=not-json')).status).toBe(400);
+    expect((await post('set', `settings=${encodeURIComponent('{"weight":2}')}`)).status).toBe(400);
+
+    expect((await post('remove', 'group=acme', null)).status).toBe(403);
+    expect((await post('remove', 'group=acme')).body).toEqual({ ok: true });
+    expect((await post('remove', 'group=acme')).status).toBe(404);
+    const after = (await request(app).get('/dashboard/data')).body as DashboardData;
+    expect(after.limiters[0]!.overrides!.map((o) => o.group)).toEqual(['<b>evil</b>']);
+  });
+});

@@ -15,7 +15,9 @@ import { SPEC_DEFAULTS } from '../helpers/spec';
 const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
 const REPLAY = process.env.ORACLE_SEED === undefined ? {} : { seed: Number(process.env.ORACLE_SEED), path: process.env.ORACLE_PATH };
 /** Every operation but report (adaptive limiters only: their own property below, so the others' seeds draw as before). */
-const ALL: OperationName[] = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => name !== 'report');
+/** Overrides have a property of their own: in ALL they would change the steps every other property's fixed seed draws. */
+const OVERRIDES: OperationName[] = ['setOverride', 'getOverride', 'deleteOverride', 'listOverrides'];
+const ALL: OperationName[] = (Object.keys(OPERATIONS) as OperationName[]).filter((name) => name !== 'report' && !OVERRIDES.includes(name));
 
 let expiredKeys = 0;
 /** The scripts the properties ran, by file ('admit-defer-many'). */
@@ -45,7 +47,11 @@ test('with an adaptive limit: reports (report.lua) between admissions, batches a
   await fc.assert(property(fc.constant({}), 60, adaptiveSpecArb, [...ALL, 'report']), { numRuns: RUNS, ...REPLAY });
 }, 300_000);
 
-test('every script in lua/ ran in the two properties above (a new script needs an entry in ./operations.ts)', () => {
+test('with overrides: set, get, delete and list between admissions (every admission script reads them), batches and the queue match step by step', async () => {
+  await fc.assert(property(fc.constant({}), 60, specArb, [...ALL, ...OVERRIDES]), { numRuns: RUNS, ...REPLAY });
+}, 600_000);
+
+test('every script in lua/ ran in the properties above (a new script needs an entry in ./operations.ts)', () => {
   const scripts = readdirSync(LUA_DIR)
     .filter((f) => f.endsWith('.lua'))
     .map((f) => f.replace(/\.lua$/, ''));
@@ -150,7 +156,11 @@ describe('the oracle notices a one-constant change in a script', () => {
     ],
     ['a reset that leaves the group in the active count (fair-share-groups.lua)', 'math.max(0, gn - 1)', 'gn'],
     ['a peek that spends in the rules (fair-share.lua)', 'if allowed == 1 and rules and not fs.peek then', 'if allowed == 1 and rules then'],
-    ["a claim deciding a job of a plan under the limiter's rules (claim.lua)", 'false, plan and claim_rules(plans, plan))', 'false)'],
+    [
+      "a claim deciding a job of a plan under the limiter's rules (claim.lua)",
+      'local rules = plan and claim_rules(plans, plan)',
+      'local rules = nil',
+    ],
     ['a class meter that never pays for what its guarantee admitted (fair-share-class.lua)', 'local ct = fs.cls.ct - c', 'local ct = fs.cls.ct'],
     ['a lending floor no higher than a guaranteed borrower at its cap (fair-share-class.lua)', 'local f = (rho + 3 * b) / 4', 'local f = at_cap'],
   ];
@@ -169,6 +179,35 @@ describe('the oracle notices a one-constant change in a script', () => {
       expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
     },
     // a mutation the runs meet late takes ~30 s alone, several times that next to the other suites
+    300_000,
+  );
+});
+
+describe("the oracle notices an override's setting ignored", () => {
+  const mutations: Array<[string, string, string]> = [
+    ["an override's weight (the admission scripts)", 'if ov.w > 0 then weight = ov.w end', 'if false then weight = ov.w end'],
+    ["an override's rules (the admission scripts)", 'rules = ov.rules', 'rules = nil'],
+    ['a block (the admission scripts)', 'if ov and ov.b == 1 then', 'if false then'],
+    ["an override's expiry (overrides.lua)", 'if expires > 0 and expires <= fs.now_ms then return false end', 'if false then return false end'],
+  ];
+  test.each(mutations)(
+    '%s',
+    async (_name, from, to) => {
+      let applied = 0;
+      const rewrite = (lua: string): string => {
+        if (!lua.includes(from)) return lua;
+        applied += 1;
+        return lua.split(from).join(to);
+      };
+      const result = await fc.check(property(fc.constant({ rewrite }), 60, specArb, [...ALL, ...OVERRIDES]), {
+        numRuns: 200,
+        seed: 2,
+        endOnFailure: true,
+      });
+      expect(applied).toBeGreaterThan(0);
+      expect(result.failed).toBe(true);
+      expect(String(result.errorInstance)).toMatch(/lua .*\n {2}memory /);
+    },
     300_000,
   );
 });

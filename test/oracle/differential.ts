@@ -227,7 +227,12 @@ async function sides(spec: LimiterSpec, clock: ManualClock, setup: Setup): Promi
   };
 }
 
-const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report' | 'configDrift'> => ({
+const admission = (
+  store: LimiterStore,
+): Pick<
+  Side,
+  'admit' | 'peek' | 'reset' | 'release' | 'settle' | 'report' | 'configDrift' | 'setOverride' | 'getOverride' | 'deleteOverride' | 'listOverrides'
+> => ({
   admit: store.admit,
   peek: store.peek,
   reset: store.reset,
@@ -235,6 +240,10 @@ const admission = (store: LimiterStore): Pick<Side, 'admit' | 'peek' | 'reset' |
   settle: store.settle,
   report: store.report,
   configDrift: store.configDrift,
+  setOverride: store.setOverride,
+  getOverride: store.getOverride,
+  deleteOverride: store.deleteOverride,
+  listOverrides: store.listOverrides,
 });
 
 const show = (o: Outcome): string => ('threw' in o ? 'threw' : JSON.stringify(o.value));
@@ -258,7 +267,7 @@ export async function runBoth(spec: LimiterSpec, steps: readonly Timed[], setup:
   const seen = new Set<string>();
   const leases = new Set<string>();
   const reservations = new Set<string>();
-  const world: World = { ids: [], leases: [], reservations: [], advance: (ms) => clock.advance(ms) };
+  const world: World = { ids: [], leases: [], reservations: [], advance: (ms) => clock.advance(ms), spec };
   const results: unknown[] = [];
   const same = async (label: string, run: (side: Side) => Promise<unknown>): Promise<void> => {
     const start = clock.ms;

@@ -11,6 +11,8 @@ import type { EnqueueInput, EnqueueResult } from '../../src/types';
 import type { ClaimedJob, QueueStore } from '../../src/types';
 import type { AdaptiveStatus, AdmitInput, Decision, GroupStatus, PeekInput, ReportInput, SettleInput, SettleResult } from '../../src/types';
 import type { ConfigDrift, LimiterStore } from '../../src/types';
+import type { OverrideInput, OverrideSettings, OverrideWrite } from '../../src/types';
+import { resolveOverride } from '../../src/limiter/override-options';
 
 /** One backend under test. */
 export interface Side {
@@ -34,6 +36,11 @@ export interface Side {
   readonly configDrift?: ConfigDrift | undefined;
   /** Another process's binding: the same name and store, another `limit` (absent when the queue runs on its own). */
   readonly other?: LimiterStore | undefined;
+  /** override-set.lua, override-get.lua, override-delete.lua, override-list.lua (absent when the queue runs on its own). */
+  readonly setOverride?: ((input: OverrideInput) => Promise<OverrideWrite>) | undefined;
+  readonly getOverride?: ((group: string) => Promise<string | undefined>) | undefined;
+  readonly deleteOverride?: ((group: string) => Promise<boolean>) | undefined;
+  readonly listOverrides?: ((cursor: string, count: number) => Promise<Array<[string, string]>>) | undefined;
 }
 
 /** Job ids seen so far (the same on both sides, or a step has already failed), and the shared clock. */
@@ -45,6 +52,8 @@ export interface World {
   readonly reservations: string[];
   /** Moves the clock within a step (the runner rewinds it before the other side runs the step). */
   advance(ms: number): void;
+  /** The limiter under test (its plans name an override's plan). */
+  readonly spec?: LimiterSpec;
 }
 
 /** A generated step: run it on one side; its label shows in fast-check's counterexample. */
@@ -150,6 +159,34 @@ export async function settleDrift(side: Side): Promise<void> {
   await side.configDrift?.mismatch();
   await side.other?.configDrift?.mismatch();
 }
+/** An override's settings for this limiter: a block, a weight, rules (none, or one or two), a cap, a job cap, a plan. */
+const overrideSettings = (spec: LimiterSpec): fc.Arbitrary<OverrideSettings> =>
+  fc
+    .record(
+      {
+        blocked: fc.constant(true as const),
+        weight: fc.integer({ min: 1, max: 6 }),
+        rules: fc.oneof(
+          fc.constant([]),
+          fc.uniqueArray(
+            fc.record({
+              name: fc.constantFrom('o0', 'o1', 'r0'),
+              limit: fc.integer({ min: 1, max: 20 }),
+              windowMs: fc.integer({ min: 20, max: 20_000 }),
+              algorithm: fc.constantFrom('token-bucket', 'sliding-window', 'fixed-window') as fc.Arbitrary<'token-bucket'>,
+            }),
+            { selector: (r) => r.name, minLength: 1, maxLength: 2 },
+          ),
+        ),
+        concurrency: fc.integer({ min: 1, max: 3 }),
+        groupConcurrency: fc.integer({ min: 1, max: 2 }),
+        ...(spec.plans ? { plan: fc.constantFrom(...spec.plans.keys()) } : {}),
+      },
+      { requiredKeys: [] },
+    )
+    .filter((s) => Object.keys(s).length > 0)
+    // a block a fifth as often as anything else, so the other settings decide often enough
+    .filter((s) => s.blocked === undefined || Object.keys(s).length > 1 || s.weight === undefined);
 
 export const OPERATIONS = {
   /** admit.lua (a check alone in its event-loop turn). */
@@ -202,6 +239,37 @@ export const OPERATIONS = {
     admits: true,
     args: (spec) => fc.record({ group, weight, class: classOf(spec) }, { requiredKeys: ['group', 'weight'] }),
     run: (side, input) => peekOf(side)(input),
+  }),
+  /** override-set.lua: a group's override (with a ttl or without), under a small cap so the cap is met. */
+  setOverride: op({
+    weight: 10,
+    admits: true,
+    args: (spec) =>
+      fc.record({
+        group,
+        settings: overrideSettings(spec),
+        ttlMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3000 })),
+        maxOverrides: fc.integer({ min: 1, max: 4 }),
+        reason: fc.option(fc.constantFrom('upgrade', 'abuse "x"/é'), { nil: undefined }),
+      }),
+    run: (side, { group: g, settings, ttlMs, maxOverrides, reason }, world) => {
+      const { text, spanMs } = resolveOverride(settings, reason === undefined ? { ttlMs } : { ttlMs, reason }, {
+        plans: world.spec?.plans,
+        maxWeight: 1000,
+      });
+      return side.setOverride!({ group: g, settings: text, ttlMs, maxOverrides, spanMs });
+    },
+  }),
+  /** override-get.lua. */
+  getOverride: op({ weight: 1, admits: true, args: () => group, run: (side, g) => side.getOverride!(g) }),
+  /** override-delete.lua. */
+  deleteOverride: op({ weight: 1, admits: true, args: () => group, run: (side, g) => side.deleteOverride!(g) }),
+  /** override-list.lua: a page after a cursor. */
+  listOverrides: op({
+    weight: 1,
+    admits: true,
+    args: () => fc.record({ cursor: fc.oneof(fc.constant(''), group), count: fc.integer({ min: 1, max: 5 }) }),
+    run: (side, { cursor, count }) => side.listOverrides!(cursor, count),
   }),
   /** reset.lua: forgets one group (its jobs stay). */
   reset: op({ weight: 1, admits: true, args: () => group, run: (side, g) => resetOf(side)(g) }),

@@ -253,8 +253,8 @@ test.each([
   [
     'admit-defer.lua declares a key it never uses',
     'admit-defer.lua',
-    (t: string) => t.replace('-- @key slots HASH', '-- @key slots HASH\n-- @key spare HASH'),
-    /declares key 22 \(spare\) but never uses KEYS\[22\]/,
+    (t: string) => t.replace('-- @key overridesIndex ZSET (renewed likewise)', '-- @key overridesIndex ZSET (renewed likewise)\n-- @key spare HASH'),
+    /declares key 25 \(spare\) but never uses KEYS\[25\]/,
   ],
   [
     'release.lua reads its leases in pairs',
@@ -274,7 +274,7 @@ test.each([
 });
 
 test('the admission replies decode flat: fixed fields, then per rule its mark, then the lease; the counts are the caller’s', () => {
-  const fixed = [1, 0, 9, 10, 5, 0, 0, 100, 2, 1234, 'g', 0, ''];
+  const fixed = [1, 0, 9, 10, 5, 0, 0, 100, 2, 1234, 'g', 0, '', ''];
   expect(lua.admitScript.decode(fixed, { rules: 0, capped: false })).toEqual({
     allowed: true,
     colour: 0,
@@ -289,6 +289,7 @@ test('the admission replies decode flat: fixed fields, then per rule its mark, t
     group: 'g',
     emptyMs: 0,
     config: '',
+    override: '',
     policy: undefined,
     rules: [],
     lease: undefined,
@@ -306,7 +307,7 @@ test('the admission replies decode flat: fixed fields, then per rule its mark, t
   expect(() => lua.admitScript.decode([...fixed, 7], { rules: 0, capped: false })).toThrow(expect.objectContaining({ code: 'ERR_BL_STORE_REPLY' }));
   const two = lua.admitManyScript.decode([...fixed, ...fixed.map((v) => (v === 'g' ? 'h' : v))], { checks: 2, rules: 0, capped: false });
   expect(two.map((r) => r.group)).toEqual(['g', 'h']);
-  const deferred = [0, 2, 0, 10, 5, 300, 300, 100, 2, 1234, 'g', 1, 'job-1', 1534, 12, ''];
+  const deferred = [0, 2, 0, 10, 5, 300, 300, 100, 2, 1234, 'g', 1, 'job-1', 1534, 12, '', ''];
   expect(lua.admitDeferScript.decode(deferred, { rules: 0, capped: false })).toMatchObject({
     deferStatus: lua.STATUS.WRITTEN,
     jobId: 'job-1',

@@ -58,6 +58,8 @@ const STORE_AUTHOR_TYPES = [
   'FailState',
   'LimiterSpec',
   'LimiterStore',
+  'OverrideInput',
+  'OverrideWrite',
   'PeekInput',
   'PlanSpec',
   'QueueStore',
@@ -69,7 +71,7 @@ const STORE_AUTHOR_TYPES = [
 
 test('every type of the contract is a user type of the main entry or a store-author type, never both', () => {
   const index = read('src/index.ts');
-  const contract = ['limiter-spec', 'decision', 'limiter-store', 'queue-store'].flatMap((file) =>
+  const contract = ['limiter-spec', 'decision', 'limiter-store', 'queue-store', 'overrides'].flatMap((file) =>
     [...read(`src/types/${file}.ts`).matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!),
   );
   const named = (name: string) => new RegExp(`\\b${name}\\b`).test(index);

@@ -40,18 +40,34 @@ const prefixKeys = async (prefix: string) => (await client.keys(`{${prefix}:*`))
 
 test('admit.lua is registered under a versioned name, its includes expanded, its keys and arguments as its header declares', () => {
   const script = loadScript(admitScript);
-  expect(script.numberOfKeys).toBe(4);
-  expect(admitScript.keyNames).toEqual(['groups', 'seen', 'leases', 'slots']);
+  expect(script.numberOfKeys).toBe(7);
+  expect(admitScript.keyNames).toEqual(['groups', 'seen', 'leases', 'slots', 'overrides', 'overridesDue', 'overridesIndex']);
   expect(script.lua).not.toMatch(/--!include/);
   expect(script.command).toMatch(/^bl_admit_v1_[0-9a-f]{8}$/);
-  const keys = admitScript.keys({ groups: 'g', seen: 's', leases: 'l', slots: 'c' });
+  const keys = admitScript.keys({ groups: 'g', seen: 's', leases: 'l', slots: 'c', overrides: 'o', overridesDue: 'd', overridesIndex: 'i' });
   // time first, then the config block (every script that takes them), the cap and leaseMs only with a cap
-  expect(admitScript.argv(keys, { nowMs: 1.5, config: 'cfg', group: 'a', weight: 2, cost: 3 })).toEqual(['g', 's', 'l', 'c', 1.5, 'cfg', 'a', 2, 3]);
+  expect(admitScript.argv(keys, { nowMs: 1.5, config: 'cfg', group: 'a', weight: 2, cost: 3 })).toEqual([
+    'g',
+    's',
+    'l',
+    'c',
+    'o',
+    'd',
+    'i',
+    1.5,
+    'cfg',
+    'a',
+    2,
+    3,
+  ]);
   expect(admitScript.argv(keys, { nowMs: 0, config: 'cfg', group: 'a', weight: 2, cost: 3, cap: 4, leaseMs: 5 })).toEqual([
     'g',
     's',
     'l',
     'c',
+    'o',
+    'd',
+    'i',
     0,
     'cfg',
     'a',
@@ -62,10 +78,10 @@ test('admit.lua is registered under a versioned name, its includes expanded, its
   ]);
 });
 
-test('peek.lua and reset.lua take the groups and seen keys; peek the time, the config block, group and weight; reset the group', () => {
-  expect(peekScript.keyNames).toEqual(['groups', 'seen']);
+test('peek.lua and reset.lua take the groups and seen keys (peek the overrides too); peek the time, the config block, group and weight; reset the group', () => {
+  expect(peekScript.keyNames).toEqual(['groups', 'seen', 'overrides']);
   expect(resetScript.keyNames).toEqual(['groups', 'seen']);
-  expect(peekScript.argv(['g', 's'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 7, 'cfg', 'a', 2]);
+  expect(peekScript.argv(['g', 's', 'o'], { nowMs: 7, config: 'cfg', group: 'a', weight: 2 })).toEqual(['g', 's', 'o', 7, 'cfg', 'a', 2]);
   expect(resetScript.argv(['g', 's'], { group: 'a' })).toEqual(['g', 's', 'a']);
 });
 
