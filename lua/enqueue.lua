@@ -14,6 +14,7 @@
 -- @arg maxAttempts int 0 = the worker's
 -- @arg plan string the job's plan: a claim decides it under that plan's rules ('' = none)
 -- @arg settle bool its cost is an estimate: the claim that starts it records a reservation its handler settles
+-- @arg class string the job's priority class: a claim decides it in that class ('' = 'default')
 -- @reply [status: WRITTEN | DUPLICATE | BACKLOG_FULL | DEFER_HORIZON, id: string, runAt: int]
 --   DUPLICATE: id of the existing job; BACKLOG_FULL, DEFER_HORIZON (beyond maxDeferMs): id ''
 --!include includes/job.lua
@@ -21,6 +22,6 @@ local K = job_keys()
 local now = job_now_ms(ARGV[1])
 local status, id, run_at = job_defer(K, now, ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6],
   ARGV[7], tonumber(ARGV[8]), now + tonumber(ARGV[9]), tonumber(ARGV[10]), nil, nil, tonumber(ARGV[11]),
-  tonumber(ARGV[12]), ARGV[13], ARGV[14] == '1')
+  tonumber(ARGV[12]), ARGV[13], ARGV[14] == '1', ARGV[15])
 if status == 1 then job_keep(K, now, math.max(now, run_at), job_written_by_defer(K)) end
 return { status, id, run_at }

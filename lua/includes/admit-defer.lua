@@ -66,7 +66,7 @@ local function ad_admit(fs, K, ov_key, group, weight, cost, jtype, payload, idem
     local waiting = tonumber(redis.call('HGET', K.backlog, group) or '0')
     local promised = now + math.ceil((waiting + 1) * cost * unit_us / 1000)
     status, id, run_at = job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, promised,
-      max_defer_ms, now, waiting, cap, nil, plan)
+      max_defer_ms, now, waiting, cap, nil, plan, false, fs.cfg.cls and fs.cfg.cls.name)
   end
   local out = { d.allowed, d.colour, d.remaining, d.limit, d.guaranteed, math.ceil(d.retry_us / 1000),
                 math.ceil(d.hint_us / 1000), math.ceil(d.reset_us / 1000), d.active, fs.now_us, d.group, status, id, run_at,

@@ -11,6 +11,7 @@
     leased (active member "<id> <token>", a fresh fencing token), refused ones stay where they are and their
     group is skipped for the rest of the call. A member whose record is gone or no longer waiting is dropped.
     The scan stops once the global bucket is empty.
+    With classes, each job is decided in its own class (fs_class: the class meter it spends, as its check would).
     A job whose cost is an estimate (record field st) gets a reservation as a check with `settle` would
     (includes/settle.lua, held as long as the limiter's and its rules' longest window): its handler settles it.
     claimed: a list of {id, record JSON, token, leaseUntil, reservation ('' = none)}. With `leases` (a script making several claims) the
@@ -99,6 +100,8 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
   if scan == 0 then return out, -1 end
   local blocked, kept = {}, {}
   local reserved = false
+  local first = (fs.base_cfg or fs.cfg).cls
+  local others = first and first.others
   local wake_us = FS_INF
   for _ = 1, scan do
     if #out >= max or meta.gt < 1 - FS_EPS then break end
@@ -112,6 +115,13 @@ local function job_claim(K, fs, lease_ms, max, leases, plans, stagger, ov_key)
       kept[#kept + 1] = m
     else
       local rules = plan and claim_rules(plans, plan)
+      -- with classes, a job is decided in its own class (record field cl; one the limiter no longer has, and
+      -- none: the config's first, 'default'), so it spends that class's meter as its check would have
+      if others then
+        local name = string.match(raw, '"cl":"([^"]+)"')
+        local share = name and others[name]
+        if share then fs_class(fs, name, share) else fs_class(fs, first.name, first.share) end
+      end
       local ov = ov_key and ov_read(fs, ov_key, g)
       if ov then
         if ov.w > 0 then w = ov.w end

@@ -13,17 +13,26 @@
   the global bucket as before: the strict bound is untouched. O(1): one class per call (the class is part of
   the config block, one lane per class), read in fs_open's HMGET and written in fs_close's HSET.
 
-  The class part of a config block: '|' name ':' share after the numbers (before the rules' ';').
+  The class part of a config block: '|' name ':' share after the numbers (before the rules' ';'). A claim's
+  block (the queue's: its jobs keep their class) names the other classes too, each after another '|': the
+  claim decides each job in its own class (fs_class in fair-share.lua), the first one's when it names none.
   Class state: struct.pack(FSC_PACK, ct, cl): tokens, last refill µs.
 ]]
 local FSC_FIELD = '\254'
 local FSC_PACK = 'dd'
 
--- the class part of a config block (name:share); false for none
+-- the class part of a config block (name:share, then '|' and another for each other class a claim may meet)
 local function fsc_config(text)
+  local others = false
+  local bar = string.find(text, '|', 1, true)
+  if bar then
+    others = {}
+    for name, share in string.gmatch(string.sub(text, bar + 1), '([^:|]+):([^:|]+)') do others[name] = tonumber(share) end
+    text = string.sub(text, 1, bar - 1)
+  end
   local name, share = string.match(text, '^([^:]+):([^:]+)$')
   if not name then error('ERR_BL_STORE_CONFIG: expected a class as name:share, got ' .. tostring(text)) end
-  return { name = name, share = tonumber(share), field = FSC_FIELD .. name }
+  return { name = name, share = tonumber(share), field = FSC_FIELD .. name, others = others }
 end
 
 -- the class meter's state at now, from its packed field (false: a new class, its meter full)

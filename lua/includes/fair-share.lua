@@ -305,11 +305,36 @@ end
 
 --!include includes/fair-share-decide.lua
 
+-- A claim decides jobs of several classes in one call (includes/claim.lua): make class `name` (of `share`) the
+-- one fs_decide reads and spends. Each class's config (the call's, with its class) and meter are made once per
+-- call, the meter read with one HGET; fs_close writes every class used back.
+local function fs_class(fs, name, share)
+  local lanes = fs.lanes
+  if not lanes then
+    lanes = {}
+    fs.lanes, fs.base_cfg = lanes, fs.cfg
+  end
+  local lane = lanes[name]
+  if not lane then
+    local cfg = {}
+    for k, v in pairs(fs.base_cfg) do cfg[k] = v end
+    cfg.cls = { name = name, share = share, field = FSC_FIELD .. name }
+    lane = { cfg = cfg, meter = fsc_open(cfg, redis.call('HGET', fs.groups_key, cfg.cls.field), fs.now_us) }
+    lanes[name] = lane
+  end
+  fs.cfg, fs.cls = lane.cfg, lane.meter
+end
+
 local function fs_close(fs)
   local meta = fs.meta
   local args = { FS_META, struct.pack(FS_META_PACK, meta.gt, meta.gl, meta.ws, meta.gn, meta.sh, meta.ep, meta.fc,
     meta.tr, meta.vt, meta.rv, meta.re, meta.gb, meta.gbl) .. meta.rg }
-  if fs.cls then
+  if fs.lanes then
+    for _, lane in pairs(fs.lanes) do
+      args[#args + 1] = lane.cfg.cls.field
+      args[#args + 1] = struct.pack(FSC_PACK, lane.meter.ct, lane.meter.cl)
+    end
+  elseif fs.cls then
     args[3], args[4] = fs.cfg.cls.field, fsc_pack(fs)
   end
   for g, st in pairs(fs.groups) do

@@ -9,6 +9,7 @@
 --   stalls, snoozes, createdAt, runAt, result (JSON text), error, finishedAt, idem, gc}.
 --   gc: the job's group concurrency cap (absent = none); ma: its own maxAttempts (absent = the worker's);
 --   pl: its plan (absent = none: the limiter's rules), a claim decides it under that plan's rules.
+--   cl: its priority class (absent = 'default'): a claim decides it in that class (includes/claim.lua).
 --   st: 1 = its cost is an estimate: the claim that starts it records a reservation (includes/settle.lua) that
 --   the handler settles with the actual cost.
 --   state is 'waiting' while the job sits in delayed, pending or ready (getJob tells which from the sets)
@@ -263,10 +264,11 @@ end
 -- may first move it: a denied request's job is due at once and runs as soon as the budget allows.
 -- waiting: the group's backlog count when the caller has just read it (else read here).
 -- cap, max_attempts: the job's group concurrency and its own maxAttempts (nil or 0 = none); plan: its plan
--- (nil or '' = none); settle: its cost is an estimate, settled by its handler (a reservation at its claim).
+-- (nil or '' = none); settle: its cost is an estimate, settled by its handler (a reservation at its claim);
+-- class: its priority class (nil, '' or 'default' = 'default').
 -- Returns status, id, runAt: ST.WRITTEN, ST.DUPLICATE, ST.BACKLOG_FULL, ST.DEFER_HORIZON (beyond maxDeferMs).
 local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_backlog, run_at, max_defer_ms, due_at,
-                         waiting, cap, max_attempts, plan, settle)
+                         waiting, cap, max_attempts, plan, settle, class)
   if idem ~= '' then
     local existing = redis.call('HGET', K.idempotency, idem)
     if existing then
@@ -286,6 +288,7 @@ local function job_defer(K, now, group, weight, cost, jtype, payload, idem, max_
   if max_attempts and max_attempts > 0 then r.ma = max_attempts end
   if plan and plan ~= '' then r.pl = plan end
   if settle then r.st = 1 end
+  if class and class ~= '' and class ~= 'default' then r.cl = class end
   if idem ~= '' then
     r.idem = idem
     redis.call('HSET', K.idempotency, idem, r.id)

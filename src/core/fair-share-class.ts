@@ -9,11 +9,15 @@ import type { LimiterSpec } from '../types';
 /** The class every check without one (and every job without one) is decided in. */
 export const DEFAULT_CLASS = 'default';
 
-/** The class part of a config block (what follows '|'): `name:share`; '' when the limiter has no classes. */
-export function classConfigText(spec: LimiterSpec, name: string | undefined): string {
+/**
+ * The class part of a config block (what follows '|'): `name:share`; '' when the limiter has no classes. `claims`:
+ * the queue's block, which names every other class too (`|name:share` each), so a claim decides each job in its own.
+ */
+export function classConfigText(spec: LimiterSpec, name: string | undefined, claims = false): string {
   if (!spec.classes) return '';
   const cls = name ?? DEFAULT_CLASS;
-  return `|${cls}:${spec.classes.get(cls) ?? 0}`;
+  const others = claims ? [...spec.classes].filter(([other]) => other !== cls).map(([other, share]) => `|${other}:${share}`) : [];
+  return `|${cls}:${spec.classes.get(cls) ?? 0}${others.join('')}`;
 }
 
 /** The class meter's state at `now`, from its stored state (undefined: a new class, its meter full). */

@@ -49,6 +49,8 @@ export interface FairShareConfig {
 export interface ClassConfig {
   readonly name: string;
   readonly share: number;
+  /** A claim's config (the queue's): every other class and its share, for jobs of another class (fsClass). */
+  readonly others?: ReadonlyMap<string, number>;
 }
 
 /** A class meter (fair-share-class.lua's FSC_PACK): tokens, last refill µs. */
@@ -154,7 +156,8 @@ export interface ParkState {
 }
 
 export interface FairShare {
-  readonly cfg: FairShareConfig;
+  /** The config decided under; a claim switches it to each job's class (fsClass). */
+  cfg: FairShareConfig;
   readonly state: FairShareState;
   readonly meta: MetaState;
   readonly nowUs: number;
@@ -172,6 +175,10 @@ export interface FairShare {
   park: ParkState | undefined;
   /** The class meter of the config's class (false: no classes); written back by closeFairShare. */
   cls: ClassState | false;
+  /** A claim's classes met so far (fsClass): each one's config and meter, all written back by closeFairShare. */
+  lanes?: Map<string, { readonly cfg: FairShareConfig; readonly meter: ClassState }>;
+  /** The config the claim opened with (before fsClass switched it). */
+  baseCfg?: FairShareConfig;
   /** What the check saw of the stored fingerprint (cfOpen; '' without one to check). */
   cf: string;
   /** A TTL longer than the config's, for an override's rules (overrides.ts ovRead); 0: the config's. */

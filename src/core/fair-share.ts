@@ -10,6 +10,7 @@ import {
   createFairShareState,
   FS_GRAD_BURST,
   type FairShare,
+  type ClassConfig,
   type FairShareConfig,
   type FairShareState,
   type MetaState,
@@ -36,8 +37,11 @@ export function plansSpanMs(spec: LimiterSpec): number {
   return span;
 }
 
-/** The same numbers fs_config derives from the config block. */
-export function fairShareConfig(spec: LimiterSpec, className?: string): FairShareConfig {
+/**
+ * The same numbers fs_config derives from the config block. `claims`: the queue's config, whose class part names
+ * every class (its jobs keep their class: fsClass).
+ */
+export function fairShareConfig(spec: LimiterSpec, className?: string, claims = false): FairShareConfig {
   const windowUs = spec.windowMs * 1000;
   const epochUs = spec.epochMs * 1000;
   const T = spec.sustained ? windowUs / spec.limit : windowUs / (spec.limit - spec.burst + 1);
@@ -55,9 +59,15 @@ export function fairShareConfig(spec: LimiterSpec, className?: string): FairShar
     ttlMs: Math.max(spec.idleMs, spanMs, plansSpanMs(spec)) + Math.floor((windowUs + epochUs) / 1000),
     probationMs: spec.probationMs,
     rules,
-    cls: spec.classes ? { name: className ?? DEFAULT_CLASS, share: spec.classes.get(className ?? DEFAULT_CLASS) ?? 0 } : false,
+    cls: spec.classes ? classConfig(spec.classes, className ?? DEFAULT_CLASS, claims) : false,
     ad: adConfig(spec),
   };
+}
+
+function classConfig(classes: ReadonlyMap<string, number>, name: string, claims: boolean): ClassConfig {
+  const cls = { name, share: classes.get(name) ?? 0 };
+  if (!claims) return cls;
+  return { ...cls, others: new Map([...classes].filter(([other]) => other !== name)) };
 }
 
 /** fs_open's ad_apply: the config as the limit in force (the state's, else the configured limit) sizes the bucket. */
@@ -206,9 +216,29 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
   return fs;
 }
 
+/**
+ * fs_class: a claim decides each job in its own class; each class's config and meter are made once per call (the
+ * meter read from the state) and closeFairShare writes every one back.
+ */
+export function fsClass(fs: FairShare, name: string, share: number): void {
+  if (!fs.lanes) {
+    fs.lanes = new Map();
+    fs.baseCfg = fs.cfg;
+  }
+  let lane = fs.lanes.get(name);
+  if (!lane) {
+    const cfg: FairShareConfig = { ...fs.baseCfg!, cls: { name, share } };
+    lane = { cfg, meter: fscOpen(cfg, fs.state.classes.get(name), fs.nowUs) };
+    fs.lanes.set(name, lane);
+  }
+  fs.cfg = lane.cfg;
+  fs.cls = lane.meter;
+}
+
 /** Gives the state a fresh TTL once per epoch, on a fresh limiter and when a group was added (PEXPIRE in Lua). */
 export function closeFairShare(fs: FairShare): void {
-  if (fs.cls && fs.cfg.cls && !fs.peek) fs.state.classes.set(fs.cfg.cls.name, fs.cls);
+  if (fs.lanes && !fs.peek) for (const [name, lane] of fs.lanes) fs.state.classes.set(name, lane.meter);
+  else if (fs.cls && fs.cfg.cls && !fs.peek) fs.state.classes.set(fs.cfg.cls.name, fs.cls);
   // an override's rules may need their state kept longer (overrides.ts ovRead)
   if (fs.expire) fs.state.expiresAtMs = Math.floor(fs.clockUs / 1000) + Math.max(fs.cfg.ttlMs, fs.ttlMs);
 }

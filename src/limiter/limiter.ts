@@ -309,7 +309,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       // a job of a plan (the options', else `defaultPlan`) takes its weight and starts under its rules
       const named: unknown = enqueueOptions?.plan;
       const plan = named === undefined ? defaultPlan : checkPlan(plans, named);
-      const input = toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan);
+      const cls = classOf(enqueueOptions?.class, plan);
+      const input = { ...toEnqueueInput(group, enqueueOptions, deferOptions, limits, plan), ...(cls === undefined ? {} : { class: cls }) };
       if (input.settle && spec.classes) throw settleInClass();
       const evicting = healthCheck.evicting;
       if (evicting) throw evicting;

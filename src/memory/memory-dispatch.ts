@@ -4,7 +4,7 @@
  * start + cost/weight) and go to ready in tag order while it has room; a claim takes jobs from the head of
  * ready through the same admission core and budget as live requests (decide, no promise).
  */
-import { closeFairShare, FS_EPS, fsGroup, type FairShare } from '../core/fair-share';
+import { closeFairShare, FS_EPS, fsClass, fsGroup, type FairShare } from '../core/fair-share';
 import { decide } from '../core/fair-share-decide';
 import { ovRead } from '../core/overrides';
 import type { RuleConfig } from '../core/rules';
@@ -136,6 +136,8 @@ export function claimInMemory(
   if (items.length === 0) return { claimed, wakeMs: -1, wakeAt: lastWakeAt };
   const blocked = new Set<string>();
   let reserved = false;
+  const first = (fs.baseCfg ?? fs.cfg).cls;
+  const others = first ? first.others : undefined;
   const later: string[] = [];
   let head = 0;
   let contiguous = true;
@@ -150,6 +152,12 @@ export function claimInMemory(
       parts.dropped(group, cap);
     } else if (!blocked.has(group)) {
       let rules = (plan === undefined ? undefined : parts.planRules.get(plan)) ?? fs.cfg.rules;
+      // with classes, a job is decided in its own class (claim.lua's fs_class; none, or one gone: the first)
+      if (others && first) {
+        const share = r.cl === undefined ? undefined : others.get(r.cl);
+        if (share !== undefined) fsClass(fs, r.cl!, share);
+        else fsClass(fs, first.name, first.share);
+      }
       let w = weight;
       const ov = ovRead(fs, parts.override(group, Math.floor(fs.clockUs / 1000)));
       if (ov) {

@@ -3,6 +3,7 @@
  * job status (get-job.lua) and dead letters (list-dead.lua, dead-letters.lua), over the MemoryQueue's sets.
  */
 import { heldMember, jobMember, toJobInfo, type JobRecord } from '../queue/job-record';
+import { DEFAULT_CLASS } from '../core/fair-share-class';
 import type { EnqueueInput, EnqueueResult } from '../types';
 import type { WaitingSince } from './memory-since';
 import type { SortedSet } from '../core/sorted-set';
@@ -114,6 +115,7 @@ export function writeJobInMemory(
     ...(input.maxAttempts ? { ma: input.maxAttempts } : {}),
     ...(input.plan ? { pl: input.plan } : {}),
     ...(input.settle ? { st: 1 as const } : {}),
+    ...(input.class !== undefined && input.class !== '' && input.class !== DEFAULT_CLASS ? { cl: input.class } : {}),
   };
   if (idem !== '') q.idempotency.set(idem, id);
   q.jobs.set(id, r);

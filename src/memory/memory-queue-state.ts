@@ -69,7 +69,8 @@ export abstract class MemoryQueueState {
     const maxDead = integer('maxDead', options.maxDead, { fallback: 10_000 });
     this.clock = options.clock ?? Date.now;
     this.maxDead = maxDead;
-    this.fairShareConfig = fairShareConfig(options.spec);
+    // the claims decide each job in its own class: the config names every class (fsClass)
+    this.fairShareConfig = fairShareConfig(options.spec, undefined, true);
     this.planRules = new Map([...distinctPlanRules(options.spec)].map(([name, p]) => [name, rlConfig(p.rules)[0]] as const));
     const own = createFairShareState();
     this.fairShareState = options.state ?? (() => own);

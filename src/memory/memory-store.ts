@@ -226,7 +226,15 @@ export class MemoryStore implements Store {
       if (reservation) return { ...toDecision(reply, ruleSpecs, cap), reservation };
       if (r.allowed || !defer || blocked) return toDecision(reply, ruleSpecs, cap);
       const jobs = ov && ov.g > 0 ? { groupConcurrency: ov.g } : {};
-      const outcome = queue.defer(fs.nowMs, { ...defer, ...jobs, group: input.group, weight, cost: input.cost, plan: input.plan });
+      const outcome = queue.defer(fs.nowMs, {
+        ...defer,
+        ...jobs,
+        group: input.group,
+        weight,
+        cost: input.cost,
+        plan: input.plan,
+        ...(input.class === undefined ? {} : { class: input.class }),
+      });
       return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
     };
     return {

@@ -36,6 +36,8 @@ export interface JobRecord {
   pl?: string;
   /** 1: the job's cost is an estimate: its claim records a reservation its handler settles. */
   st?: 1;
+  /** The job's priority class (absent: 'default'): its claim decides it in that class. */
+  cl?: string;
 }
 
 /**
@@ -103,6 +105,7 @@ export function toJobInfo(r: JobRecord, state: JobState, runAt: number): JobInfo
     ...(r.error !== undefined ? { error: r.error } : {}),
     ...(r.finishedAt !== undefined ? { finishedAt: r.finishedAt } : {}),
     ...(r.pl !== undefined ? { plan: r.pl } : {}),
+    ...(r.cl !== undefined ? { class: r.cl } : {}),
   };
 }
 

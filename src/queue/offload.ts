@@ -30,6 +30,11 @@ export interface EnqueueOptions extends DeferRequest {
    * with `job.settle(actual)` (docs/settle.md). @defaultValue `false`
    */
   readonly settle?: boolean;
+  /**
+   * A priority class of the limiter (`classes`): the job starts in that class, spending its share as a check of
+   * that class would. @defaultValue the plan's `class`, else `'default'`
+   */
+  readonly class?: string;
 }
 
 /** What `enqueue` answers: the job, and whether an idempotency key named an existing one. */
@@ -62,6 +67,7 @@ const ENQUEUE_OPTIONS: OptionNames<EnqueueOptions> = {
   maxAttempts: true,
   plan: true,
   settle: true,
+  class: true,
 };
 const ENQUEUE_OPTION_NAMES = Object.keys(ENQUEUE_OPTIONS);
 
@@ -81,7 +87,7 @@ export interface OffloadLimits {
 
 /**
  * Checks `enqueue`'s options (InputError) into the store's EnqueueInput; `group` is checked by the caller, and so
- * is `plan` (the limiter resolves it: here its name and weight).
+ * are `plan` (the limiter resolves it: here its name and weight) and `class` (the limiter adds it).
  */
 export function toEnqueueInput(
   group: string,

@@ -32,7 +32,12 @@ export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
  * 9 comma-separated numbers (10 with plans: their longest rule span), then the rules, built once per limiter
  * and, with plans, once per plan's rules (each script argument costs the client time on every call).
  */
-export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec[] | undefined = spec.rules, className?: string): string {
+export function fairShareConfigBlock(
+  spec: LimiterSpec,
+  rules: readonly RuleSpec[] | undefined = spec.rules,
+  className?: string,
+  claims = false,
+): string {
   return (
     [
       spec.limit,
@@ -46,7 +51,7 @@ export function fairShareConfigBlock(spec: LimiterSpec, rules: readonly RuleSpec
       spec.probationMs,
       ...(spec.plans ? [plansSpanMs(spec)] : []),
     ].join(',') +
-    classConfigText(spec, className) +
+    classConfigText(spec, className, claims) +
     adaptiveConfigText(spec) +
     rulesConfigText(rules)
   );

@@ -40,6 +40,7 @@ export function enqueueArgs(nowMs: number, input: EnqueueInput): EnqueueArgs {
     maxAttempts: input.maxAttempts ?? 0,
     plan: input.plan ?? '',
     settle: input.settle === true,
+    class: input.class ?? '',
   };
 }
 

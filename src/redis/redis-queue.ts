@@ -84,7 +84,8 @@ export class RedisQueue implements QueueStore {
     this.client = options.client;
     this.name = options.spec.name;
     this.keys = limiterKeys(prefix, options.spec.name);
-    this.config = fairShareConfigBlock(options.spec);
+    // the queue's claims decide each job in its own class: the block names every class
+    this.config = fairShareConfigBlock(options.spec, options.spec.rules, undefined, true);
     this.plans = claimPlansArg(options.spec);
     this.block = queueKeyBlock(this.keys);
     this.leaseKeys = lua.dispatcherLeaseScript.keys(this.keys);

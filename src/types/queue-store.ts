@@ -28,6 +28,8 @@ export interface JobInfo {
   readonly finishedAt?: number;
   /** The job's plan (a deferring check's, or `enqueue`'s `plan`): it starts under that plan's rules. */
   readonly plan?: string;
+  /** The job's priority class when not 'default' (a deferring check's, or `enqueue`'s): it starts in that class. */
+  readonly class?: string;
 }
 
 /** A job a worker holds under a lease. `token` fences acknowledgements: a stale token is rejected. */
@@ -206,4 +208,6 @@ export interface EnqueueInput {
   readonly plan?: string;
   /** The cost is an estimate: the claim that starts the job records a reservation its handler settles. */
   readonly settle?: boolean;
+  /** The job's priority class (a claim decides it in that class); absent or '' = 'default'. */
+  readonly class?: string;
 }

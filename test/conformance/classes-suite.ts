@@ -141,6 +141,62 @@ export function describeClassCases(name: string, setup: () => Promise<StoreHarne
       expect(maxInAnyWindow(all, 1000)).toBeLessThanOrEqual(1000);
     });
 
+    /** A backlog of critical jobs (5 tenants) drained every 5 ms next to a flood of live checks in 'default'. */
+    const jobsBesideFlood = async (jobClass: string | undefined): Promise<{ started: number; all: Array<{ at: number; cost: number }> }> => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, { ...base, maxBacklog: 10_000, classes: { critical: { share: 0.2 } } });
+      for (let k = 0; k < 1000; k++)
+        await l!.enqueue(`tenant-${k % 5}`, jobClass === undefined ? { type: 'work' } : { type: 'work', class: jobClass });
+      let started = 0;
+      const all: Array<{ at: number; cost: number }> = [];
+      for (let now = 0; now < 4000; now += 5) {
+        const flood = Array.from({ length: 25 }, (_, k) =>
+          l!.check(`flood-${k % 50}`, { weight: 10 }).then((d) => {
+            if (d.allowed) all.push({ at: d.at, cost: 1 });
+          }),
+        );
+        await Promise.all(flood);
+        await l!.queue.dispatch({ readyMax: 100, moveMax: 100, promoteMax: 200, scanMax: 200 });
+        for (const job of (await l!.queue.claimMany(60_000, 100)).claimed) {
+          all.push({ at: clock.ms, cost: 1 });
+          if (now >= 1000) started += 1;
+          await l!.queue.complete(job.id, job.token, undefined, 0);
+        }
+        clock.advance(5);
+      }
+      return { started, all };
+    };
+
+    test("jobs keep their class: a critical class's backlog starts at its share beside a flood in 'default'", async () => {
+      const { started, all } = await jobsBesideFlood('critical');
+      // the class's share of the strict capacity, 0.2 · 951/s, over the 3 s counted
+      expect(started).toBeGreaterThanOrEqual(0.95 * 0.2 * 951 * 3);
+      expect(maxInAnyWindow(all, 1000)).toBeLessThanOrEqual(1000);
+    });
+
+    test("the same backlog without its class competes in 'default' with the flood (what the job's class protects)", async () => {
+      const { started } = await jobsBesideFlood(undefined);
+      expect(started).toBeLessThan(0.5 * 0.2 * 951 * 3);
+    });
+
+    test("a job's class: enqueue's, its plan's, a deferring check's; one the limiter lacks is refused", async () => {
+      const clock = new ManualClock();
+      const [l] = limiters(clock, { ...base, classes: { critical: { share: 0.2 } }, plans: { pro: { class: 'critical' } } });
+      const own = await l!.enqueue('t', { type: 'work', class: 'critical' });
+      const ofPlan = await l!.enqueue('t', { type: 'work', plan: 'pro' });
+      const plain = await l!.enqueue('t', { type: 'work' });
+      expect((await l!.getJob(own.id))?.class).toBe('critical');
+      expect((await l!.getJob(ofPlan.id))?.class).toBe('critical');
+      expect((await l!.getJob(plain.id))?.class).toBeUndefined();
+      await expect(l!.enqueue('t', { type: 'work', class: 'nope' })).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_CLASS' });
+      // a deferring check's denied request: its job keeps the check's class
+      const tight = limiters(clock, { limit: 2, windowMs: 60_000, tuning: { probationMs: 0 }, classes: { critical: { share: 0.5 } } })[0]!;
+      let job: string | undefined;
+      for (let i = 0; i < 5 && job === undefined; i++) job = (await tight.check('u', { class: 'critical', defer: { type: 'work' } })).job?.id;
+      expect(job).toBeDefined();
+      expect((await tight.getJob(job!))?.class).toBe('critical');
+    });
+
     test("a decision says its class: the check's, its plan's, else 'default'; a peek reads a class", async () => {
       const clock = new ManualClock();
       const [l] = limiters(clock, { ...base, classes: { critical: { share: 0.2 } }, plans: { pro: { class: 'critical' }, free: {} } });

@@ -418,7 +418,9 @@ export const OPERATIONS = {
         )
         // a job of odd cost settles: its claim reserves (the reservation joins the settle op's); derived, so the
         // runs draw as before and the mutation checks' seeds keep meeting their mutations
-        .map((input) => ({ ...input, settle: input.cost % 2 === 1 })),
+        .map((input) => ({ ...input, settle: input.cost % 2 === 1 }))
+        // with classes, a job of even weight (and cost) is of the first class: its claim decides it there
+        .map((input) => (spec.classes && !input.settle && input.weight % 2 === 0 ? { ...input, class: [...spec.classes.keys()][0]! } : input)),
     run: (side, input) => side.enqueue(input),
   }),
   /** cancel.lua. */
