@@ -143,6 +143,12 @@ describe.each(['express', 'fastify'] as const)('on platform-%s', (platform) => {
     await expect(app.app).rejects.toBeInstanceOf(ConfigError);
   });
 
+  test('a setting @BulkLimit does not know fails the boot naming it', async () => {
+    const bad = okController({ '/': [BulkLimit({ costs: 2 } as never)] });
+    const app = nestListener(platform, { imports: [BulkLimiterModule.forRoot({ limiter: newLimiter(), group: tenant })], controllers: [bad] });
+    await expect(app.app).rejects.toMatchObject({ code: 'ERR_BL_UNKNOWN_OPTION', message: expect.stringMatching(/`costs` of @BulkLimit\(\)/) });
+  });
+
   test('the dashboard controller serves the page and its JSON; actions need authorize', async () => {
     const limiter = newLimiter();
     const app = open(platform, {
