@@ -10,8 +10,8 @@ import { createDeferringCheck, generatedKey } from './deferring-check';
 import { checkSettleFlag, settleInClass, settleReservation, withSettle } from './settle-check';
 import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
-import { ConfigError, InputError, describeValue } from '../errors';
-import { resolveListOptions, resolveOverride, toOverride } from './override-options';
+import { InputError, describeValue } from '../errors';
+import { createOverrideApi } from './override-api';
 import { checkGroup } from './group-id';
 import { createHealthCheck, storeProbe, watchConfigDrift } from './health';
 import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
@@ -264,41 +264,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     settle,
     report: (outcome, opts) => adaptive.report(outcome, opts),
     limitInForce: () => adaptive.read(),
-    setOverride: async (group, settings, opts) => {
-      checkGroup(group, maxGroupLength);
-      const { text, ttlMs, spanMs } = resolveOverride(settings, opts, { plans, maxWeight });
-      const set = overridesOf(store).setOverride;
-      const write = await guard.call(() => set({ group, settings: text, ttlMs, maxOverrides: resolved.maxOverrides, spanMs }));
-      if (!write.written) {
-        throw new ConfigError(
-          'ERR_BL_TOO_MANY_OVERRIDES',
-          `Limiter ${spec.name} holds ${write.held} overrides, its \`tuning.maxOverrides\` (${resolved.maxOverrides}): delete one first, or raise the option`,
-        );
-      }
-      // this process's cached denial of the group; another's holds at most until its hint
-      denyCache?.forget(group);
-      return toOverride(group, `${write.expiresMs}|${write.setMs}|${text}`)!;
-    },
-    getOverride: async (group) => {
-      checkGroup(group, maxGroupLength);
-      const get = overridesOf(store).getOverride;
-      const raw = await guard.call(() => get(group));
-      return raw === undefined ? null : (toOverride(group, raw) ?? null);
-    },
-    deleteOverride: async (group) => {
-      checkGroup(group, maxGroupLength);
-      const del = overridesOf(store).deleteOverride;
-      const had = await guard.call(() => del(group));
-      denyCache?.forget(group);
-      return had;
-    },
-    listOverrides: async (opts) => {
-      const { cursor, count } = resolveListOptions(opts);
-      const list = overridesOf(store).listOverrides;
-      const page = await guard.call(() => list(cursor, count));
-      const overrides = page.flatMap(([group, raw]) => toOverride(group, raw) ?? []);
-      return page.length < count || page.length === 0 ? { overrides } : { overrides, cursor: page[page.length - 1]![0] };
-    },
+    ...createOverrideApi({ store, guard, name: spec.name, plans, maxWeight, maxGroupLength, maxOverrides: resolved.maxOverrides, denyCache }),
     destroy: () => store.destroy(),
     deferOptions,
     queue: durable ? durable.queue(store.queue) : store.queue,
@@ -362,20 +328,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
   return limiter;
-}
-
-/** The store's override operations; a store without them cannot hold overrides. */
-function overridesOf(store: LimiterStore): Required<Pick<LimiterStore, 'setOverride' | 'getOverride' | 'deleteOverride' | 'listOverrides'>> {
-  const { setOverride, getOverride, deleteOverride, listOverrides } = store;
-  if (!setOverride || !getOverride || !deleteOverride || !listOverrides) {
-    throw new ConfigError('ERR_BL_NO_OVERRIDES', 'Expected a store that can hold overrides (RedisStore, MemoryStore)');
-  }
-  return {
-    setOverride: setOverride.bind(store),
-    getOverride: getOverride.bind(store),
-    deleteOverride: deleteOverride.bind(store),
-    listOverrides: listOverrides.bind(store),
-  };
 }
 
 /** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */
