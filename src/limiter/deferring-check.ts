@@ -139,3 +139,13 @@ function admitInput(group: string, weight: number, cost: number, concurrency: nu
   if (concurrency > 0) return plan === undefined ? { group, weight, cost, concurrency } : { group, weight, cost, concurrency, plan };
   return plan === undefined ? { group, weight, cost } : { group, weight, cost, plan };
 }
+
+/** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */
+export function scopeIdempotency(group: string, defer: AdmitInput['defer'] & object): AdmitInput['defer'] & object {
+  if (defer.idempotencyKey === undefined) return defer;
+  return { ...defer, idempotencyKey: scopedKey(group, defer.idempotencyKey) };
+}
+
+export function scopedKey(group: string, key: string): string {
+  return `${Buffer.byteLength(group, 'utf8')}:${group}:${key}`;
+}

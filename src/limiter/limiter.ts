@@ -6,7 +6,7 @@
  * Dispatcher and Worker) read the same store.
  */
 import { checkCap, releaseSlot, snooze } from './concurrency-check';
-import { createDeferringCheck, generatedKey } from './deferring-check';
+import { createDeferringCheck, generatedKey, scopedKey, scopeIdempotency } from './deferring-check';
 import { checkSettleFlag, settleInClass, settleReservation, withSettle } from './settle-check';
 import { createAdaptiveReports } from './adaptive-reports';
 import { DenyCache } from './deny-cache';
@@ -328,16 +328,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
   return limiter;
-}
-
-/** One tenant's idempotency key can never name another tenant's job: the key is prefixed by its group. */
-function scopeIdempotency(group: string, defer: AdmitInput['defer'] & object): AdmitInput['defer'] & object {
-  if (defer.idempotencyKey === undefined) return defer;
-  return { ...defer, idempotencyKey: scopedKey(group, defer.idempotencyKey) };
-}
-
-function scopedKey(group: string, key: string): string {
-  return `${Buffer.byteLength(group, 'utf8')}:${group}:${key}`;
 }
 
 function checkInt(name: 'cost' | 'weight' | 'groupConcurrency', value: unknown, max: number): number {
