@@ -119,10 +119,10 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   };
 
   const withinTime = deadlineQueue(timeoutMs, scheduler);
-  const call = (input: AdmitInput): Promise<Decision> => {
+  const call = (input: AdmitInput, recover?: (error: unknown) => Decision | Promise<Decision>): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)));
+    return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), recover);
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
@@ -145,7 +145,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       }
       const observer = guard.observer;
       if (observer === undefined) {
-        return call(input).catch((error: unknown) => (breaker.open(error), answer(input)));
+        return call(input, (error: unknown) => (breaker.open(error), answer(input)));
       }
       const startedAt = performance.now();
       return call(input).then(
