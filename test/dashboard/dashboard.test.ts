@@ -330,7 +330,15 @@ describe.each([
 
   test("the form's fields set an override, and setting it again changes it; the list shows each", async () => {
     const { limiter, app, set } = setUp();
-    const first = await set({ group: 'acme', plan: 'gold', weight: '6', concurrency: '2', groupConcurrency: '5', ttlMs: '3600000', reason: 'upgrade' });
+    const first = await set({
+      group: 'acme',
+      plan: 'gold',
+      weight: '6',
+      concurrency: '2',
+      groupConcurrency: '5',
+      ttlMs: '3600000',
+      reason: 'upgrade',
+    });
     expect(first.status).toBe(200);
     const settings = { plan: 'gold', weight: 6, concurrency: 2, groupConcurrency: 5 };
     expect(first.body.override).toMatchObject({ group: 'acme', settings, reason: 'upgrade' });

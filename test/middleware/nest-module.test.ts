@@ -172,7 +172,10 @@ describe.each(['express', 'fastify'] as const)('on platform-%s', (platform) => {
       controllers: [dashboardController({ authorize: (req: NestRequest) => req.headers.authorization === 'Bearer ok' })],
     });
     const post = (action: string, query: string) =>
-      request(app).post(`/dashboard/overrides/${action}?limiter=${limiter.name}&${query}`).set('x-requested-with', 'x').set('authorization', 'Bearer ok');
+      request(app)
+        .post(`/dashboard/overrides/${action}?limiter=${limiter.name}&${query}`)
+        .set('x-requested-with', 'x')
+        .set('authorization', 'Bearer ok');
     const set = await post('set', 'group=acme&weight=3&reason=upgrade');
     expect([set.status, set.body.override?.settings]).toEqual([200, { weight: 3 }]);
     const bad = await post('set', 'group=acme&weight=0');
