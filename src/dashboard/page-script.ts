@@ -315,8 +315,9 @@ export const PAGE_SCRIPT: string = `
           return poll();
         }
         message.className = 'form-msg bad';
-        return res.json().then(function (p) { message.textContent = p.detail || p.title; }, function () {
-          message.textContent = 'Setting the override failed (' + res.status + ')';
+        var failed = 'Setting the override failed (' + res.status + ')';
+        return res.json().then(function (p) { message.textContent = (p && p.detail) || failed; }, function () {
+          message.textContent = failed;
         });
       }, function () {
         message.className = 'form-msg bad';
