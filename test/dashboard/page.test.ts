@@ -138,6 +138,7 @@ describe('the dashboard page in headless Chromium', () => {
 
   it('shows each tenant with the counts its responses showed, the hostile id as text, and actions only once unlocked', async () => {
     const dead = await deadJob(limiter, 'importer', 'upstream rejected the import: account closed');
+    await limiter.setOverride('scraper-42', { blocked: true }, { ttlMs: 3_600_000, reason: 'scraping the export API' });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on('console', (m) => {
