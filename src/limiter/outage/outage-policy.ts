@@ -119,7 +119,7 @@ export function policyDecider(
   const fresh = () => {
     const store = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
     const overrides = known?.inForce(scheduler.now()) ?? [];
-    // a store that cannot hold one (none here) leaves the fallback as it was: it must answer whatever happens
+    // a write that failed (a MemoryStore's does not) would only leave its override out: the fallback must answer
     loading =
       overrides.length === 0
         ? undefined
