@@ -22,6 +22,9 @@ import { func, integer, optional, optionsObject, refuse } from '../util/validate
 
 type MaybePromise<T> = T | Promise<T>;
 
+/** Every path the handler answers under its mount, for adapters that declare routes one by one (Fastify). */
+export const DASHBOARD_PATHS = ['/', '/data', '/dead/retry', '/dead/remove', '/overrides/set', '/overrides/remove'] as const;
+
 export interface DashboardOptions<Ctx> {
   /** The limiters to show (names must differ). */
   readonly limiters: readonly Limiter[];
