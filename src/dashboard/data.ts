@@ -52,6 +52,8 @@ export interface LimiterView {
   readonly dead: DeadView[] | null;
   /** The first OVERRIDES_SHOWN overrides in force (limiter.listOverrides); null when the store did not answer. */
   readonly overrides: Override[] | null;
+  /** The limiter's plan names (the override form's choices). */
+  readonly plans: string[];
 }
 
 export interface GroupView {
@@ -132,6 +134,7 @@ export async function readLimiter(traffic: LimiterTraffic, plan: ((group: string
             ...(j.finishedAt === undefined ? {} : { diedAt: j.finishedAt }),
           })),
     overrides: overrides === null ? null : [...overrides.overrides],
+    plans: spec.plans === undefined ? [] : [...spec.plans.keys()],
   };
 }
 

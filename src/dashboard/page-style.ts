@@ -60,6 +60,15 @@ button.danger:hover { border-color: var(--denied); color: var(--denied); }
 form#unlock { display: flex; gap: 6px; align-items: center; }
 form#unlock[hidden] { display: none; }
 form#unlock input { font: inherit; font-size: 12px; padding: 3px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); width: 180px; }
+form.override-form { margin-top: 10px; background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 10px 12px; display: grid; gap: 8px; }
+form.override-form[hidden] { display: none; }
+form.override-form .row { display: flex; gap: 10px; flex-wrap: wrap; align-items: flex-end; }
+form.override-form label { display: flex; flex-direction: column; gap: 2px; font-size: 12px; color: var(--muted); }
+form.override-form label.check { flex-direction: row; align-items: center; gap: 5px; padding-bottom: 4px; }
+form.override-form input, form.override-form select { font: inherit; font-size: 13px; padding: 3px 6px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+form.override-form .ttl { display: flex; gap: 4px; }
+.form-msg { font-size: 13px; min-height: 1em; } .form-msg.bad { color: var(--denied); }
+.note { font-size: 12px; }
 .legend { display: flex; gap: 14px; font-size: 12px; color: var(--muted); }
 .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
 .legend i.allowed { background: var(--allowed); } .legend i.denied { background: var(--denied); } .legend i.deferred { background: var(--deferred); }

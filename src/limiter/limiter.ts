@@ -16,6 +16,7 @@ import { checkGroup } from './group-id';
 import { createHealthCheck, storeProbe, watchConfigDrift } from './health';
 import type { CheckOptions, Limiter, LimiterEvents, LimiterObserver, LimiterOptions, PeekOptions } from './limiter-api';
 import { createOutageGuard, type GuardObserver, type OutageGuard } from './outage/outage';
+import { KnownOverrides } from './outage/known-overrides';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { checkPlan } from './plan-options';
 import { checkClass } from './class-options';
@@ -83,6 +84,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const probe = storeProbe(store, () => closed);
   const connecting = store.firstConnection?.();
   const durable = deferOptions.durability && createDurability(store, deferOptions.durability);
+  // what the 'local' fallback decides under while the store is unreachable (a blocked tenant stays blocked)
+  const known = resolved.onStoreError === 'local' ? new KnownOverrides(resolved.maxOverrides, spec.windowMs) : undefined;
   const guard: OutageGuard = createOutageGuard(durable?.store ?? store, {
     policy: resolved.onStoreError,
     timeoutMs: resolved.timeoutMs,
@@ -92,6 +95,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     probe,
     writeProbe: store.writeProbe?.bind(store),
     connecting,
+    overrides: known,
     scheduler,
     onDegraded: (error) => emit('degraded', error),
     onRecovered: (downMs) => emit('recovered', { downMs }),
@@ -264,7 +268,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     settle,
     report: (outcome, opts) => adaptive.report(outcome, opts),
     limitInForce: () => adaptive.read(),
-    ...createOverrideApi({ store, guard, name: spec.name, plans, maxWeight, maxGroupLength, maxOverrides: resolved.maxOverrides, denyCache }),
+    ...createOverrideApi({ store, guard, name: spec.name, plans, maxWeight, maxGroupLength, maxOverrides: resolved.maxOverrides, denyCache, known }),
     destroy: () => store.destroy(),
     deferOptions,
     queue: durable ? durable.queue(store.queue) : store.queue,

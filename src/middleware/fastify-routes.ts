@@ -3,7 +3,7 @@
  * ../dashboard/handler.ts.
  */
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
-import { createDashboard, type DashboardHandler, type DashboardOptions } from '../dashboard/handler';
+import { createDashboard, DASHBOARD_PATHS, type DashboardHandler, type DashboardOptions } from '../dashboard/handler';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import { markAsFastifyPlugin, pluginOptionsOf } from './fastify-plugin-meta';
 import { PROBLEM_CONTENT_TYPE } from './rejection';
@@ -27,7 +27,6 @@ export function jobStatus(options: JobStatusOptions<FastifyRequest>): (request: 
 export type FastifyDashboardOptions = DashboardOptions<FastifyRequest> & { readonly prefix?: string };
 
 /** The paths under the mount that the dashboard answers (./handler.ts); anything else is the app's. */
-const DASHBOARD_PATHS = ['/', '/data', '/dead/retry', '/dead/remove'];
 
 function dashboardPlugin(fastify: FastifyInstance, registered: FastifyDashboardOptions, done: (err?: Error) => void): void {
   try {

@@ -69,7 +69,7 @@ export function jobStatusController(options: JobStatusControllerOptions): Type<u
   return JobStatusController;
 }
 
-/** `controllers: [dashboardController({ authorize })]` serves the page at /dashboard, its JSON and dead-letter actions. */
+/** `controllers: [dashboardController({ authorize })]` serves the page at /dashboard, its JSON, dead-letter and override actions. */
 export function dashboardController(options: DashboardControllerOptions = {}): Type<unknown> {
   const { path = 'dashboard', limiters: given, ...rest } = options ?? {};
   if (typeof path !== 'string') refuse('path', 'a path', path);
@@ -94,6 +94,12 @@ export function dashboardController(options: DashboardControllerOptions = {}): T
     }
     remove(request: NestRequest, response: unknown) {
       return this.answer('/dead/remove', request, response);
+    }
+    setOverride(request: NestRequest, response: unknown) {
+      return this.answer('/overrides/set', request, response);
+    }
+    removeOverride(request: NestRequest, response: unknown) {
+      return this.answer('/overrides/remove', request, response);
     }
 
     private async answer(path: string, request: NestRequest, response: unknown): Promise<void> {
@@ -123,6 +129,8 @@ export function dashboardController(options: DashboardControllerOptions = {}): T
   route(DashboardController.prototype, 'data', Get('data'));
   route(DashboardController.prototype, 'retry', All('dead/retry'));
   route(DashboardController.prototype, 'remove', All('dead/remove'));
+  route(DashboardController.prototype, 'setOverride', All('overrides/set'));
+  route(DashboardController.prototype, 'removeOverride', All('overrides/remove'));
   return DashboardController;
 }
 

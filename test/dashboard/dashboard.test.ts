@@ -13,7 +13,19 @@ import * as onExpress from '../../src/middleware/express';
 import * as onKoa from '../../src/middleware/koa';
 import { MemoryStore } from '../../src/memory/memory-store';
 import type { LimiterObserver } from '../../src/limiter/limiter';
+import { RedisStore } from '../../src/redis/redis-store';
+import { startRedis, type RedisServer } from '../helpers/redis-server';
 import { deadJob, mounts } from './fixtures';
+
+let redis: RedisServer | undefined;
+const limiters: Limiter[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  for (const limiter of limiters) await limiter.close();
+  await redis?.stop();
+});
 
 let seq = 0;
 const newLimiter = (over: object = {}): Limiter =>
@@ -289,5 +301,150 @@ describe.each(mounts)('dashboard overrides through %s', (_name, mount) => {
     expect((await post('remove', 'group=acme')).status).toBe(404);
     const after = (await request(app).get('/dashboard/data')).body as DashboardData;
     expect(after.limiters[0]!.overrides!.map((o) => o.group)).toEqual(['<b>evil</b>']);
+  });
+});
+
+describe.each([
+  ['MemoryStore', () => new MemoryStore()],
+  ['RedisStore', () => new RedisStore({ client: redis!.client(), prefix: `dash-${process.pid}` })],
+])("the override form's route on %s", (_store, makeStore) => {
+  const PLANS = { gold: { weight: 4, concurrency: 3 }, bronze: { weight: 1 } };
+  const setUp = (tuning: object = {}) => {
+    const limiter = createLimiter({
+      store: makeStore(),
+      name: `dash-form-${++seq}`,
+      limit: 100,
+      windowMs: 1000,
+      plans: PLANS,
+      tuning: { burst: 100, reserve: 1, probationMs: 0, ...tuning },
+    });
+    limiters.push(limiter);
+    const app = mounts[0]![1]({ limiters: [limiter], authorize: (req: { get(name: string): string }) => req.get('authorization') === TOKEN });
+    const set = (fields: Record<string, string>) =>
+      request(app)
+        .post(`/dashboard/overrides/set?${new URLSearchParams({ limiter: limiter.name, ...fields })}`)
+        .set('X-Requested-With', 'bulk-limiter-dashboard')
+        .set('Authorization', TOKEN);
+    return { limiter, app, set };
+  };
+
+  test("the form's fields set an override, and setting it again changes it; the list shows each", async () => {
+    const { limiter, app, set } = setUp();
+    const first = await set({
+      group: 'acme',
+      plan: 'gold',
+      weight: '6',
+      concurrency: '2',
+      groupConcurrency: '5',
+      ttlMs: '3600000',
+      reason: 'upgrade',
+    });
+    expect(first.status).toBe(200);
+    const settings = { plan: 'gold', weight: 6, concurrency: 2, groupConcurrency: 5 };
+    expect(first.body.override).toMatchObject({ group: 'acme', settings, reason: 'upgrade' });
+    expect(first.body.override.expiresAt - first.body.override.setAt).toBe(3_600_000);
+    expect(await limiter.getOverride('acme')).toEqual(first.body.override);
+
+    // rules as JSON, next to the other fields; what the new one lacks is gone (it replaces the override)
+    const rules = [{ name: 'tenant', limit: 2, windowMs: 60_000, algorithm: 'sliding-window' }];
+    const second = await set({ group: 'acme', rules: JSON.stringify(rules), weight: '2' });
+    expect(second.status).toBe(200);
+    expect(second.body.override).toEqual({ group: 'acme', settings: { weight: 2, rules }, setAt: expect.any(Number) });
+    const decisions = [await limiter.check('acme'), await limiter.check('acme'), await limiter.check('acme')];
+    expect(decisions.map((d) => [d.allowed, d.policy])).toEqual([
+      [true, undefined],
+      [true, undefined],
+      [false, 'tenant'],
+    ]);
+
+    expect((await set({ group: 'acme', blocked: 'true', reason: 'abuse' })).status).toBe(200);
+    expect(await limiter.check('acme')).toMatchObject({ allowed: false, policy: 'blocked' });
+    const listed = ((await request(app).get('/dashboard/data')).body as DashboardData).limiters[0]!;
+    expect(listed.overrides).toEqual([expect.objectContaining({ group: 'acme', settings: { blocked: true }, reason: 'abuse' })]);
+    expect(listed.plans).toEqual(['gold', 'bronze']);
+  });
+
+  test.each([
+    ['weight 0', { weight: '0' }, 'ERR_BL_OVERRIDE', ['`settings.weight`', '`0` (number)']],
+    ['a weight that is not a number', { weight: 'lots' }, 'ERR_BL_OVERRIDE', ['`settings.weight`', '"lots" (string)']],
+    ['a fractional concurrency', { concurrency: '1.5' }, 'ERR_BL_OVERRIDE', ['`settings.concurrency`', '`1.5` (number)']],
+    ['an unknown plan', { plan: 'platinum' }, 'ERR_BL_UNKNOWN_PLAN', ['`plan`', '"gold", "bronze"', '"platinum" (string)']],
+    ['blocked other than true', { blocked: 'yes' }, 'ERR_BL_OVERRIDE', ['`settings.blocked`', '"yes" (string)']],
+    ['rules that are not JSON', { rules: '[{name: tenant}]' }, 'ERR_BL_OVERRIDE', ['`settings.rules`', '"[{name: tenant}]" (string)']],
+    ['a rule without a limit', { rules: '[{"name":"t","windowMs":1000}]' }, 'ERR_BL_OVERRIDE', ['settings.rules[0].limit']],
+    ['no setting at all', { reason: 'why not' }, 'ERR_BL_OVERRIDE', ['at least one of plan, weight']],
+    ['a negative ttl', { weight: '2', ttlMs: '-5' }, 'ERR_BL_OVERRIDE_OPTIONS', ['`ttlMs`', '`-5` (number)']],
+    ['a ttl of 31 days', { weight: '2', ttlMs: String(31 * 86_400_000) }, 'ERR_BL_OVERRIDE_OPTIONS', ['`ttlMs`', '2678400000']],
+    ['a reason of 201 characters', { weight: '2', reason: 'x'.repeat(201) }, 'ERR_BL_OVERRIDE_OPTIONS', ['`reason`']],
+    ['settings JSON that is not an object', { settings: '[1]' }, 'ERR_BL_OVERRIDE', ['`settings`', 'an array']],
+  ])('%s: a 400 problem naming the field and the value; nothing written', async (_what, fields, code, named) => {
+    const { limiter, set } = setUp();
+    const res = await set({ group: 'acme', ...fields });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(res.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400, code });
+    for (const part of named) expect(res.body.detail).toContain(part);
+    expect(await limiter.getOverride('acme')).toBeNull();
+  });
+
+  test('a group id the limiter refuses is a 400 problem too', async () => {
+    const { set } = setUp();
+    const res = await set({ group: '*overflow*', weight: '2' });
+    expect([res.status, res.body.code]).toEqual([400, 'ERR_BL_GROUP_RESERVED']);
+    expect((await set({ weight: '2' })).body).toMatchObject({ status: 400, detail: 'Missing the group (?group=)' });
+  });
+
+  test('the cap on overrides is a 409 problem naming tuning.maxOverrides; replacing one is not one more', async () => {
+    const { limiter, set } = setUp({ maxOverrides: 2 });
+    expect((await set({ group: 'a', weight: '2' })).status).toBe(200);
+    expect((await set({ group: 'b', weight: '2' })).status).toBe(200);
+    const full = await set({ group: 'c', blocked: 'true' });
+    expect(full.status).toBe(409);
+    expect(full.body).toMatchObject({ title: 'Conflict', status: 409, code: 'ERR_BL_TOO_MANY_OVERRIDES' });
+    expect(full.body.detail).toContain('`tuning.maxOverrides` (2)');
+    expect(await limiter.getOverride('c')).toBeNull();
+    expect((await set({ group: 'b', weight: '3' })).status).toBe(200);
+  });
+});
+
+describe('the override routes when the store fails', () => {
+  test('Redis killed: set and remove answer a 503 problem (Retry-After), not a 500 and not a 400', async () => {
+    const own = await startRedis();
+    let limiter: Limiter | undefined;
+    try {
+      limiter = createLimiter({
+        store: new RedisStore({ client: own.client({ maxRetriesPerRequest: 1, retryStrategy: () => 50 }) }),
+        name: `dash-down-${process.pid}`,
+        limit: 100,
+        windowMs: 1000,
+        timeoutMs: 200,
+        logger: { warn: () => undefined },
+      });
+      await limiter.setOverride('acme', { weight: 2 });
+      const app = mounts[0]![1]({ limiters: [limiter], authorize: () => true });
+      const post = (action: string, query: string) =>
+        request(app).post(`/dashboard/overrides/${action}?limiter=${limiter!.name}&${query}`).set('X-Requested-With', 't');
+      await own.kill();
+      for (const [action, query] of [
+        ['set', 'group=acme&blocked=true'],
+        ['remove', 'group=acme'],
+      ] as const) {
+        const res = await post(action, query);
+        expect(res.status).toBe(503);
+        expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(res.headers['retry-after']).toBe('1');
+        expect(res.body).toMatchObject({ title: 'Service Unavailable', status: 503, code: expect.stringMatching(/^ERR_BL_STORE_/) });
+      }
+      // a mistake in the input is still the client's, store or no store
+      expect((await post('set', 'group=acme&weight=0')).status).toBe(400);
+      // back: the same form works again
+      const recovered = new Promise((resolve) => limiter!.on('recovered', resolve));
+      await own.restart();
+      await recovered;
+      expect((await post('set', 'group=acme&blocked=true')).status).toBe(200);
+    } finally {
+      await limiter?.close();
+      await own.stop();
+    }
   });
 });

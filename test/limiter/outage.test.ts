@@ -3,6 +3,8 @@ import { StoreError } from '../../src/errors';
 import { EPISODE_QUIET_MS, PROBE_MIN_MS } from '../../src/limiter/outage/breaker';
 import { createOutageGuard } from '../../src/limiter/outage/outage';
 import { isDegraded, localSpec } from '../../src/limiter/outage/outage-policy';
+import { KnownOverrides } from '../../src/limiter/outage/known-overrides';
+import type { Decision } from '../../src/types';
 import { deadlineQueue, withTimeout } from '../../src/util/store-call';
 import type { StoreErrorPolicy } from '../../src/limiter/options';
 import { realScheduler, withScheduler } from '../../src/util/scheduler';
@@ -313,6 +315,67 @@ describe("onStoreError 'local'", () => {
       expect(byGroup.get('a')).toBeGreaterThan(admittedAt.length / 5);
     },
   );
+
+  test('the fallback decides under the overrides this process knows: a blocked tenant stays blocked, a weight holds', async () => {
+    const tuning = { burst: 10, probationMs: 0 };
+    const { store, limiter } = make('local', { tuning });
+    // another process of the limiter (the same name on the same store), where an operator works
+    const admin = createLimiter(withScheduler({ store, name: limiter.name, limit: 10, tuning, windowMs: 1000 }, clock));
+    await admin.setOverride('abuser', { blocked: true }, { reason: 'abuse' });
+    await admin.setOverride('flip', { blocked: true });
+    await limiter.setOverride('partner', { weight: 4 });
+    await limiter.setOverride('brief', { blocked: true }, { ttlMs: 1500 });
+    // this process learns another's blocks from its store decisions, and that one ended
+    expect((await limiter.check('abuser')).policy).toBe('blocked');
+    expect((await limiter.check('flip')).policy).toBe('blocked');
+    await admin.deleteOverride('flip');
+    expect((await limiter.check('flip')).allowed).toBe(true);
+
+    store.mode = 'throw';
+    expect(await limiter.check('other')).toMatchObject({ allowed: false, reason: 'store-error' });
+    await clock.advance(1040);
+    expect(store.calls.at(-1)?.group).toBe('other'); // the breaker is open: the fallback answers from here on
+    expect(await limiter.check('abuser')).toMatchObject({ allowed: false, reason: 'blocked', policy: 'blocked' });
+    expect(await limiter.check('brief')).toMatchObject({ allowed: false, policy: 'blocked' });
+    expect((await limiter.check('flip')).allowed).toBe(true);
+    // flip and other weigh 1 each, partner 4 (its override): ⌊10 · 1/2⌋ for other, then ⌊10 · 4/6⌋ for partner
+    const other = await limiter.check('other');
+    const partner = await limiter.check('partner');
+    expect([other.guaranteed, partner.guaranteed]).toEqual([5, 6]);
+    // a ttl runs out on the fallback too
+    await clock.advance(500);
+    expect((await limiter.check('brief')).allowed).toBe(true);
+    expect((await limiter.check('abuser')).policy).toBe('blocked');
+    await admin.close();
+    await limiter.close();
+  });
+
+  test("the known overrides are bounded by tuning.maxOverrides; 'allow' and 'deny' keep none", async () => {
+    const known = new KnownOverrides(2, 1000);
+    const at = 1_800_000_000_000;
+    const blocked = (group: string, retryAfterMs: number) => ({ group, allowed: false, policy: 'blocked', retryAfterMs, at }) as Decision;
+    known.decided(blocked('a', 1000)); // one window: a block without ttl
+    known.decided(blocked('b', 5000)); // a block with 5 s left
+    expect(known.inForce(at).map((o) => [o.group, o.ttlMs])).toEqual([
+      ['a', 0],
+      ['b', 5000],
+    ]);
+    known.decided(blocked('c', 1000));
+    expect(known.inForce(at).map((o) => o.group)).toEqual(['b', 'c']); // the oldest news went
+    expect(known.inForce(at + 5000).map((o) => o.group)).toEqual(['c']);
+    known.decided({ group: 'c', allowed: true, at } as Decision);
+    expect(known.size).toBe(1);
+
+    for (const policy of ['allow', 'deny'] as const) {
+      const { store, limiter } = make(policy);
+      await limiter.setOverride('abuser', { blocked: true });
+      store.mode = 'throw';
+      await limiter.check('x');
+      await clock.advance(1040);
+      expect((await limiter.check('abuser')).reason).toBe(policy === 'allow' ? undefined : 'store-error');
+      await limiter.close();
+    }
+  });
 
   test('localSpec scales limit, burst and reserve by the number of instances', () => {
     const spec = { ...SPEC_DEFAULTS, name: 's', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 10_000, epochMs: 250, sustained: false };

@@ -65,3 +65,28 @@ test.each([
   expect(lines.some((l) => l.startsWith('WRN_BL_STORE_RECOVERED'))).toBe(true);
   await limiter.destroy();
 });
+
+test("'local': a tenant blocked through another connection stays blocked on the fallback while Redis is down", async () => {
+  const name = `redis-outage-blocked-${process.pid}`;
+  const options = { name, limit: 100, windowMs: 200, logger: { warn: () => undefined } };
+  // the operator's process, and this one: each its own connection
+  const admin = createLimiter({ ...options, store: new RedisStore({ client: server.client(), prefix: 'outage' }) });
+  const client = server.client({ enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: () => 50 });
+  clients.push(client);
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  const limiter = createLimiter({ ...options, store: new RedisStore({ client, prefix: 'outage' }), onStoreError: 'local', timeoutMs: 100 });
+  await admin.setOverride('abuser', { blocked: true }, { reason: 'abuse' });
+  expect((await limiter.check('abuser')).policy).toBe('blocked');
+  expect((await limiter.check('tenant')).allowed).toBe(true);
+
+  await server.kill();
+  // the fallback admits once timeoutMs + windowMs have passed since the failure
+  await waitFor(async () => (await limiter.check('tenant')).allowed);
+  for (let i = 0; i < 3; i++) expect(await limiter.check('abuser')).toMatchObject({ allowed: false, reason: 'blocked', policy: 'blocked' });
+
+  const recovered = new Promise((resolve) => limiter.on('recovered', resolve));
+  await server.restart();
+  await recovered;
+  await limiter.close();
+  await admin.close();
+});

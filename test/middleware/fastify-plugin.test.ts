@@ -204,6 +204,22 @@ describe('the dashboard under a prefix', () => {
     expect((await limiter.getJob(id))?.state).not.toBe('dead');
   });
 
+  test('the override actions are routed: set, then remove, behind authorize', async () => {
+    const limiter = newLimiter();
+    const open = mount({ limiters: [limiter], authorize: () => true });
+    const set = await request(open)
+      .post(`/dashboard/overrides/set?limiter=${limiter.name}&group=acme&weight=4&reason=migration`)
+      .set('x-requested-with', 'fetch');
+    expect(set.status).toBe(200);
+    expect(await limiter.getOverride('acme')).toMatchObject({ settings: { weight: 4 }, reason: 'migration' });
+    const bad = await request(open).post(`/dashboard/overrides/set?limiter=${limiter.name}&group=acme&weight=0`).set('x-requested-with', 'fetch');
+    expect(bad.status).toBe(400);
+    expect(bad.headers['content-type']).toMatch(/application\/problem\+json/);
+    const removed = await request(open).post(`/dashboard/overrides/remove?limiter=${limiter.name}&group=acme`).set('x-requested-with', 'fetch');
+    expect(removed.status).toBe(200);
+    expect(await limiter.getOverride('acme')).toBeNull();
+  });
+
   test('options are checked at boot', async () => {
     await expect(
       Fastify()

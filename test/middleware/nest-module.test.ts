@@ -164,6 +164,26 @@ describe.each(['express', 'fastify'] as const)('on platform-%s', (platform) => {
     expect((await request(app).post(`/dashboard/dead/retry?limiter=${limiter.name}&id=1`).set('x-requested-with', 'x')).status).toBe(403);
     expect((await request(app).get(`/dashboard/dead/retry?limiter=${limiter.name}&id=1`)).status).toBe(405);
   });
+
+  test("the dashboard controller's override actions: set from the form's fields, a mistake a 400 problem, remove", async () => {
+    const limiter = newLimiter();
+    const app = open(platform, {
+      imports: [BulkLimiterModule.forRoot({ limiter, group: tenant, globalGuard: true })],
+      controllers: [dashboardController({ authorize: (req: NestRequest) => req.headers.authorization === 'Bearer ok' })],
+    });
+    const post = (action: string, query: string) =>
+      request(app)
+        .post(`/dashboard/overrides/${action}?limiter=${limiter.name}&${query}`)
+        .set('x-requested-with', 'x')
+        .set('authorization', 'Bearer ok');
+    const set = await post('set', 'group=acme&weight=3&reason=upgrade');
+    expect([set.status, set.body.override?.settings]).toEqual([200, { weight: 3 }]);
+    const bad = await post('set', 'group=acme&weight=0');
+    expect([bad.status, bad.headers['content-type'], bad.body.code]).toEqual([400, 'application/problem+json; charset=utf-8', 'ERR_BL_OVERRIDE']);
+    expect((await post('remove', 'group=acme')).status).toBe(200);
+    expect(await limiter.getOverride('acme')).toBeNull();
+    expect((await request(app).post(`/dashboard/overrides/remove?limiter=${limiter.name}&group=acme`).set('x-requested-with', 'x')).status).toBe(403);
+  });
 });
 
 test('forRoot checks options where they are written', () => {

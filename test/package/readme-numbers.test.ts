@@ -46,7 +46,7 @@ describe("the README's first numbers: the example app's first response", () => {
     expect(readme).toContain(`a bucket that holds **${spec.burst}** tokens`);
     expect(readme).toContain(`\`limit − burst + 1\` = **${spec.limit - spec.burst + 1}** tokens per window`);
     expect(readme).toContain(
-      `Send ${spec.burst} at once and all ${spec.burst} pass; the ${spec.burst + 1}th is answered 429 with \`Retry-After: 1\``,
+      `A new tenant that sends ${spec.burst} at once gets all ${spec.burst}; the ${spec.burst + 1}th is answered 429 with \`Retry-After: 1\``,
     );
     const out = await responses(spec.burst + 1);
     expect(out.map((r) => r.status)).toEqual([...Array<number>(spec.burst).fill(200), 429]);

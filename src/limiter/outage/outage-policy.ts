@@ -1,11 +1,12 @@
 /**
  * The `onStoreError` policies: how a check is answered while the store fails (./outage.ts decides when).
  * `'allow'` and `'deny'` make up a decision without quota numbers (isDegraded); `'local'` asks the MemoryStore's
- * admission core in this process, sized `limit / instances`.
+ * admission core in this process, sized `limit / instances`, holding the overrides this process knows.
  */
 import type { StoreErrorPolicy } from '../../types';
 import type { Scheduler } from '../../util/scheduler';
 import { MemoryStore } from '../../memory/memory-store';
+import type { KnownOverrides } from './known-overrides';
 import type { AdmitInput, Decision, LimiterSpec } from '../../types';
 
 /** Logged once per outage, when the breaker opens. */
@@ -97,6 +98,7 @@ export function policyDecider(
   instances: number,
   timeoutMs: number,
   scheduler: Scheduler,
+  known?: KnownOverrides,
 ): PolicyDecider {
   // 'deny' (and a fallback without budget) asks clients to come back after a short while, not a whole (possibly long) window.
   const shortWaitMs = Math.min(spec.windowMs, 5_000);
@@ -111,13 +113,26 @@ export function policyDecider(
   // The same admission core as the MemoryStore; a denied request is not deferred (there is no queue to write to),
   // and no concurrency slot is taken (release goes to the store: a local slot would be held until its lease ends).
   const sized = localSpec(spec, instances);
-  let local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+  /** The overrides being written into the fallback's store (it answers once they are in). */
+  let loading: Promise<unknown> | undefined;
+  /** A fresh fallback store holding the overrides known now: a blocked tenant stays blocked through the outage. */
+  const fresh = () => {
+    const store = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+    const overrides = known?.inForce(scheduler.now()) ?? [];
+    // a write that failed (a MemoryStore's does not) would only leave its override out: the fallback must answer
+    loading =
+      overrides.length === 0
+        ? undefined
+        : Promise.all(overrides.map((o) => store.setOverride?.({ ...o, maxOverrides: known!.max }))).catch(() => undefined);
+    return store;
+  };
+  let local = fresh();
   let admitsFrom = -Infinity;
   let lastAdmittedAt = -Infinity;
   let closing = false;
   return {
     opened() {
-      local = new MemoryStore({ clock: () => scheduler.now() }).bind(sized);
+      local = fresh();
       admitsFrom = scheduler.now() + timeoutMs + spec.windowMs;
       closing = false;
     },
@@ -129,6 +144,7 @@ export function policyDecider(
       const now = scheduler.now();
       if (closing) return madeUp(input, spec, false, shortWaitMs, now);
       if (now < admitsFrom) return madeUp(input, spec, false, Math.ceil(admitsFrom - now), now);
+      if (loading !== undefined) await loading;
       const d = await local.admit(input.defer === undefined && input.concurrency === undefined ? input : withoutDeferOrSlot(input));
       if (d.allowed) lastAdmittedAt = scheduler.now();
       return d;

@@ -8,7 +8,8 @@
  *   Retry-After (WRN_BL_STORE_FAIL_CLOSED).
  * - `'local'` — the MemoryStore's admission core in this process, sized `limit / instances`: strict in any
  *   window and fair between groups, like the store it stands in for (WRN_BL_STORE_FAIL_LOCAL), and within
- *   one limit with the store (./outage-policy.ts).
+ *   one limit with the store (./outage-policy.ts); under the overrides this process knows (./known-overrides.ts),
+ *   which the store's decisions keep up to date with blocks.
  *
  * While the breaker is open the store is not called at all: checks are answered by the policy at once (no
  * `timeoutMs` wait, even when the client queues commands offline), and a background probe asks the store
@@ -17,6 +18,7 @@
  * ./breaker.ts, the policies ./outage-policy.ts.
  */
 import { createBreaker } from './breaker';
+import type { KnownOverrides } from './known-overrides';
 import { StoreError } from '../../errors';
 import type { StoreErrorPolicy } from '../../types';
 import { POLICY_WARNINGS, policyDecider } from './outage-policy';
@@ -52,6 +54,8 @@ export interface OutageGuardOptions {
   readonly writeProbe?: (() => Promise<unknown>) | undefined;
   /** Resolves when a client still making its first connection is ready: checks wait for it (within timeoutMs). */
   readonly connecting?: Promise<void> | undefined;
+  /** `'local'`: the overrides this process knows; the fallback decides under them, store decisions teach them blocks. */
+  readonly overrides?: KnownOverrides | undefined;
   /** Time and timers of the store-call timeouts, the probe and the `'local'` fallback (tests). @defaultValue the real one */
   readonly scheduler?: Scheduler;
   readonly onDegraded?: (error: StoreError) => void;
@@ -87,7 +91,8 @@ export interface OutageGuard {
 export function createOutageGuard(store: LimiterStore, options: OutageGuardOptions): OutageGuard {
   const { policy, timeoutMs, spec, logger, probe } = options;
   const scheduler = options.scheduler ?? realScheduler;
-  const decider = policyDecider(policy, spec, options.instances, timeoutMs, scheduler);
+  const known = policy === 'local' ? options.overrides : undefined;
+  const decider = policyDecider(policy, spec, options.instances, timeoutMs, scheduler, known);
   const decide = decider.decide;
   let connecting = options.connecting;
   connecting?.then(
@@ -119,10 +124,13 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   };
 
   const withinTime = deadlineQueue(timeoutMs, scheduler);
+  // only a limiter with the 'local' fallback looks at each store decision (for the blocks it shows)
+  const admit =
+    known === undefined ? (input: AdmitInput) => store.admit(input) : (input: AdmitInput) => store.admit(input).then((d) => (known.decided(d), d));
   const call = (input: AdmitInput): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)));
+    return withinTime(gate === undefined ? admit(input) : gate.then(() => admit(input)));
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
