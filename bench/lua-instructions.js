@@ -42,6 +42,8 @@ const KINDS = [
   // the block as a RedisStore sends it: the limiter's fingerprint first (config drift: docs/operations.md)
   { label: 'no rules, fingerprint', config: `${configIdentity(resolveLimiterOptions(base).spec).fingerprint}#${config({})}` },
   { label: 'two rules', config: config({ rules: TWO_RULES }) },
+  // a check in a class: its class meter read and written, and the class's own tests (docs/algorithm.md §2.11)
+  { label: 'classes', config: config({ classes: { critical: { share: 0.2 } } }) },
   // the plan's lane: its rules, and the longest span of any plan in the block
   {
     label: 'two rules as a plan',
@@ -91,7 +93,8 @@ async function main() {
     const sha = await client.script('LOAD', LUA_SOURCES['admit-many.lua']);
     const rows = [];
     for (const [i, kind] of KINDS.entries()) {
-      const keys = [`{bl:cg${i}}:groups`, `{bl:cg${i}}:seen`, `{bl:cg${i}}:leases`, `{bl:cg${i}}:slots`];
+      // admit-many.lua's seven keys (the last three: overrides, read once a call when there are none)
+      const keys = ['groups', 'seen', 'leases', 'slots', 'overrides', 'overrides-due', 'overrides-index'].map((k) => `{bl:cg${i}}:${k}`);
       let g = 0;
       const call = () => {
         const args = [0, kind.config, 0];

@@ -29,6 +29,16 @@ function fairnessMetrics({ log, groups, spec, steady, stepAtMs, durationMs }) {
   const f = waterFill(capacity, d, w);
   const live = groups.map((_, i) => i).filter((i) => d[i] > 0);
   const wsum = live.reduce((s, i) => s + w[i], 0);
+  // What each live group is guaranteed: its weighted part of capacity, or with classes of its class's share
+  // (the 'default' class has the rest); what an idle class lends is borrowing, measured by Jain, not guaranteed.
+  const classOf = (i) => groups[i].class ?? 'default';
+  const classShare = (name) => {
+    const shares = spec.classes ?? {};
+    if (shares[name]) return shares[name].share;
+    return Math.max(0, 1 - Object.values(shares).reduce((sum, c) => sum + c.share, 0));
+  };
+  const classWeight = (name) => live.filter((j) => classOf(j) === name).reduce((sum, j) => sum + w[j], 0);
+  const guaranteed = (i) => (spec.classes ? (capacity * classShare(classOf(i)) * w[i]) / classWeight(classOf(i)) : (capacity * w[i]) / wsum);
   const maxSliding = maxInSlidingWindow(admittedAt, spec.windowMs);
   const totalA = a.reduce((s, x) => s + x, 0);
   const totalD = live.reduce((s, i) => s + d[i], 0);
@@ -40,7 +50,7 @@ function fairnessMetrics({ log, groups, spec, steady, stepAtMs, durationMs }) {
     overAdmission: Math.max(0, maxSliding - spec.limit),
     utilisation: totalA / Math.min(totalD, capacity),
     jain: jain(live.map((i) => a[i] / f[i])),
-    guarantee: Math.min(...live.map((i) => a[i] / Math.min(d[i], (capacity * w[i]) / wsum))),
+    guarantee: Math.min(...live.map((i) => a[i] / Math.min(d[i], guaranteed(i)))),
     // tenants whose demand is at most their weighted share: the lowest admitted / demand (none: undefined)
     underShare: minOrUndefined(live.filter((i) => !groups[i].closed && d[i] <= (capacity * w[i]) / wsum).map((i) => a[i] / d[i])),
     perGroup: groups.map((g, i) => ({ name: g.name, weight: w[i], offered: d[i], admitted: a[i], fair: f[i] })),

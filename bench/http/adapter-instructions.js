@@ -10,7 +10,7 @@
  *     [--frameworks=check,express,koa,fastify] [--modes=allow,deny] [--counter=callgrind|perf]
  *
  * Counter: valgrind's callgrind (default; all threads, node run with `--single-threaded` and fixed hash and random
- * seeds, address randomisation off: repeated runs agree to ~0.1 %) or `perf stat -e instructions:u` (needs hardware
+ * seeds, address randomisation off: two runs of one build agree within ~3 %) or `perf stat -e instructions:u` (needs hardware
  * counters, which many VMs lack; a few % of noise from the compiler and GC threads). Each figure is the median of
  * `rounds` differences, builds interleaved. Time is simulated (20 µs a request, the MemoryStore's `clock`), so a run
  * makes the same decisions every time. Deny: a limit of 50 per second, so nearly every request is denied.

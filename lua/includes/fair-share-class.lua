@@ -53,6 +53,14 @@ local function fsc_within(fs, c)
   return fs.cls.ct >= c - FS_EPS
 end
 
+-- a request within its class's guarantee whose class meter still holds half the burst after it: the class's
+-- admissions run below its share, so its groups are below the water level whatever their own caps say (the water
+-- level is the limiter's, not the class's: a small class's tenants sit far above it)
+local function fsc_below(fs, c)
+  if not fs.cls then return false end
+  return fs.cls.ct - c >= fs.cfg.burst / 2 - FS_EPS
+end
+
 -- the lending floor: above every floor of a request within its class's guarantee (at cap (ρ + b)/2), room for c
 local function fsc_lend_floor(rho, b, c, at_cap)
   local f = (rho + 3 * b) / 4

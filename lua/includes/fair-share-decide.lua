@@ -83,15 +83,18 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     st.tokW = st.tokW - c
     within = st.tokW >= bw / 4 - FS_EPS
   end
-  -- arrivals below the cap rate (the group is below the water level: half its demand meter is left), or only
-  -- admissions below it (it loses the race for yellow units to a faster borrower: half its cap meter is left)
-  local below = st.tokDem >= bc / 2 - FS_EPS
+  -- arrivals below the cap rate: the group is below the water level. Half its demand meter is left; or its arrivals
+  -- still run near its share (its within-share meter is not empty: the cap is never below the share, and a bunch
+  -- of requests at once empties the small demand meter); or its class runs below its share (half the class meter is
+  -- left after this request). Or only its admissions are below the cap rate (it loses the race for yellow units to a
+  -- faster borrower: half its cap meter is left)
+  local below = st.tokDem >= bc / 2 - FS_EPS or st.tokW >= bw / 16 - FS_EPS or fsc_below(fs, c)
   local lagging = st.tokCap - c >= bc / 2 - FS_EPS
   local shared = group == FS_NEWCOMERS or group == FS_OVERFLOW
 
   -- (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
   -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
-  -- 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
+  -- 5ρ/8, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
   -- cap (ρ + b)/2
   -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
   local cw = fsc_within(fs, c)
@@ -111,7 +114,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   if within then
     yellow_floor = rho / 4
   elseif below then
-    yellow_floor = 3 * rho / 4
+    yellow_floor = 5 * rho / 8
   elseif lagging then
     yellow_floor = 7 * rho / 8
   end

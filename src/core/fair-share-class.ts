@@ -41,6 +41,15 @@ export function fscWithin(fs: FairShare, c: number): boolean | undefined {
   return fs.cls.ct >= c - FS_EPS;
 }
 
+/**
+ * A request within its class's guarantee whose class meter still holds half the burst after it: the class's
+ * admissions run below its share, so its groups are below the water level whatever their own caps say (the water
+ * level is the limiter's, not the class's: a small class's tenants sit far above it).
+ */
+export function fscBelow(fs: FairShare, c: number): boolean {
+  return !!fs.cls && fs.cls.ct - c >= fs.cfg.burst / 2 - FS_EPS;
+}
+
 /** The lending floor: above every floor of a request within its class's guarantee (at cap (ρ + b)/2), room for c. */
 export function fscLendFloor(rho: number, b: number, c: number, atCap: number): number {
   let f = (rho + 3 * b) / 4;

@@ -15,7 +15,7 @@ import {
   type FairShareResult,
 } from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
-import { fscLendFloor, fscSpend, fscWithin } from './fair-share-class';
+import { fscBelow, fscLendFloor, fscSpend, fscWithin } from './fair-share-class';
 import { rlCheck, rlKeep, rlMarks, rlSpend, type RuleConfig, type RuleStates } from './rules';
 
 /** Time until `need` tokens exist (µs); infinite when the bucket can never hold them. */
@@ -103,15 +103,18 @@ export function decide(
     st.tokW -= c;
     within = st.tokW >= bw / 4 - FS_EPS;
   }
-  // arrivals below the cap rate (the group is below the water level: half its demand meter is left), or only
-  // admissions below it (it loses the race for yellow units to a faster borrower: half its cap meter is left)
-  const below = st.tokDem >= bc / 2 - FS_EPS;
+  // arrivals below the cap rate: the group is below the water level. Half its demand meter is left; or its arrivals
+  // still run near its share (its within-share meter is not empty: the cap is never below the share, and a bunch
+  // of requests at once empties the small demand meter); or its class runs below its share (half the class meter is
+  // left after this request). Or only its admissions are below the cap rate (it loses the race for yellow units to a
+  // faster borrower: half its cap meter is left)
+  const below = st.tokDem >= bc / 2 - FS_EPS || st.tokW >= bw / 16 - FS_EPS || fscBelow(fs, c);
   const lagging = st.tokCap - c >= bc / 2 - FS_EPS;
   const shared = group === NEWCOMERS_GROUP || group === OVERFLOW_GROUP;
 
   // (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
   // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
-  // 3ρ/4, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
+  // 5ρ/8, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
   // cap (ρ + b)/2
   // a request within its class's guarantee: the class meter is its cap (./fair-share-class.ts; undefined: no classes)
   const cw = fscWithin(fs, c);
@@ -126,7 +129,7 @@ export function decide(
   let atCap = (rho + b) / 2;
   if (atCap > b - c) atCap = b - c;
   if (atCap < rho) atCap = rho;
-  let yellowFloor = within ? rho / 4 : below ? (3 * rho) / 4 : lagging ? (7 * rho) / 8 : atCap;
+  let yellowFloor = within ? rho / 4 : below ? (5 * rho) / 8 : lagging ? (7 * rho) / 8 : atCap;
   // a request of a class past its guarantee borrows: above every floor of the guaranteed requests
   if (cw === false) {
     const lend = fscLendFloor(rho, b, c, atCap);
