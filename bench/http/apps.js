@@ -49,7 +49,7 @@ function fastifyApp(plugin) {
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
   return core.createLimiter({
-    // limits.store 'memory': the embedded MemoryStore (bench/http/profile.js, to see the adapter without Redis)
+    // limits.store 'memory': the embedded MemoryStore (the "(memory)" variants, bench/http/profile.js --store=memory)
     store: limits.store === 'memory' ? new core.MemoryStore() : new core.RedisStore({ client, prefix: 'blh' }),
     name: `http-${process.pid}`,
     limit: limits.global,
@@ -64,6 +64,9 @@ const VARIANTS = {
     const { bulkLimiter } = requireAdapter('express');
     return expressApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (req) => tenantOf(req.headers) }));
   },
+  // The same middleware on the embedded MemoryStore: the adapter and the in-process check, without the Redis round
+  // trip and without Redis's and ioredis's CPU on the shared cores (the "(memory)" rows of sections/http.js).
+  'express+bulk-limiter(memory)': (client, limits) => VARIANTS['express+bulk-limiter'](client, { ...limits, store: 'memory' }),
   'express+express-rate-limit': (client, limits) => {
     const { rateLimit } = require('express-rate-limit');
     const { RedisStore } = require('rate-limit-redis');
@@ -112,6 +115,7 @@ const VARIANTS = {
     const { bulkLimiter } = requireAdapter('koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
   },
+  'koa+bulk-limiter(memory)': (client, limits) => VARIANTS['koa+bulk-limiter'](client, { ...limits, store: 'memory' }),
   'koa+bulk-limiter(denyCache)': (client, limits) => {
     const { bulkLimiter } = requireAdapter('koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (ctx) => tenantOf(ctx.headers) }));
@@ -128,6 +132,7 @@ const VARIANTS = {
     const { bulkLimiter } = requireAdapter('fastify');
     return fastifyApp({ plugin: bulkLimiter, options: { limiter: bulkCoreLimiter(client, limits), group: (request) => tenantOf(request.headers) } });
   },
+  'fastify+bulk-limiter(memory)': (client, limits) => VARIANTS['fastify+bulk-limiter'](client, { ...limits, store: 'memory' }),
   'fastify+@fastify/rate-limit': (client, limits) => {
     const rateLimit = require('@fastify/rate-limit');
     return fastifyApp({

@@ -15,13 +15,17 @@
  * after the current one; `--rounds=3` repeats the whole list and reports the median CPU per request of each
  * (variant, build), and the self time of its last round.
  *
+ * With `--store=redis` it also reports what redis-server spent per request over the measured span: its process CPU
+ * (INFO cpu, user + system: scripts, network, event loop), its scripts' time (INFO commandstats, EVALSHA and EVAL,
+ * the commands they call included) and the requests per script call (the RedisStore's batch): the store's share.
+ *
  * Deny-heavy: a global budget of 500/s (bulk-limiter) or 10/s per tenant (peers), so most requests are denied.
  */
 const { fork } = require('node:child_process');
 const { mkdirSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
-const { startRedis } = require('../lib/redis');
+const { startRedis, resetStats } = require('../lib/redis');
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -79,6 +83,9 @@ async function profileOne(variant, build) {
       child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
     });
     await load(port, 2); // JIT and connection warm-up
+    const probe = redis.client();
+    await resetStats(probe);
+    const redisCpuBefore = await redisCpuUs(probe);
     const started = reply('profile-started');
     child.send({ type: 'profile-start', instructions });
     await started;
@@ -89,8 +96,11 @@ async function profileOne(variant, build) {
     child.send({ type: 'profile-stop', file });
     const { cpuUs, requests: served } = await stopped;
     const counted = perf && (await perf.stop());
+    const redisCpu = (await redisCpuUs(probe)) - redisCpuBefore;
+    const commands = await scriptCalls(probe);
     child.send('stop');
     const requests = served;
+    const storeCost = { redisCpuUs: redisCpu, commandUs: commands.usec, commands: commands.calls };
     if (instructions)
       return {
         variant: build === undefined ? variant : `${variant} [base]`,
@@ -99,6 +109,7 @@ async function profileOne(variant, build) {
         reqPerSec: (r['2xx'] + r.non2xx) / r.duration,
         cpuUs,
         instructions: counted,
+        store: storeCost,
         busy: 1,
         self: new Map(),
         byPackage: new Map(),
@@ -109,12 +120,32 @@ async function profileOne(variant, build) {
       non2xx: r.non2xx,
       reqPerSec: requests / r.duration,
       cpuUs,
+      store: storeCost,
       ...summarise(file, build === undefined ? OWN_DIST : `file://${require('node:path').dirname(build)}/`),
     };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     await redis.stop();
   }
+}
+
+/** The µs and calls of EVALSHA and EVAL since the last RESETSTAT (their commands' time is inside theirs). */
+async function scriptCalls(client) {
+  const info = await client.info('commandstats');
+  let usec = 0;
+  let calls = 0;
+  for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),usec=(\d+)/gm)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { usec, calls };
+}
+
+/** redis-server's own CPU so far (user + system µs), from INFO cpu. */
+async function redisCpuUs(client) {
+  const info = await client.info('cpu');
+  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
 }
 
 /** `perf stat` on a running process until stop() (SIGINT): its user-space instruction count. */
@@ -198,6 +229,12 @@ async function main() {
     console.log(
       `\n### ${r.variant}, ${mode}-heavy, ${store}: ${Math.round(r.reqPerSec)} req/s, ${((100 * r.non2xx) / r.requests).toFixed(1)} % non-2xx, ${per.toFixed(1)} µs CPU/request`,
     );
+    if (store === 'redis' && r.store.commands > 0) {
+      const { redisCpuUs: redisUs, commandUs, commands } = r.store;
+      console.log(
+        `redis-server: ${(redisUs / r.requests).toFixed(1)} µs CPU/request (${(commandUs / r.requests).toFixed(1)} µs in scripts), ${(r.requests / commands).toFixed(1)} requests per script call`,
+      );
+    }
     const packages = [...r.byPackage.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
     console.log(`by package: ${packages.map(([name, us]) => `${name} ${(us * scale).toFixed(1)} µs`).join(', ')}`);
     const own = [...r.self.entries()]

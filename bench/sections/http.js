@@ -6,6 +6,12 @@
  * bare Express's measured req/s (peers get that budget split per tenant), so ~90 % is denied.
  * BENCH_HTTP_ONLY=fastify,koa (prefixes of variant names) runs some variants alone; the deny budget still comes
  * from bare Express, run first when it is left out.
+ *
+ * What each row measures: a bare framework row is the framework alone (no limiter); `+bulk-limiter` is the adapter
+ * with its check on the RedisStore (one round trip, batched per event-loop turn; Redis and the ioredis client spend
+ * CPU on the same shared cores); `+bulk-limiter(memory)` is the same adapter on the embedded MemoryStore (the
+ * adapter and the in-process check only): the gap between the two is the store's, the gap between the memory row
+ * and the bare row the adapter's own (with the in-process check it wraps). Peers use Redis as their READMEs show.
  */
 const { fork } = require('node:child_process');
 const { join } = require('node:path');
@@ -165,6 +171,13 @@ function report(rows, cfg, denyGlobal) {
     denyVsAllow('express+bulk-limiter'),
     denyVsAllow('koa+bulk-limiter'),
     denyVsAllow('fastify+bulk-limiter'),
+    // the same on the embedded store: the adapter's own cost, without Redis's and the client's CPU (issue 24)
+    target('express+bulk-limiter(memory)', 'express+bulk-limiter(memory)', 'express', 0.9, 'allow'),
+    target('koa+bulk-limiter(memory)', 'koa+bulk-limiter(memory)', 'koa', 0.9, 'allow'),
+    target('fastify+bulk-limiter(memory)', 'fastify+bulk-limiter(memory)', 'fastify', 0.9, 'allow'),
+    denyVsAllow('express+bulk-limiter(memory)'),
+    denyVsAllow('koa+bulk-limiter(memory)'),
+    denyVsAllow('fastify+bulk-limiter(memory)'),
     target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.0, 'allow'),
     target('koa+bulk-limiter', 'koa+bulk-limiter', 'koa+koa-ratelimit', 1.5, 'deny'),
     target('express+bulk-limiter', 'express+bulk-limiter', 'express+rate-limiter-flexible', 1.1, 'deny'),
@@ -178,7 +191,7 @@ function report(rows, cfg, denyGlobal) {
     .map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
   return {
     title: '2. HTTP overhead',
-    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave).`,
+    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave). A bare row is the framework alone; \`+bulk-limiter\` is the middleware on the RedisStore (a round trip per check, batched; Redis and the ioredis client take CPU on the same shared cores); \`+bulk-limiter(memory)\` is the same middleware on the embedded MemoryStore, so its gap to the bare row is the adapter's own cost with the in-process check, and its gap to the \`+bulk-limiter\` row is the store's. The peers use Redis.`,
     markdown: table,
     charts: { 'http-reqs.svg': barChart({ title: 'HTTP req/s (higher is better)', unit: 'req/s', bars }) },
     checks,

@@ -66,8 +66,9 @@ export function bulkLimiter(options: BulkLimiterOptions<Context>): Middleware {
     const headers = outcome.headers;
     const res = ctx.res;
     for (const name in headers) res.setHeader(name, headers[name]!);
+    // the header ctx.type would write (Koa adds no charset to this type), without its MIME lookup per denial
+    res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
     ctx.status = outcome.status;
-    ctx.type = PROBLEM_CONTENT_TYPE;
     ctx.body = outcome.body;
   };
 }

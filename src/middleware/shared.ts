@@ -84,8 +84,11 @@ export function createRunner<Ctx>(options: BulkLimiterOptions<Ctx>, reader: Requ
   const classOf = o.class;
   const classes = limiter.spec.classes;
   const knownClasses = classes === undefined ? 'the limiter has no `classes`' : [...classes.keys()].map((n) => JSON.stringify(n)).join(', ');
+  // only the options given: check() loops over the keys of its options, per request
   const constantCheck: CheckOptions | undefined =
-    typeof weight !== 'function' && typeof cost !== 'function' ? Object.freeze(settle ? { weight, cost, settle } : { weight, cost }) : undefined;
+    typeof weight !== 'function' && typeof cost !== 'function'
+      ? Object.freeze({ ...(weight === undefined ? {} : { weight }), ...(cost === undefined ? {} : { cost }), ...(settle ? { settle } : {}) })
+      : undefined;
   let warnedMissing = false;
 
   /**

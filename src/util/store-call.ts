@@ -27,9 +27,13 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, scheduler
  * `withTimeout` for a stream of calls with one time limit, on one timer: calls end their time in the order they
  * started, so a queue of deadlines needs a timer for its head only (a timer per call cost a quarter of a check's
  * CPU on the embedded store). Same answers as `withTimeout`: a call unanswered `timeoutMs` after it started is
- * rejected with ERR_BL_STORE_TIMEOUT; a later answer is ignored.
+ * rejected with ERR_BL_STORE_TIMEOUT; a later answer is ignored. `recover`: a failure or a timeout resolves with what
+ * it answers instead (a `.catch(recover)` without a second promise and a second turn per call).
  */
-export function deadlineQueue(timeoutMs: number, scheduler: Scheduler = realScheduler): <T>(promise: Promise<T>) => Promise<T> {
+export function deadlineQueue(
+  timeoutMs: number,
+  scheduler: Scheduler = realScheduler,
+): <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>) => Promise<T> {
   interface Waiting {
     readonly deadline: number;
     /** Cleared once the call is answered or timed out. */
@@ -68,9 +72,19 @@ export function deadlineQueue(timeoutMs: number, scheduler: Scheduler = realSche
     arm();
   }
 
-  return <T>(promise: Promise<T>): Promise<T> =>
+  return <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const waiting: Waiting = { deadline: scheduler.now() + timeoutMs, reject };
+      const fail =
+        recover === undefined
+          ? reject
+          : (error: unknown): void => {
+              try {
+                resolve(recover(error));
+              } catch (thrown) {
+                reject(thrown);
+              }
+            };
+      const waiting: Waiting = { deadline: scheduler.now() + timeoutMs, reject: fail };
       queue.push(waiting);
       arm();
       const answered = (): boolean => {
@@ -84,7 +98,7 @@ export function deadlineQueue(timeoutMs: number, scheduler: Scheduler = realSche
           if (answered()) resolve(value);
         },
         (error: unknown) => {
-          if (answered()) reject(error);
+          if (answered()) fail(error);
         },
       );
     });

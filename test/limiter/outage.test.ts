@@ -112,6 +112,23 @@ describe('deadlineQueue', () => {
     const boom = new Error('boom');
     await expect(within(Promise.reject(boom))).rejects.toBe(boom);
   });
+  test('recover answers a failure and a timeout in their place; a value passes it by; a throwing recover rejects', async () => {
+    const within = deadlineQueue(20, clock);
+    const seen: unknown[] = [];
+    const recover = (error: unknown): number => (seen.push(error), -1);
+    await expect(within(Promise.resolve(7), recover)).resolves.toBe(7);
+    const boom = new Error('boom');
+    await expect(within(Promise.reject(boom), recover)).resolves.toBe(-1);
+    const hanging = within(new Promise<number>(() => {}), recover);
+    await clock.advance(20);
+    await expect(hanging).resolves.toBe(-1);
+    expect(seen).toEqual([boom, expect.objectContaining({ code: 'ERR_BL_STORE_TIMEOUT' })]);
+    const worse = new Error('worse');
+    const rethrow = (): number => {
+      throw worse;
+    };
+    await expect(within(Promise.reject(boom), rethrow)).rejects.toBe(worse);
+  });
 });
 
 describe("onStoreError 'allow'", () => {

@@ -127,10 +127,10 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   // only a limiter with the 'local' fallback looks at each store decision (for the blocks it shows)
   const admit =
     known === undefined ? (input: AdmitInput) => store.admit(input) : (input: AdmitInput) => store.admit(input).then((d) => (known.decided(d), d));
-  const call = (input: AdmitInput): Promise<Decision> => {
+  const call = (input: AdmitInput, recover?: (error: unknown) => Decision | Promise<Decision>): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withinTime(gate === undefined ? admit(input) : gate.then(() => admit(input)));
+    return withinTime(gate === undefined ? admit(input) : gate.then(() => admit(input)), recover);
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
@@ -153,7 +153,7 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
       }
       const observer = guard.observer;
       if (observer === undefined) {
-        return call(input).catch((error: unknown) => (breaker.open(error), answer(input)));
+        return call(input, (error: unknown) => (breaker.open(error), answer(input)));
       }
       const startedAt = performance.now();
       return call(input).then(
