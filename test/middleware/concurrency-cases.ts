@@ -3,13 +3,13 @@
  * request never see more than the cap in flight; the slot comes back when the response finishes, when the
  * client goes away, and when the handler throws; exactly one release per admitted request.
  */
-import type { RequestListener } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import request from 'supertest';
 import { createLimiter, type Limiter } from '../../src/limiter/limiter';
 import type { Decision } from '../../src/types';
 import { tenant, type CaseEnv, type HttpCase } from './cases';
 
-const get = (app: RequestListener) => request(app).get('/?tenant=a');
+const get = (app: RequestListener | Server) => request(app).get('/?tenant=a');
 
 /** A handler hold the test opens: counts the requests inside, and the most at once. */
 function gate() {
@@ -108,7 +108,8 @@ export const CONCURRENCY_CASES: readonly HttpCase[] = [
     async run(env) {
       const g = gate();
       const { limiter, releases } = counted(env, 'abort', 1);
-      const app = env.h.app({ '/': { limiter, group: tenant } }, 'default', { hold: g.hold });
+      // a server of our own: supertest closes the one it makes only when a request ends, and this one is aborted
+      const app = createServer(env.h.app({ '/': { limiter, group: tenant } }, 'default', { hold: g.hold })).listen(0);
       // the client goes away once its request is inside (however long a busy machine takes to get it there)
       const first = get(app);
       void first.then(
@@ -125,6 +126,7 @@ export const CONCURRENCY_CASES: readonly HttpCase[] = [
       expect((await next).status).toBe(200);
       await until('both released', () => releases.length === 2);
       await limiter.close();
+      await new Promise((resolve) => app.close(resolve));
     },
   },
   {
