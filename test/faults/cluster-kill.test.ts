@@ -77,20 +77,23 @@ test('a master killed -9 mid-stream: the limit holds across store and fallback, 
     ...Array.from({ length: LIVE_CLIENTS }, (_, k) => stream(false, k)()),
     ...Array.from({ length: DEFERRING_CLIENTS }, (_, k) => stream(true, k)()),
   ];
-  const storeAdmittedSince = (t: number): boolean => answers.some((a) => a.at > t && a.kind === 'allowed' && !byFallback.has(a.decision));
+  // checks sent after t: one sent before the kill may be answered by the old master after t
+  const sentAfter = (a: Answer, t: number): boolean => a.at - a.ms > t;
+  const storeAdmittedSince = (t: number): boolean => answers.some((a) => sentAfter(a, t) && a.kind === 'allowed' && !byFallback.has(a.decision));
   try {
     await until('the store admits and defers', () => answers.some((a) => a.kind === 'deferred') && storeAdmittedSince(0), 30_000);
     await sleep(1500);
     const oldMaster = (await cluster.masterOf(slot))!;
-    const killedAt = performance.now();
     await cluster.kill(oldMaster);
+    // taken once the process has exited: a check sent after it cannot be answered by the old master
+    const killedAt = performance.now();
     await until('the replica is promoted', async () => ![undefined, oldMaster].includes(await cluster.masterOf(slot)), 30_000);
     const promotedMs = performance.now() - killedAt;
     // The old master rejoins as the new one's replica: min-replicas-to-write lets the new master take writes again.
     await cluster.restart(oldMaster);
     await until('the store admits again', () => storeAdmittedSince(killedAt), 40_000);
     const writeOutageMs =
-      Math.min(...answers.filter((a) => a.at > killedAt && a.kind === 'allowed' && !byFallback.has(a.decision)).map((a) => a.at)) - killedAt;
+      Math.min(...answers.filter((a) => sentAfter(a, killedAt) && a.kind === 'allowed' && !byFallback.has(a.decision)).map((a) => a.at)) - killedAt;
     await sleep(2000);
     running = false;
     await Promise.all(streams);
