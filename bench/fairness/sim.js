@@ -14,6 +14,7 @@
 const { requireCore } = require('../lib/package');
 const { SCENARIOS } = require('./scenarios');
 const { fairnessMetrics } = require('./metrics');
+const { arrivals: arrivalsOf } = require('./arrivals');
 const { configFor } = require('../config');
 
 /** mulberry32: a small seeded generator (the same seed gives the same run). */
@@ -26,27 +27,6 @@ function seeded(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** ./client.js's arrivals() of one group in one process, on a seeded generator. */
-function arrivals(rnd, group, processes, durationMs) {
-  const exp = (rate) => -Math.log(1 - rnd()) / rate;
-  const from = group.fromMs ?? 0;
-  const to = Math.min(group.toMs ?? durationMs, durationMs);
-  const times = [];
-  if (group.edgeMs) {
-    const dense = (group.rate * 1000) / (2 * group.edgeMs) / processes / 1000;
-    for (let second = Math.ceil(from / 1000); second * 1000 - group.edgeMs < to; second++) {
-      for (let t = second * 1000 - group.edgeMs + exp(dense); t < second * 1000 + group.edgeMs; t += exp(dense)) {
-        if (t >= from && t < to) times.push(t);
-      }
-    }
-    return times;
-  }
-  const k = group.bunch ?? 1;
-  const perMs = group.rate / k / processes / 1000;
-  for (let t = from + exp(perMs); t < to; t += exp(perMs)) for (let i = 0; i < k; i++) times.push(t);
-  return times;
 }
 
 async function simulate(id, seed, cfg, tickMs) {
@@ -68,7 +48,7 @@ async function simulate(id, seed, cfg, tickMs) {
   const schedule = [];
   for (let p = 0; p < cfg.processes; p++) {
     groups.forEach((g, gi) => {
-      if (g.rate > 0) for (const t of arrivals(rnd, g, cfg.processes, cfg.durationMs)) schedule.push([t, gi]);
+      if (g.rate > 0) for (const t of arrivalsOf(g, cfg.processes, cfg.durationMs, rnd)) schedule.push([t, gi]);
     });
   }
   schedule.sort((a, b) => a[0] - b[0]);
