@@ -28,12 +28,13 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, scheduler
  * started, so a queue of deadlines needs a timer for its head only (a timer per call cost a quarter of a check's
  * CPU on the embedded store). Same answers as `withTimeout`: a call unanswered `timeoutMs` after it started is
  * rejected with ERR_BL_STORE_TIMEOUT; a later answer is ignored. `recover`: a failure or a timeout resolves with what
- * it answers instead (a `.catch(recover)` without a second promise and a second turn per call).
+ * it answers instead (a `.catch(recover)` without a second promise and a second turn per call); `seen`: called with
+ * every value the store answers, in time or late (a `.then` without one either).
  */
 export function deadlineQueue(
   timeoutMs: number,
   scheduler: Scheduler = realScheduler,
-): <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>) => Promise<T> {
+): <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>, seen?: (value: T) => void) => Promise<T> {
   interface Waiting {
     readonly deadline: number;
     /** Cleared once the call is answered or timed out. */
@@ -72,7 +73,7 @@ export function deadlineQueue(
     arm();
   }
 
-  return <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>): Promise<T> =>
+  return <T>(promise: Promise<T>, recover?: (error: unknown) => T | PromiseLike<T>, seen?: (value: T) => void): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const fail =
         recover === undefined
@@ -95,6 +96,7 @@ export function deadlineQueue(
       };
       promise.then(
         (value) => {
+          seen?.(value);
           if (answered()) resolve(value);
         },
         (error: unknown) => {

@@ -101,6 +101,22 @@ describe('deadlineQueue', () => {
     await clock.advance(1);
     await expect(third).rejects.toMatchObject({ code: 'ERR_BL_STORE_TIMEOUT' });
   });
+  test('seen gets every value the store answers, in time or late, and no error', async () => {
+    const within = deadlineQueue(20, clock);
+    const seen: number[] = [];
+    let late!: (value: number) => void;
+    const timedOut = expect(within(new Promise<number>((resolve) => (late = resolve)), undefined, (v) => void seen.push(v))).rejects.toMatchObject({
+      code: 'ERR_BL_STORE_TIMEOUT',
+    });
+    await expect(within(Promise.resolve(3), undefined, (v) => void seen.push(v))).resolves.toBe(3);
+    await expect(within(Promise.reject(new Error('x')), undefined, (v) => void seen.push(v as number))).rejects.toThrow('x');
+    await clock.advance(20);
+    await timedOut;
+    late(9);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(seen).toEqual([3, 9]);
+  });
   test('an answer after the time limit is ignored; values and errors pass through', async () => {
     const within = deadlineQueue(20, clock);
     let late!: (value: number) => void;

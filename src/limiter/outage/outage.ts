@@ -124,13 +124,13 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   };
 
   const withinTime = deadlineQueue(timeoutMs, scheduler);
-  // only a limiter with the 'local' fallback looks at each store decision (for the blocks it shows)
-  const admit =
-    known === undefined ? (input: AdmitInput) => store.admit(input) : (input: AdmitInput) => store.admit(input).then((d) => (known.decided(d), d));
+  // only a limiter with the 'local' fallback looks at each store decision (for the blocks it shows), inside the
+  // deadline's own handler: no promise more per check
+  const seen = known === undefined ? undefined : (d: Decision): void => known.decided(d);
   const call = (input: AdmitInput, recover?: (error: unknown) => Decision | Promise<Decision>): Promise<Decision> => {
     const gate = connecting;
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
-    return withinTime(gate === undefined ? admit(input) : gate.then(() => admit(input)), recover);
+    return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), recover, seen);
   };
   /** `call` for any other store operation (peek, reset). */
   const within = <T>(operation: () => Promise<T>): Promise<T> => {
