@@ -4,7 +4,8 @@
  * expanded, only the statements it needs kept (scripts/lua-shake.js) and comments removed, as string constants
  * compiled into the JS (the library reads no file at run time: bundlers, single-file deployments), and the typed
  * bindings its header declares (scripts/lua-headers.js: keys, typed arguments, a reply decoder that checks the
- * shape; STATUS from lua/includes/status.lua). Fails when a header and its script disagree. Run by build, typecheck and jest's globalSetup; writes only when the output changes.
+ * shape; STATUS from lua/includes/status.lua). Fails when a header and its script disagree. Run by build,
+ * typecheck and jest's globalSetup; writes only when the output changes.
  */
 'use strict';
 const { createHash } = require('node:crypto');

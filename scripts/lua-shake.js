@@ -40,16 +40,16 @@ function pure(node) {
  */
 function freeNames(statement) {
   const free = [];
+  /** A block's statements in `scope` plus `names` (parameters, loop variables); `tail` sees its locals (`until`). */
+  const block = (body, scope, names = [], tail = undefined) => {
+    let current = new Set([...scope, ...names]);
+    for (const s of body) current = statementIn(s, current);
+    if (tail) walk(tail, current);
+  };
+  const parameters = (f) => f.parameters.filter((p) => p.type === 'Identifier').map((p) => p.name);
   const walk = (node, scope, base = false) => {
     if (!node || typeof node !== 'object') return;
     if (Array.isArray(node)) return node.forEach((n) => walk(n, scope));
-    const block = (body, names = []) => {
-      const inner = new Set(scope);
-      names.forEach((n) => inner.add(n));
-      let current = inner;
-      for (const s of body) current = statementIn(s, current);
-      return current;
-    };
     switch (node.type) {
       case 'Identifier':
         if (!scope.has(node.name)) free.push({ name: node.name, write: false, base, at: node.range[0] });
@@ -66,77 +66,62 @@ function freeNames(statement) {
         return walk(node.arguments ?? node.argument, scope);
       case 'TableKeyString':
         return walk(node.value, scope);
-      case 'FunctionDeclaration': {
-        // an expression here (a statement goes through statementIn)
-        const params = node.parameters.filter((p) => p.type === 'Identifier').map((p) => p.name);
-        block(node.body, params);
-        return;
-      }
+      case 'FunctionDeclaration': // a function expression (a statement goes through statementIn)
+        return block(node.body, scope, parameters(node));
       default:
         for (const [key, value] of Object.entries(node)) if (key !== 'range' && key !== 'type') walk(value, scope);
     }
   };
   /** Walks one statement in `scope`; returns the scope after it (a `local` adds its names). */
   const statementIn = (s, scope) => {
-    const block = (body, names = [], tail) => {
-      const inner = new Set(scope);
-      names.forEach((n) => inner.add(n));
-      let current = inner;
-      for (const b of body) current = statementIn(b, current);
-      if (tail) walk(tail, current);
-    };
     const target = (v) => {
-      if (v.type === 'Identifier') {
-        if (!scope.has(v.name)) free.push({ name: v.name, write: true, at: v.range[0] });
-      } else walk(v, scope);
+      if (v.type !== 'Identifier') walk(v, scope);
+      else if (!scope.has(v.name)) free.push({ name: v.name, write: true, base: false, at: v.range[0] });
     };
     switch (s.type) {
-      case 'LocalStatement': {
+      case 'LocalStatement':
         walk(s.init, scope);
-        const after = new Set(scope);
-        s.variables.forEach((v) => after.add(v.name));
-        return after;
-      }
+        return new Set([...scope, ...s.variables.map((v) => v.name)]);
       case 'AssignmentStatement':
         walk(s.init, scope);
         s.variables.forEach(target);
         return scope;
       case 'FunctionDeclaration': {
-        const params = s.parameters.filter((p) => p.type === 'Identifier').map((p) => p.name);
-        if (s.identifier?.type === 'MemberExpression' && s.identifier.indexer === ':') params.push('self');
+        const names = parameters(s);
+        if (s.identifier?.type === 'MemberExpression' && s.identifier.indexer === ':') names.push('self');
         if (s.isLocal) {
+          // in scope in its own body (recursion)
           const after = new Set(scope).add(s.identifier.name);
-          scope = after;
-          block(s.body, params);
+          block(s.body, after, names);
           return after;
         }
         if (s.identifier) target(s.identifier);
-        block(s.body, params);
+        block(s.body, scope, names);
         return scope;
       }
       case 'DoStatement':
       case 'WhileStatement':
         walk(s.condition, scope);
-        block(s.body);
+        block(s.body, scope);
         return scope;
       case 'RepeatStatement':
-        // the condition sees the body's locals
-        block(s.body, [], s.condition);
+        block(s.body, scope, [], s.condition);
         return scope;
       case 'IfStatement':
         for (const c of s.clauses) {
           walk(c.condition, scope);
-          block(c.body);
+          block(c.body, scope);
         }
         return scope;
       case 'ForNumericStatement':
         walk([s.start, s.end, s.step], scope);
-        block(s.body, [s.variable.name]);
+        block(s.body, scope, [s.variable.name]);
         return scope;
       case 'ForGenericStatement':
         walk(s.iterators, scope);
         block(
           s.body,
+          scope,
           s.variables.map((v) => v.name),
         );
         return scope;
@@ -161,7 +146,8 @@ function constantOf(text, s) {
 
 /**
  * The statements of `text` (a script, includes expanded) that it needs, in their order, each as { source, code }:
- * that statement's text, and the same with constants written in (below); `where(offset)` names the place of an offset in the sources for error messages.
+ * that statement's text, and the same with constants written in (below); `where(offset)` names the file and line
+ * of an offset, for error messages.
  * A top-level `local` of a literal that nothing assigns is written as its value where it is read (a constant the
  * functions would otherwise each capture as an upvalue, on every call).
  */
@@ -173,7 +159,7 @@ function shake(text, where = (at) => `offset ${at}`) {
     throw new HeaderError(`${where(e.index ?? 0)}: ${e.message}`);
   }
   const statements = chunk.body;
-  const refs = statements.map(() => []); // per statement: [{ to: statement index, at, base }]
+  const refs = statements.map(() => []); // per statement: [{ to: the declaring statement's index, at, base, name }]
   const written = new Set(); // statements whose `local` something assigns
   const problems = [];
   const declared = new Map(); // name -> index of the top-level statement whose `local` is in scope
