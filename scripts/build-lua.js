@@ -59,6 +59,26 @@ function expand(luaDir, file, text) {
   return { text: out, where };
 }
 
+/** The statements script `f` ships ({ source, code }: lua-shake.js); `edit` changes the expanded text first. */
+function shakenScript(luaDir, f, text, edit = (expanded) => expanded) {
+  const expanded = expand(luaDir, f, text);
+  return shake(edit(expanded.text), expanded.where);
+}
+
+/**
+ * Script file name → the Lua it ships, as in the generated module, with `edit` applied to each script's text
+ * (includes expanded, comments in) before it is shaken: a test's change to a constant that the build writes in
+ * where it is read.
+ */
+function shippedSources(edit, luaDir = join(ROOT, 'lua')) {
+  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua'));
+  const lua = (f) =>
+    shakenScript(luaDir, f, readFileSync(join(luaDir, f), 'utf8'), edit)
+      .map((s) => stripLuaComments(s.code))
+      .join('\n');
+  return new Map(files.map((f) => [f, lua(f)]));
+}
+
 /** The generated module's text for the scripts in `luaDir` (each must have a header); `errorsImport`: where the module finds src/errors.ts. */
 function render(luaDir = join(ROOT, 'lua'), { errorsImport = '../errors' } = {}) {
   const files = readdirSync(luaDir)
@@ -81,8 +101,7 @@ function render(luaDir = join(ROOT, 'lua'), { errorsImport = '../errors' } = {})
     const text = readFileSync(join(luaDir, f), 'utf8');
     const header = headerOf(f, text, decl);
     if (!header) throw new HeaderError(`${f}: no header (-- @key / @arg / @reply lines; see scripts/lua-headers.js)`);
-    const expanded = expand(luaDir, f, text);
-    const shaken = shake(expanded.text, expanded.where);
+    const shaken = shakenScript(luaDir, f, text);
     // the header check reads the statements as written (ARGV[FIRST]), the script ships them with constants in
     checkScript(header, shaken.map((s) => s.source).join('\n'), decl);
     const statements = shaken.map((s) => stripLuaComments(s.code));
@@ -135,6 +154,7 @@ function buildLua() {
 
 module.exports = buildLua;
 module.exports.render = render;
+module.exports.shippedSources = shippedSources;
 module.exports.renderConstants = renderConstants;
 if (require.main === module) {
   try {
