@@ -102,7 +102,17 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
   -- (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
   local green_floor = rho / 2
-  if within or shared or (meta.rv > 0 and meta.rg == group) then green_floor = 0 end
+  if shared or (meta.rv > 0 and meta.rg == group) then green_floor = 0 end
+  -- within its share: the fuller its within-share meter, the further down (the meter's level is how far its arrivals
+  -- ran below its share). A borrower still within on the meter it started with drains it, and its floor climbs to ρ/3
+  -- (below a borrower's green, ρ/2) as the meter falls to a quarter: those furthest below their shares come first.
+  -- In whole units: a floor below one would keep a bucket holding exactly c from admitting at small limits
+  if within and green_floor > 0 then
+    local w_used = (bw - st.tokW) / (bw - bw / 4)
+    if w_used < 0 then w_used = 0 end
+    if w_used > 1 then w_used = 1 end
+    green_floor = math.floor(rho / 3 * w_used)
+  end
   if green_floor > b - c then green_floor = b - c end
   if rv > green_floor then green_floor = rv end
   -- a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes

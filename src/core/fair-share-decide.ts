@@ -121,7 +121,17 @@ export function decide(
   const capOk = c <= bc + FS_EPS && (cw === true || st.tokCap >= c - FS_EPS);
   const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
   // (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
-  let greenFloor = within || shared || (meta.rv > 0 && meta.rg === group) ? 0 : rho / 2;
+  let greenFloor = shared || (meta.rv > 0 && meta.rg === group) ? 0 : rho / 2;
+  // within its share: the fuller its within-share meter, the further down (the meter's level is how far its arrivals
+  // ran below its share). A borrower still within on the meter it started with drains it, and its floor climbs to ρ/3
+  // (below a borrower's green, ρ/2) as the meter falls to a quarter: those furthest below their shares come first.
+  // In whole units: a floor below one would keep a bucket holding exactly c from admitting at small limits
+  if (within && greenFloor > 0) {
+    let wUsed = (bw - st.tokW) / (bw - bw / 4);
+    if (wUsed < 0) wUsed = 0;
+    if (wUsed > 1) wUsed = 1;
+    greenFloor = Math.floor((rho / 3) * wUsed);
+  }
   if (greenFloor > b - c) greenFloor = b - c;
   if (rv > greenFloor) greenFloor = rv;
   // a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
