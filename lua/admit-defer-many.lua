@@ -30,7 +30,7 @@ ov_span(fs, KEYS[22])
 local lease_ms = tonumber(ARGV[3])
 local CC, cc = false, false
 if lease_ms > 0 then
-  CC = cc_library()
+  CC = cc_library(fs_decide)
   cc = CC.open(KEYS[20], KEYS[21])
 end
 local out = {}

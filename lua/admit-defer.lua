@@ -32,7 +32,7 @@
 local K = job_keys()
 local fs = fs_open(K.groups, K.seen, fs_config(ARGV[2]), fs_arg_us(ARGV[1]), ARGV[3])
 ov_span(fs, KEYS[22])
-local CC = ARGV[13] ~= nil and cc_library()
+local CC = ARGV[13] ~= nil and cc_library(fs_decide)
 local cc = CC and CC.open(KEYS[20], KEYS[21])
 local reply = ad_admit(fs, K, KEYS[22], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8],
   tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), CC, cc, tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[12])

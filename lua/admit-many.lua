@@ -29,7 +29,7 @@ ov_span(fs, KEYS[5])
 local lease_ms = tonumber(ARGV[3])
 local CC, cc = false, false
 if lease_ms > 0 then
-  CC = cc_library()
+  CC = cc_library(fs_decide)
   cc = CC.open(KEYS[3], KEYS[4])
 end
 local out = {}

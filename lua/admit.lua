@@ -34,7 +34,7 @@ if ov then
 end
 local r
 local capped = ARGV[6] ~= nil
-local CC = capped and cc_library()
+local CC = capped and cc_library(fs_decide)
 if ov and ov.b == 1 then
   r = ov_blocked(fs, ARGV[3], ov)
 elseif CC then

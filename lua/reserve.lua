@@ -41,7 +41,7 @@ end
 local r
 local cost = tonumber(ARGV[5])
 local capped = ARGV[8] ~= nil
-local CC = capped and cc_library()
+local CC = capped and cc_library(fs_decide)
 if ov and ov.b == 1 then
   r = ov_blocked(fs, ARGV[3], ov)
 elseif CC then

@@ -11,8 +11,9 @@
   A check without a cap touches neither key. Each check with one first sweeps at most CC_SWEEP expired leases
   (oldest first), so the cost stays flat in the number of groups and leases.
 
-  The functions are made on first use (cc_library(), called by a script only when a check has a cap): every
-  script call runs the definitions of its local functions, so a check without a cap makes none of them.
+  The functions are made on first use (cc_library(fs_decide), called by a script only when a check has a cap):
+  every script call runs the definitions of its local functions, so a check without a cap makes none of them.
+  fs_decide is fair-share.lua's, passed in so that a script that only releases (release.lua) needs none of it.
   Functions (fields of the library; open, then decide or release any number of times, then close):
     open(leases_key, slots_key) -> cc
     decide(fs, cc, group, weight, cost, cap, lease_ms, rules) -> r   fs_decide's r (rules: as fs_decide's), plus
@@ -22,8 +23,9 @@
     release(cc, member) -> 1 released, 0 not held (released before, or expired and swept)
     close(cc)                                                 writes the counts read and changed in this call
 ]]
+--!include includes/constants.lua
 
-local function cc_library()
+local function cc_library(fs_decide)
 
   local function cc_open(leases_key, slots_key)
     -- held: group -> slots held (read once per call), dirty: groups to write back, seq: the lease sequence

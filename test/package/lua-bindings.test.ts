@@ -121,6 +121,46 @@ test.each([
   expect(() => renderFixture({ 'batch.lua': script })).toThrow(message);
 });
 
+const LIB_LUA = `local LIB_STEP = 2
+local function lib_used(n) return n * LIB_STEP end
+local function lib_unused() return 'never-shipped' end
+local lib_seen = redis.call('INCR', 'lib-loaded')
+local lib_calls = 0
+local function lib_count() lib_calls = lib_calls + 1 return lib_calls end
+`;
+const WITH_LIB = TOUCH.replace('--!include includes/status.lua', '--!include includes/status.lua\n--!include includes/lib.lua').replace(
+  'tonumber(ARGV[1])',
+  'lib_used(tonumber(ARGV[1])) + lib_count()',
+);
+
+test('a script ships the definitions its code reaches, and every statement that does something', () => {
+  const text = renderFixture({ 'touch.lua': WITH_LIB, 'includes/lib.lua': LIB_LUA });
+  expect(text).toContain("local lib_seen = redis.call('INCR', 'lib-loaded')");
+  expect(text).not.toContain('never-shipped');
+  // a constant is written where it is read; a local something assigns stays one
+  expect(text).toContain('local function lib_used(n) return n * (2) end');
+  expect(text).not.toContain('LIB_STEP');
+  expect(text).toContain('local lib_calls = 0');
+});
+
+test.each([
+  ['a name defined nowhere', WITH_LIB.replace('lib_used(', 'lib_usd('), LIB_LUA, /touch\.lua:8: 'lib_usd' is defined nowhere before it/],
+  [
+    'a name used before its definition',
+    WITH_LIB,
+    `${LIB_LUA.replace('n * LIB_STEP', 'n * LIB_LATER')}local LIB_LATER = 3\n`,
+    /includes\/lib\.lua:2: 'LIB_LATER' is defined nowhere before it/,
+  ],
+  [
+    'an assignment to a global',
+    WITH_LIB.replace('return { ST.OK, n }', 'total = n\nreturn { ST.OK, n }'),
+    LIB_LUA,
+    /touch\.lua:9: assigns the global 'total'/,
+  ],
+])('the build fails on %s', (_what, script, lib, message) => {
+  expect(() => renderFixture({ 'touch.lua': script, 'includes/lib.lua': lib })).toThrow(message);
+});
+
 /** Type-checks `caller` against the module generated from `touch` (src/errors.ts beside it); the diagnostics. */
 /** tsc's errors in the files under `dir`, type-checking its caller.ts strictly (what a caller of the bindings sees). */
 function callerTypeErrors(dir: string): string[] {
