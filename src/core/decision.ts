@@ -123,6 +123,8 @@ const atMsOf = (r: AdmitReply): number => Math.floor(r.atUs / 1000);
  * `cap`: the check's concurrency cap (0 = none; a denial with the group's slots all held names `'concurrency'`).
  */
 export function toDecision(reply: AdmitReply, ownRules?: readonly RuleSpec[], ownCap = 0): Decision {
+  // most checks: no override, no cap (nothing to unpack per check)
+  if (reply.override === '' && ownCap <= 0) return rateDecision(reply, ownRules);
   const { r, rules, cap, blocked } = underOverride(reply, ownRules, ownCap);
   if (blocked) return blockedDecision(r);
   const d = rateDecision(r, rules);

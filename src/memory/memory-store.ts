@@ -67,6 +67,7 @@ import type {
   Store,
 } from '../types';
 import { func } from '../util/validate';
+import { withAdmitNow } from '../util/admit-now';
 
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
@@ -154,7 +155,8 @@ export class MemoryStore implements Store {
       // after the check that saw it has written its state back, as a call of its own would run
       check: (other) => Promise.resolve().then(() => cfDescribe(stateOf(), fingerprint, description, other, Math.floor(this.clock()))),
     });
-    const admit = async (input: AdmitInput): Promise<Decision> => {
+    // synchronous: the limiter's outage guard calls it directly (src/util/admit-now.ts), `admit` through a promise
+    const admitNow = (input: AdmitInput): Decision => {
       const fs = openFairShare(stateOf(), cfgOf(input.class), Math.floor(this.clock() * 1000));
       configDrift.saw(fs.cf);
       // the overrides' longest rule span keeps the state that long (ov_span: every call alike)
@@ -237,96 +239,100 @@ export class MemoryStore implements Store {
       });
       return withDeferral(toDecision(reply, ruleSpecs, cap), outcome);
     };
-    return {
-      queue,
-      configDrift,
-      admit: (input: AdmitInput): Promise<Decision> => (input.class === undefined ? admit(input) : admit(input).then(inClass(input.class))),
-      // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
-      peek: async (input: PeekInput): Promise<GroupStatus> => {
-        const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
-        const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
-        // the override as a check would read it (a lapsed one reads as none; nothing is written)
-        const os = this.overrides.get(name);
-        const clockMs = Math.floor(fs.clockUs / 1000);
-        const live = os !== undefined && !(os.expiresAtMs > 0 && clockMs > os.expiresAtMs);
-        const ov = ovRead(fs, live ? os.records.get(input.group) : undefined);
-        const r =
-          ov && ov.b === 1
-            ? ovBlocked(fs, input.group, ov)
-            : decide(fs, input.group, ov && ov.w > 0 ? ov.w : input.weight, 1, false, ov && ov.rules !== undefined ? ov.rules : rules);
-        configDrift.saw(fs.cf);
-        if (r.group === NEWCOMERS_GROUP) r.group = input.group;
-        return toGroupStatus(toAdmitReply(r, fs.nowUs, ovText(ov, r)), rulesOfCheck(spec, input));
+    const admitInClass = (input: AdmitInput): Decision => (input.class === undefined ? admitNow(input) : inClass(input.class)(admitNow(input)));
+    return withAdmitNow(
+      {
+        queue,
+        configDrift,
+        admit: async (input: AdmitInput): Promise<Decision> => admitInClass(input),
+        // peek.lua: the state is only read (a limiter never used is read as an empty one, not created)
+        peek: async (input: PeekInput): Promise<GroupStatus> => {
+          const fs = openFairShare(this.limiters.get(name) ?? createFairShareState(), cfgOf(input.class), Math.floor(this.clock() * 1000), true);
+          const rules = input.plan === undefined ? cfg.rules : (planRules.get(input.plan) ?? cfg.rules);
+          // the override as a check would read it (a lapsed one reads as none; nothing is written)
+          const os = this.overrides.get(name);
+          const clockMs = Math.floor(fs.clockUs / 1000);
+          const live = os !== undefined && !(os.expiresAtMs > 0 && clockMs > os.expiresAtMs);
+          const ov = ovRead(fs, live ? os.records.get(input.group) : undefined);
+          const r =
+            ov && ov.b === 1
+              ? ovBlocked(fs, input.group, ov)
+              : decide(fs, input.group, ov && ov.w > 0 ? ov.w : input.weight, 1, false, ov && ov.rules !== undefined ? ov.rules : rules);
+          configDrift.saw(fs.cf);
+          if (r.group === NEWCOMERS_GROUP) r.group = input.group;
+          return toGroupStatus(toAdmitReply(r, fs.nowUs, ovText(ov, r)), rulesOfCheck(spec, input));
+        },
+        reset: async (group: string): Promise<boolean> => {
+          const state = this.limiters.get(name);
+          return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
+        },
+        release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
+        // settle.lua
+        settle: async (input: SettleInput): Promise<SettleResult> => {
+          const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
+          const plan = planOfReservation(input.reservation);
+          const rules = plan === undefined ? cfg.rules : (planRules.get(plan) ?? cfg.rules);
+          const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
+          const [status, refunded, debt] = stSettle(fs, rs, input.reservation, input.actual, rules);
+          stSweep(fs, rs);
+          closeFairShare(fs);
+          // a script's numbers reach the client truncated to integers
+          return { status, refunded: Math.trunc(refunded), debt: Math.trunc(debt) };
+        },
+        // report.lua: the adaptive limit's state lives on the limiter's state, and lapses with it
+        ...(cfg.ad
+          ? {
+              report: async (input: ReportInput): Promise<AdaptiveStatus> => {
+                const ad = cfg.ad as Exclude<typeof cfg.ad, false>;
+                const state = stateOf();
+                const nowUs = Math.floor(this.clock() * 1000);
+                if (Math.floor(nowUs / 1000) > state.expiresAtMs) lapse(state);
+                const st = adLoad(state.adaptive, ad, nowUs);
+                const [change, write] =
+                  input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);
+                if (write) {
+                  // a "hash" this report makes gets the limiter's TTL; an existing one keeps its own (report.lua)
+                  if (!state.meta && !state.adaptive) state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
+                  state.adaptive = { ...st, fresh: false };
+                }
+                return { limit: st.l, change };
+              },
+            }
+          : {}),
+        setOverride: async (input: OverrideInput): Promise<OverrideWrite> => {
+          const nowMs = Math.floor(this.clock());
+          const [written, expiresMs, setMs, held] = ovSet(
+            overridesOf(nowMs),
+            nowMs,
+            input.group,
+            input.settings,
+            input.ttlMs,
+            input.maxOverrides,
+            input.spanMs,
+          );
+          return { written, expiresMs, setMs, held };
+        },
+        getOverride: async (group: string): Promise<string | undefined> => {
+          const nowMs = Math.floor(this.clock());
+          return ovGet(overridesOf(nowMs), nowMs, group) || undefined;
+        },
+        deleteOverride: async (group: string): Promise<boolean> => {
+          const nowMs = Math.floor(this.clock());
+          return ovDelete(overridesOf(nowMs), nowMs, group);
+        },
+        listOverrides: async (cursor: string, count: number): Promise<Array<[string, string]>> => {
+          const nowMs = Math.floor(this.clock());
+          return ovList(overridesOf(nowMs), nowMs, cursor, count);
+        },
+        destroy: async (): Promise<void> => {
+          this.limiters.delete(name);
+          this.overrides.delete(name);
+          queue.clear();
+          this.slots.delete(name);
+          this.reservations.delete(name);
+        },
       },
-      reset: async (group: string): Promise<boolean> => {
-        const state = this.limiters.get(name);
-        return state !== undefined && fsReset(state, group, Math.floor(this.clock()));
-      },
-      release: async (lease: string): Promise<boolean> => ccRelease(slotsOf(Math.floor(this.clock())), lease) === 1,
-      // settle.lua
-      settle: async (input: SettleInput): Promise<SettleResult> => {
-        const fs = openFairShare(stateOf(), cfg, Math.floor(this.clock() * 1000));
-        const plan = planOfReservation(input.reservation);
-        const rules = plan === undefined ? cfg.rules : (planRules.get(plan) ?? cfg.rules);
-        const rs = reservationsOf(Math.floor(fs.clockUs / 1000));
-        const [status, refunded, debt] = stSettle(fs, rs, input.reservation, input.actual, rules);
-        stSweep(fs, rs);
-        closeFairShare(fs);
-        // a script's numbers reach the client truncated to integers
-        return { status, refunded: Math.trunc(refunded), debt: Math.trunc(debt) };
-      },
-      // report.lua: the adaptive limit's state lives on the limiter's state, and lapses with it
-      ...(cfg.ad
-        ? {
-            report: async (input: ReportInput): Promise<AdaptiveStatus> => {
-              const ad = cfg.ad as Exclude<typeof cfg.ad, false>;
-              const state = stateOf();
-              const nowUs = Math.floor(this.clock() * 1000);
-              if (Math.floor(nowUs / 1000) > state.expiresAtMs) lapse(state);
-              const st = adLoad(state.adaptive, ad, nowUs);
-              const [change, write] =
-                input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);
-              if (write) {
-                // a "hash" this report makes gets the limiter's TTL; an existing one keeps its own (report.lua)
-                if (!state.meta && !state.adaptive) state.expiresAtMs = Math.floor(nowUs / 1000) + cfg.ttlMs;
-                state.adaptive = { ...st, fresh: false };
-              }
-              return { limit: st.l, change };
-            },
-          }
-        : {}),
-      setOverride: async (input: OverrideInput): Promise<OverrideWrite> => {
-        const nowMs = Math.floor(this.clock());
-        const [written, expiresMs, setMs, held] = ovSet(
-          overridesOf(nowMs),
-          nowMs,
-          input.group,
-          input.settings,
-          input.ttlMs,
-          input.maxOverrides,
-          input.spanMs,
-        );
-        return { written, expiresMs, setMs, held };
-      },
-      getOverride: async (group: string): Promise<string | undefined> => {
-        const nowMs = Math.floor(this.clock());
-        return ovGet(overridesOf(nowMs), nowMs, group) || undefined;
-      },
-      deleteOverride: async (group: string): Promise<boolean> => {
-        const nowMs = Math.floor(this.clock());
-        return ovDelete(overridesOf(nowMs), nowMs, group);
-      },
-      listOverrides: async (cursor: string, count: number): Promise<Array<[string, string]>> => {
-        const nowMs = Math.floor(this.clock());
-        return ovList(overridesOf(nowMs), nowMs, cursor, count);
-      },
-      destroy: async (): Promise<void> => {
-        this.limiters.delete(name);
-        this.overrides.delete(name);
-        queue.clear();
-        this.slots.delete(name);
-        this.reservations.delete(name);
-      },
-    };
+      admitInClass,
+    );
   }
 }

@@ -139,14 +139,35 @@ function draftShare(quoted: string, policySuffix: string, perWindow: number): He
     }
     return policy;
   };
+  // So do RateLimit (a flood's denials all say r=0 and the same t) and Retry-After: the last ones are kept.
+  let stateRemaining = -1;
+  let stateT = -1;
+  let state = '';
+  const stateOf = (remaining: number, t: number): string => {
+    if (remaining !== stateRemaining || t !== stateT) {
+      state = `${quoted};r=${remaining};t=${t}`;
+      stateRemaining = remaining;
+      stateT = t;
+    }
+    return state;
+  };
+  let retrySeconds = -1;
+  let retryText = '';
+  const retryOf = (seconds: number): string => {
+    if (seconds !== retrySeconds) {
+      retryText = String(seconds);
+      retrySeconds = seconds;
+    }
+    return retryText;
+  };
   return (d, withQuota = true): HeaderMap => {
     if (d.allowed) {
-      return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${Math.ceil(d.resetMs / 1000)}` } : {};
+      return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: stateOf(d.remaining, Math.ceil(d.resetMs / 1000)) } : {};
     }
     const retry = retryAfterSeconds(d.retryAfterMs);
     return withQuota
-      ? { 'Retry-After': String(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: `${quoted};r=${d.remaining};t=${retry}` }
-      : { 'Retry-After': String(retry) };
+      ? { 'Retry-After': retryOf(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: stateOf(d.remaining, retry) }
+      : { 'Retry-After': retryOf(retry) };
   };
 }
 

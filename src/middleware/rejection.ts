@@ -48,7 +48,16 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 export function quotaBodyWriter(policies: readonly string[]): (seconds: number) => string {
   const head = `{"type":${JSON.stringify(QUOTA_EXCEEDED)},"title":"Too Many Requests","status":429,"detail":"Too many requests; retry in `;
   const tail = ` s.","violated-policies":${JSON.stringify(policies)}}`;
-  return (seconds) => head + seconds + tail;
+  // a flood's denials wait the same few seconds: the last body is kept
+  let lastSeconds = -1;
+  let body = '';
+  return (seconds) => {
+    if (seconds !== lastSeconds) {
+      body = head + seconds + tail;
+      lastSeconds = seconds;
+    }
+    return body;
+  };
 }
 
 /** The 429's problem details (RFC 9457): the policies that said no, and when to retry. */

@@ -24,6 +24,7 @@ import type { StoreErrorPolicy } from '../../types';
 import { POLICY_WARNINGS, policyDecider } from './outage-policy';
 import { realScheduler, type Scheduler } from '../../util/scheduler';
 import { deadlineQueue, toStoreError, wroteNothing } from '../../util/store-call';
+import { admitNowOf } from '../../util/admit-now';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore, Logger } from '../../types';
 
 /** Told about every decision and store call while someone observes (metrics); see `limiter.observe`. */
@@ -127,8 +128,20 @@ export function createOutageGuard(store: LimiterStore, options: OutageGuardOptio
   // only a limiter with the 'local' fallback looks at each store decision (for the blocks it shows), inside the
   // deadline's own handler: no promise more per check
   const seen = known === undefined ? undefined : (d: Decision): void => known.decided(d);
+  // an in-process store (MemoryStore) decides synchronously: no promise to race against the deadline
+  const admitNow = admitNowOf(store);
   const call = (input: AdmitInput, recover?: (error: unknown) => Decision | Promise<Decision>): Promise<Decision> => {
     const gate = connecting;
+    if (admitNow !== undefined && gate === undefined) {
+      let decision: Decision;
+      try {
+        decision = admitNow(input);
+      } catch (error) {
+        return recover === undefined ? Promise.reject(error) : new Promise((resolve) => resolve(recover(error)));
+      }
+      seen?.(decision);
+      return Promise.resolve(decision);
+    }
     // A client still making its first connection is not an outage: wait for it within the same timeoutMs.
     return withinTime(gate === undefined ? store.admit(input) : gate.then(() => store.admit(input)), recover, seen);
   };
