@@ -9,13 +9,9 @@
  *
  *   npm run build && node bench/lua-definitions.js [--base=<dist/>] [--calls=500] [claim.lua dispatch.lua …]
  */
-const { spawn, execFileSync } = require('node:child_process');
-const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
-const { tmpdir } = require('node:os');
 const { join, resolve } = require('node:path');
-const Redis = require('ioredis');
 const luaparse = require('luaparse');
-const { freePort } = require('./lib/redis');
+const { startCallgrindRedis } = require('./lib/callgrind-redis');
 
 const ROOT = join(__dirname, '..');
 const option = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -40,35 +36,21 @@ function definitionsOf(src) {
 
 /** Instructions per call of each script's definitions, in one redis-server under callgrind. */
 async function measure(sources) {
-  const dir = mkdtempSync(join(tmpdir(), 'bl-cg-'));
-  const port = await freePort();
-  const args = ['--tool=callgrind', '--toggle-collect=evalShaCommand', `--callgrind-out-file=${join(dir, 'cg.%p')}`];
-  const server = spawn('valgrind', [...args, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  server.once('error', (e) => {
-    console.error(`valgrind: ${e.message} (install valgrind to run this)`);
-    process.exit(1);
-  });
-  const client = new Redis({ port, retryStrategy: () => 200, maxRetriesPerRequest: null });
-  client.on('error', () => {});
+  const { client, count, stop } = await startCallgrindRedis();
   try {
-    await client.ping();
     for (const lua of Object.values(sources)) await client.script('LOAD', lua);
     const out = new Map();
     for (const file of SCRIPTS) {
       const sha = await client.script('LOAD', definitionsOf(sources[file]));
       for (let k = 0; k < 5; k++) await client.evalsha(sha, 0);
-      execFileSync('callgrind_control', ['--zero', String(server.pid)], { stdio: 'ignore' });
-      for (let k = 0; k < CALLS; k++) await client.evalsha(sha, 0);
-      const before = new Set(readdirSync(dir));
-      execFileSync('callgrind_control', ['--dump', String(server.pid)], { stdio: 'ignore' });
-      const dump = readdirSync(dir).find((f) => !before.has(f) && f.startsWith('cg.'));
-      out.set(file, Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'))[1]) / CALLS);
+      const total = await count(async () => {
+        for (let k = 0; k < CALLS; k++) await client.evalsha(sha, 0);
+      });
+      out.set(file, total / CALLS);
     }
     return out;
   } finally {
-    client.disconnect();
-    server.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    stop();
   }
 }
 

@@ -11,12 +11,8 @@
  * noticing config drift costs), the rules section's two rules (sliding window per second, token bucket per hour),
  * and the same two as a plan's; the allow-heavy closed loop of the rules section, one group after another.
  */
-const { spawn, execFileSync } = require('node:child_process');
-const { mkdtempSync, readdirSync, readFileSync, rmSync } = require('node:fs');
-const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const Redis = require('ioredis');
-const { freePort } = require('./lib/redis');
+const { startCallgrindRedis } = require('./lib/callgrind-redis');
 
 const ROOT = join(__dirname, '..');
 const { LUA_SOURCES } = require(join(ROOT, 'dist', 'redis', 'lua-sources.generated.js'));
@@ -54,42 +50,9 @@ const KINDS = [
   },
 ];
 
-/** The dump written since `before`, and its total instruction count. */
-function dumpedTotal(dir, before) {
-  const file = readdirSync(dir).find((f) => !before.has(f) && f.startsWith('cg.'));
-  if (!file) throw new Error('callgrind wrote no dump');
-  const m = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
-  return Number(m[1]);
-}
-
 async function main() {
-  const dir = mkdtempSync(join(tmpdir(), 'bl-cg-'));
-  const port = await freePort();
-  const server = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--toggle-collect=evalShaCommand',
-      `--callgrind-out-file=${join(dir, 'cg.%p')}`,
-      'redis-server',
-      '--port',
-      String(port),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ],
-    { stdio: 'ignore' },
-  );
-  server.once('error', (e) => {
-    console.error(`valgrind: ${e.message} (install valgrind to run this)`);
-    process.exit(1);
-  });
-  // valgrind takes a while to start redis-server: commands wait for the connection
-  const client = new Redis({ port, retryStrategy: () => 200, maxRetriesPerRequest: null });
-  client.on('error', () => {});
+  const { client, count, stop } = await startCallgrindRedis();
   try {
-    await client.ping();
     const sha = await client.script('LOAD', LUA_SOURCES['admit-many.lua']);
     const rows = [];
     for (const [i, kind] of KINDS.entries()) {
@@ -102,19 +65,16 @@ async function main() {
         return client.evalsha(sha, keys.length, ...keys, ...args);
       };
       for (let k = 0; k < Math.ceil(GROUPS / BATCH) + 3; k++) await call(); // every group registered first
-      execFileSync('callgrind_control', ['--zero', String(server.pid)], { stdio: 'ignore' });
-      for (let k = 0; k < CALLS; k++) await call();
-      const before = new Set(readdirSync(dir));
-      execFileSync('callgrind_control', ['--dump', String(server.pid)], { stdio: 'ignore' });
-      rows.push({ label: kind.label, perCheck: dumpedTotal(dir, before) / (CALLS * BATCH) });
+      const total = await count(async () => {
+        for (let k = 0; k < CALLS; k++) await call();
+      });
+      rows.push({ label: kind.label, perCheck: total / (CALLS * BATCH) });
     }
     console.log(`admit-many.lua, ${GROUPS} groups, ${BATCH} checks a call, ${CALLS} calls: instructions per check (callgrind, EVALSHA only)`);
     for (const r of rows)
       console.log(`${r.label.padEnd(22)} ${Math.round(r.perCheck).toLocaleString('en')}  ${(r.perCheck / rows[0].perCheck).toFixed(3)}×`);
   } finally {
-    client.disconnect();
-    server.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
+    stop();
   }
 }
 
