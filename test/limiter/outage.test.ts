@@ -10,6 +10,7 @@ import type { StoreErrorPolicy } from '../../src/limiter/options';
 import { realScheduler, withScheduler } from '../../src/util/scheduler';
 import { ManualScheduler, settle } from '../helpers/manual-scheduler';
 import { FaultStore } from './fault-store';
+import { MemoryStore } from '../../src/memory/memory-store';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 
 /** The limiters' timeouts and probes run on this clock: time moves only when a test advances it. */
@@ -459,5 +460,56 @@ describe('observation and health', () => {
     await clock.advance(PROBE_MIN_MS);
     expect((await limiter.health()).status).toBe('up');
     await limiter.close();
+  });
+});
+
+describe('the MemoryStore, asked synchronously', () => {
+  // The outage guard calls the embedded store's admission without a promise (src/util/admit-now.ts): a failure
+  // there must still reach the policy, as a rejected store call does, and never escape check() as a throw.
+  function broken(policy: StoreErrorPolicy) {
+    let failing = false;
+    const store = new MemoryStore({
+      clock: () => {
+        if (failing) throw new Error('clock broke');
+        return 1_800_000_000_000;
+      },
+    });
+    const lines: string[] = [];
+    const limiter = createLimiter(
+      withScheduler(
+        {
+          store,
+          name: `sync-${++seq}`,
+          limit: 10,
+          windowMs: 1000,
+          onStoreError: policy,
+          timeoutMs: 40,
+          logger: { warn: (m: string) => void lines.push(m) },
+        },
+        clock,
+      ),
+    );
+    return { limiter, lines, fail: () => void (failing = true) };
+  }
+
+  test("a throwing admission is answered by 'allow' and 'deny', logged once, never thrown from check()", async () => {
+    for (const [policy, allowed] of [
+      ['allow', true],
+      ['deny', false],
+    ] as const) {
+      const { limiter, lines, fail } = broken(policy);
+      expect(isDegraded(await limiter.check('a'))).toBe(false);
+      fail();
+      let answer: Promise<Decision> | undefined;
+      expect(() => {
+        answer = limiter.check('a');
+      }).not.toThrow();
+      const d = await answer!;
+      expect(d.allowed).toBe(allowed);
+      expect(isDegraded(d)).toBe(true);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/clock broke/);
+      limiter.close();
+    }
   });
 });
