@@ -118,11 +118,13 @@ export const OVERRIDES_SCRIPT: string = `
           el.reset();
           return poll();
         }
-        message.className = 'form-msg bad';
+        // the class and the text change together, once the body is read: never 'setting…' shown as the refusal
         var failed = 'Setting the override failed (' + res.status + ')';
-        return res.json().then(function (p) { message.textContent = (p && p.detail) || failed; }, function () {
-          message.textContent = failed;
-        });
+        var refused = function (text) {
+          message.className = 'form-msg bad';
+          message.textContent = text;
+        };
+        return res.json().then(function (p) { refused((p && p.detail) || failed); }, function () { refused(failed); });
       }, function () {
         message.className = 'form-msg bad';
         message.textContent = 'Cannot reach the server';
