@@ -474,21 +474,8 @@ describe('the MemoryStore, asked synchronously', () => {
         return 1_800_000_000_000;
       },
     });
-    const lines: string[] = [];
-    const limiter = createLimiter(
-      withScheduler(
-        {
-          store,
-          name: `sync-${++seq}`,
-          limit: 10,
-          windowMs: 1000,
-          onStoreError: policy,
-          timeoutMs: 40,
-          logger: { warn: (m: string) => void lines.push(m) },
-        },
-        clock,
-      ),
-    );
+    // make()'s limiter, on this store instead of a FaultStore
+    const { limiter, lines } = make(policy, { store });
     return { limiter, lines, fail: () => void (failing = true) };
   }
 
