@@ -3,7 +3,8 @@
  * one meter refilling at share·limit up to the burst; a request whose class meter holds its cost is within its
  * class's guarantee (the class meter is its group's cap), else it borrows above the lending floor.
  */
-import { FS_EPS, type ClassState, type FairShare, type FairShareConfig } from './fair-share-state';
+import { FS_EPS } from './constants.generated';
+import type { ClassState, FairShare, FairShareConfig } from './fair-share-state';
 import type { LimiterSpec } from '../types';
 
 /** The class every check without one (and every job without one) is decided in. */

@@ -4,16 +4,8 @@
  * its colour, what a denial waits, and the numbers of the reply's headers.
  */
 import { fsGroup, fsSighted } from './fair-share-groups';
-import {
-  FS_CAP_MIN,
-  FS_EPS,
-  FS_GREEN_MIN,
-  FS_WITHIN,
-  NEWCOMERS_GROUP,
-  OVERFLOW_GROUP,
-  type FairShare,
-  type FairShareResult,
-} from './fair-share-state';
+import { FS_CAP_MIN, FS_EPS, FS_GREEN_MIN, FS_WITHIN } from './constants.generated';
+import { NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareResult } from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
 import { fscBelow, fscLendFloor, fscSpend, fscWithin } from './fair-share-class';
 import { rlCheck, rlKeep, rlMarks, rlSpend, type RuleConfig, type RuleStates } from './rules';

@@ -4,20 +4,8 @@
  * lua/includes/fair-share-groups.lua. In a peek (`fs.peek`) they write nothing to the state and answer as the
  * writes they skip would have left it.
  */
-import {
-  FS_CAP_MIN,
-  FS_EPS,
-  FS_GRAD_BURST,
-  FS_GRAD_PER_S,
-  FS_TRIM_PAGE,
-  FS_WITHIN,
-  NEWCOMERS_GROUP,
-  OVERFLOW_GROUP,
-  type FairShare,
-  type FairShareState,
-  type GroupState,
-  type SightedRecord,
-} from './fair-share-state';
+import { FS_CAP_MIN, FS_EPS, FS_GRAD_BURST, FS_GRAD_PER_S, FS_TRIM_PAGE, FS_WITHIN } from './constants.generated';
+import { NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareState, type GroupState, type SightedRecord } from './fair-share-state';
 import type { RuleStates } from './rules';
 
 /** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */

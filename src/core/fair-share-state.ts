@@ -5,8 +5,8 @@
 import type { AdaptiveConfig, AdaptiveState } from './adaptive';
 import type { RuleConfig, RuleStates } from './rules';
 
-// Shared with the scripts: lua/includes/constants.lua says what each is; the build generates them.
-export { FS_CAP_MIN, FS_EPS, FS_GRAD_BURST, FS_GRAD_PER_S, FS_GREEN_MIN, FS_TRIM_PAGE, FS_WITHIN } from './constants.generated';
+// Shared with the scripts: lua/includes/constants.lua says what each is; the build generates them. Import them
+// from ./constants.generated itself: a re-export compiles to a getter, called on every use in the hot path.
 import { FS_NEWCOMERS, FS_OVERFLOW } from './constants.generated';
 /** The shared group every new group joins once `maxGroups` groups are active (weight 1). */
 export const OVERFLOW_GROUP = FS_OVERFLOW;

@@ -6,9 +6,9 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
+import { FS_GRAD_BURST } from './constants.generated';
 import {
   createFairShareState,
-  FS_GRAD_BURST,
   type FairShare,
   type ClassConfig,
   type FairShareConfig,

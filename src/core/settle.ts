@@ -4,7 +4,8 @@
  * gives the unused units back to every policy that spent them (the global bucket, the group's share meters, its
  * rules) or charges the overage to them as debt, at most once per reservation.
  */
-import { fsGroup, NEWCOMERS_GROUP, type FairShare, type ParkState } from './fair-share';
+import { fsGroup } from './fair-share-groups';
+import { NEWCOMERS_GROUP, type FairShare, type ParkState } from './fair-share-state';
 import { rlConfig, rlKeep, rlSettle, type RuleConfig } from './rules';
 import type { LimiterSpec } from '../types';
 

@@ -1,6 +1,6 @@
 /** The group ids the limiter accepts from a request (untrusted input): bounded, well-formed, never a shared group's name. */
 import { InputError, describeValue } from '../errors';
-import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from '../core/fair-share';
+import { NEWCOMERS_GROUP, OVERFLOW_GROUP } from '../core/fair-share-state';
 
 /** The metrics' group label of every group without a series of its own (src/metrics/top-groups.ts). */
 export const OTHER_GROUP = '*other*';

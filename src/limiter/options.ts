@@ -2,7 +2,7 @@
  * Limiter options: documented defaults, validation once at construction, a frozen resolved config.
  * Bad values throw ConfigError with a code and the offending value; unknown names (typos) are caught.
  */
-import { DEFAULT_MAX_GROUPS } from '../core/fair-share';
+import { DEFAULT_MAX_GROUPS } from '../core/fair-share-state';
 import { DEFAULT_LEASE_MS } from '../core/concurrency';
 import { resolveRules, ruleCapacity, type Rule } from './rule-options';
 import { resolveDefaultPlan, resolvePlans, type Plan } from './plan-options';

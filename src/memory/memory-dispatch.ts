@@ -4,7 +4,10 @@
  * start + cost/weight) and go to ready in tag order while it has room; a claim takes jobs from the head of
  * ready through the same admission core and budget as live requests (decide, no promise).
  */
-import { closeFairShare, FS_EPS, fsClass, fsGroup, type FairShare } from '../core/fair-share';
+import { closeFairShare, fsClass } from '../core/fair-share';
+import { fsGroup } from '../core/fair-share-groups';
+import { FS_EPS } from '../core/constants.generated';
+import type { FairShare } from '../core/fair-share-state';
 import { decide } from '../core/fair-share-decide';
 import { ovRead } from '../core/overrides';
 import type { RuleConfig } from '../core/rules';

@@ -4,16 +4,9 @@
  * groups are trimmed after idleMs, at most maxGroups (+ the overflow group) are kept, and a limiter
  * untouched for idleMs + windowMs + epochMs starts afresh.
  */
-import {
-  NEWCOMERS_GROUP,
-  closeFairShare,
-  createFairShareState,
-  fairShareConfig,
-  fsReset,
-  openFairShare,
-  type FairShareConfig,
-  type FairShareState,
-} from '../core/fair-share';
+import { closeFairShare, fairShareConfig, openFairShare } from '../core/fair-share';
+import { fsReset } from '../core/fair-share-groups';
+import { NEWCOMERS_GROUP, createFairShareState, type FairShareConfig, type FairShareState } from '../core/fair-share-state';
 import { decide } from '../core/fair-share-decide';
 import { adLoad, adReport } from '../core/adaptive';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyResult, type ConcurrencyState } from '../core/concurrency';

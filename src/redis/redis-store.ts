@@ -5,7 +5,7 @@
  * clock is injected. All keys of a limiter share one hash tag, so they live in one Cluster slot.
  */
 import { inClass, toDecision, toGroupStatus, type AdmitReply } from '../core/decision';
-import { OVERFLOW_GROUP } from '../core/fair-share';
+import { OVERFLOW_GROUP } from '../core/fair-share-state';
 import { ConfigError, StoreError } from '../errors';
 import { refusesWrites } from '../util/store-call';
 import type {
