@@ -65,6 +65,60 @@ for (const file of files) {
   edges.set(file, out);
 }
 
+// A value imported through a re-export: TypeScript compiles a re-export to a getter, a call on every use (in a
+// check's path, thousands of instructions per request). Values are imported from the module that defines them.
+const texts = new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
+const escape = (name) => name.replace(/[$]/g, '\\$&');
+function declaresValue(file, name) {
+  const n = escape(name);
+  return new RegExp(`(?:^|\\s)(?:const|let|var|function\\*?|class|enum)\\s+${n}\\b`).test(texts.get(file));
+}
+/** True when `file` hands out the value `name` by re-exporting it (explicitly, or through `export *`). */
+function reexportsValue(file, name, seen = new Set()) {
+  if (seen.has(file) || declaresValue(file, name)) return false;
+  seen.add(file);
+  for (const m of texts.get(file).matchAll(/export\s*\{([^}]*)\}\s*from\s*'(\.[^']*)'/g)) {
+    const names = m[1]
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x && !x.startsWith('type '));
+    if (names.some((x) => x.split(/\s+as\s+/).pop() === name)) return true;
+  }
+  // `export { name };` of an imported binding is a re-export too
+  for (const m of texts.get(file).matchAll(/export\s*\{([^}]*)\}\s*;/g)) {
+    if (
+      m[1].split(',').some(
+        (x) =>
+          x
+            .trim()
+            .split(/\s+as\s+/)
+            .pop() === name,
+      )
+    )
+      return true;
+  }
+  for (const m of texts.get(file).matchAll(/export\s*\*\s*from\s*'(\.[^']*)'/g)) {
+    const next = target(file, m[1]);
+    if (next !== undefined && (declaresValue(next, name) || reexportsValue(next, name, seen))) return true;
+  }
+  return false;
+}
+for (const file of files) {
+  for (const m of texts.get(file).matchAll(/(?:^|[\s;])import\s*\{([^}]*)\}\s*from\s*'(\.[^']*)'/g)) {
+    const to = target(file, m[2]);
+    if (to === undefined) continue;
+    for (const spec of m[1].split(',').map((x) => x.trim())) {
+      if (!spec || spec.startsWith('type ')) continue;
+      const name = spec.split(/\s+as\s+/)[0];
+      if (reexportsValue(to, name)) {
+        problems.push(
+          `src/${file} imports ${name} from src/${to}, which re-exports it: import it from the module that defines it (a re-export compiles to a getter, a call on every use)`,
+        );
+      }
+    }
+  }
+}
+
 // Cycles: depth-first search, reporting each cycle once by its path.
 const state = new Map();
 const stack = [];
@@ -84,4 +138,4 @@ if (problems.length) {
   console.error(`check-layers: ${problems.length} problem(s)\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`check-layers: ${files.length} files in ${ROOMS.length} rooms, every import points down, no cycle`);
+console.log(`check-layers: ${files.length} files in ${ROOMS.length} rooms, every import points down, no cycle, no value read through a re-export`);

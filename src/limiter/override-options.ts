@@ -5,7 +5,8 @@
  */
 import { ConfigError } from '../errors';
 import { rlConfig } from '../core/rules';
-import { OV_KEEP_MS, overrideRulesText, parseOverrideValue, type OverrideRecord } from '../core/overrides';
+import { overrideRulesText, parseOverrideValue, type OverrideRecord } from '../core/overrides';
+import { OV_KEEP_MS } from '../core/constants.generated';
 import type { ListOverridesOptions, Override, OverrideSettings, PlanSpec, SetOverrideOptions } from '../types';
 import { refuseUnknownOptions, type OptionNames } from '../util/option-names';
 import { integer, plainObject, refuse } from '../util/validate';

@@ -2,7 +2,8 @@
  * The MemoryQueue's state: its sorted sets, lists and maps (one per Redis key of the queue), the shared
  * steps of includes/job.lua on them, and the wake-up of blocked waitForReady calls.
  */
-import { createFairShareState, fairShareConfig, type FairShareConfig, type FairShareState } from '../core/fair-share';
+import { fairShareConfig } from '../core/fair-share';
+import { createFairShareState, type FairShareConfig, type FairShareState } from '../core/fair-share-state';
 import type { OverrideState } from '../core/overrides';
 import { rlConfig, type RuleConfig } from '../core/rules';
 import { distinctPlanRules } from '../core/plan-rules';

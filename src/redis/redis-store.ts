@@ -40,8 +40,6 @@ import {
   admitManyCommand,
   admissionConfigBlock,
   configCheckCommand,
-  defineScripts,
-  loadScript,
   overrideCommands,
   peekCommand,
   releaseCommand,
@@ -56,6 +54,7 @@ import {
 import { NAME_PATTERN, func, integer, optional, refuse } from '../util/validate';
 import { configIdentity } from '../core/config-drift';
 import { createConfigWatch } from '../core/config-watch';
+import { defineScripts, loadScript } from './script-loader';
 
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client. The store never closes it. */

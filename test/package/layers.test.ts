@@ -1,6 +1,6 @@
 /**
  * scripts/check-layers.js (run by `npm run lint`) holds src/ to its layers: it passes on src/ and reports an
- * import that points up and an import cycle in a tree that has them.
+ * import that points up, an import cycle, and a value read through a re-export in a tree that has them.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +29,29 @@ test('an upward import and a cycle are reported', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('src/core/a.ts imports src/limiter/limiter.ts: limiter/ is above core/');
     expect(run.stderr).toContain('import cycle: src/core/a.ts -> src/limiter/limiter.ts -> src/core/a.ts');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a value imported through a re-export is reported; one from its own module, or a type, is not', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bl-layers-'));
+  try {
+    const file = (path: string, text: string) => {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    };
+    file('types/index.ts', 'export type A = 1;\n');
+    file('errors.ts', '');
+    file('index.ts', '');
+    file('core/constants.ts', 'export const EPS = 1e-9;\nexport type Shape = { n: number };\n');
+    file('core/state.ts', "export { EPS } from './constants';\nexport * from './constants';\nexport const OWN = 1;\n");
+    file('core/decide.ts', "import { EPS, OWN, Shape } from './state';\nexport const x: Shape = { n: EPS + OWN };\n");
+    file('core/direct.ts', "import { EPS } from './constants';\nexport const y = EPS;\n");
+    const run = spawnSync(process.execPath, [script, dir], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('src/core/decide.ts imports EPS from src/core/state.ts, which re-exports it');
+    expect(run.stderr).toContain('check-layers: 1 problem(s)');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
