@@ -42,6 +42,18 @@ export function retryAfterSeconds(retryAfterMs: number): number {
   return Math.max(1, Math.ceil(retryAfterMs / 1000));
 }
 
+/** Waits up to this many seconds keep their text (a few KiB per limiter); longer ones are made each time. */
+const CACHED_SECONDS = 128;
+
+/** `make(seconds)`, kept for the whole seconds below CACHED_SECONDS (the strings a flood's denials repeat). */
+export function cachedBySeconds(make: (seconds: number) => string): (seconds: number) => string {
+  const made: string[] = [];
+  return (seconds) => {
+    if (seconds >= CACHED_SECONDS || !Number.isInteger(seconds) || seconds < 0) return make(seconds);
+    return (made[seconds] ??= make(seconds));
+  };
+}
+
 const quote = (name: string): string => `"${name.replace(/[\\"]/g, '\\$&')}"`;
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
@@ -151,22 +163,20 @@ function draftShare(quoted: string, policySuffix: string, perWindow: number): He
     }
     return state;
   };
-  let retrySeconds = -1;
-  let retryText = '';
-  const retryOf = (seconds: number): string => {
-    if (seconds !== retrySeconds) {
-      retryText = String(seconds);
-      retrySeconds = seconds;
-    }
-    return retryText;
-  };
+  // a denial's: it leaves nothing (r=0) and waits its Retry-After, one of a few whole seconds
+  const deniedStateOf = cachedBySeconds((t) => `${quoted};r=0;t=${t}`);
+  const retryOf = cachedBySeconds(String);
   return (d, withQuota = true): HeaderMap => {
     if (d.allowed) {
       return withQuota ? { 'RateLimit-Policy': policyOf(d.limit), RateLimit: stateOf(d.remaining, Math.ceil(d.resetMs / 1000)) } : {};
     }
     const retry = retryAfterSeconds(d.retryAfterMs);
     return withQuota
-      ? { 'Retry-After': retryOf(retry), 'RateLimit-Policy': policyOf(d.limit), RateLimit: stateOf(d.remaining, retry) }
+      ? {
+          'Retry-After': retryOf(retry),
+          'RateLimit-Policy': policyOf(d.limit),
+          RateLimit: d.remaining === 0 ? deniedStateOf(retry) : stateOf(d.remaining, retry),
+        }
       : { 'Retry-After': retryOf(retry) };
   };
 }

@@ -5,7 +5,7 @@
  */
 import createError, { type HttpError } from 'http-errors';
 import type { InputError } from '../errors';
-import { retryAfterSeconds, type HeaderMap } from './headers';
+import { cachedBySeconds, retryAfterSeconds, type HeaderMap } from './headers';
 import type { EnqueueError } from '../queue/offload';
 import type { Decision } from '../types';
 
@@ -48,16 +48,8 @@ export const REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types
 export function quotaBodyWriter(policies: readonly string[]): (seconds: number) => string {
   const head = `{"type":${JSON.stringify(QUOTA_EXCEEDED)},"title":"Too Many Requests","status":429,"detail":"Too many requests; retry in `;
   const tail = ` s.","violated-policies":${JSON.stringify(policies)}}`;
-  // a flood's denials wait the same few seconds: the last body is kept
-  let lastSeconds = -1;
-  let body = '';
-  return (seconds) => {
-    if (seconds !== lastSeconds) {
-      body = head + seconds + tail;
-      lastSeconds = seconds;
-    }
-    return body;
-  };
+  // a flood's denials wait a few seconds each, staggered over a window: one body per wait, made once
+  return cachedBySeconds((seconds) => head + seconds + tail);
 }
 
 /** The 429's problem details (RFC 9457): the policies that said no, and when to retry. */

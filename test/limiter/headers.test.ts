@@ -1,4 +1,5 @@
 import { createHeaderWriter, retryAfterSeconds } from '../../src/middleware/headers';
+import { quotaBodyWriter } from '../../src/middleware/rejection';
 import { resolveRules } from '../../src/limiter/rule-options';
 import type { Decision } from '../../src/types';
 
@@ -137,5 +138,27 @@ describe('a concurrency cap adds one draft item (no window), after the rules', (
       'X-RateLimit-Reset',
     ]);
     expect(createHeaderWriter(false, 'tenant', 60_000)({ ...allowed, concurrency: slots })).toEqual({});
+  });
+});
+
+describe("a flood's denials, each waiting its own few seconds", () => {
+  test('every wait gets its own Retry-After, RateLimit and 429 body, the same text the first time and again', () => {
+    const write = createHeaderWriter('draft', 'api', 1000);
+    const body = quotaBodyWriter(['api']);
+    // staggered waits come and go; one past the kept range is made each time
+    for (const ms of [1_000, 2_500, 1_000, 7_001, 2_500, 200_000, 200_000]) {
+      const seconds = retryAfterSeconds(ms);
+      const h = write({ ...denied, retryAfterMs: ms });
+      expect(h['Retry-After']).toBe(String(seconds));
+      expect(h.RateLimit).toBe(`"api";r=0;t=${seconds}`);
+      expect(write({ ...denied, retryAfterMs: ms, remaining: 2 }).RateLimit).toBe(`"api";r=2;t=${seconds}`);
+      expect(JSON.parse(body(seconds))).toEqual({
+        type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+        title: 'Too Many Requests',
+        status: 429,
+        detail: `Too many requests; retry in ${seconds} s.`,
+        'violated-policies': ['api'],
+      });
+    }
   });
 });
