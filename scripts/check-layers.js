@@ -46,10 +46,11 @@ function target(from, spec) {
   return [`${base}.ts`, `${base}/index.ts`].find((f) => known.has(f));
 }
 
+const texts = new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
 const problems = [];
 const edges = new Map();
 for (const file of files) {
-  const text = readFileSync(join(SRC, file), 'utf8');
+  const text = texts.get(file);
   const from = roomOf(file);
   const out = new Set();
   for (const m of text.matchAll(IMPORT)) {
@@ -67,37 +68,25 @@ for (const file of files) {
 
 // A value imported through a re-export: TypeScript compiles a re-export to a getter, a call on every use (in a
 // check's path, thousands of instructions per request). Values are imported from the module that defines them.
-const texts = new Map(files.map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
 const escape = (name) => name.replace(/[$]/g, '\\$&');
 function declaresValue(file, name) {
   const n = escape(name);
   return new RegExp(`(?:^|\\s)(?:const|let|var|function\\*?|class|enum)\\s+${n}\\b`).test(texts.get(file));
 }
+/** Whether an export list (`a, b as c, type T`) hands out the value `name`. */
+const lists = (list, name) =>
+  list.split(',').some((item) => {
+    const spec = item.trim();
+    return spec !== '' && !spec.startsWith('type ') && spec.split(/\s+as\s+/).pop() === name;
+  });
 /** True when `file` hands out the value `name` by re-exporting it (explicitly, or through `export *`). */
 function reexportsValue(file, name, seen = new Set()) {
   if (seen.has(file) || declaresValue(file, name)) return false;
   seen.add(file);
-  for (const m of texts.get(file).matchAll(/export\s*\{([^}]*)\}\s*from\s*'(\.[^']*)'/g)) {
-    const names = m[1]
-      .split(',')
-      .map((x) => x.trim())
-      .filter((x) => x && !x.startsWith('type '));
-    if (names.some((x) => x.split(/\s+as\s+/).pop() === name)) return true;
-  }
-  // `export { name };` of an imported binding is a re-export too
-  for (const m of texts.get(file).matchAll(/export\s*\{([^}]*)\}\s*;/g)) {
-    if (
-      m[1].split(',').some(
-        (x) =>
-          x
-            .trim()
-            .split(/\s+as\s+/)
-            .pop() === name,
-      )
-    )
-      return true;
-  }
-  for (const m of texts.get(file).matchAll(/export\s*\*\s*from\s*'(\.[^']*)'/g)) {
+  const text = texts.get(file);
+  // `export { name } from`, and `export { name };` of an imported binding
+  for (const m of text.matchAll(/export\s*\{([^}]*)\}\s*(?:from\s*'\.[^']*'|;)/g)) if (lists(m[1], name)) return true;
+  for (const m of text.matchAll(/export\s*\*\s*from\s*'(\.[^']*)'/g)) {
     const next = target(file, m[1]);
     if (next !== undefined && (declaresValue(next, name) || reexportsValue(next, name, seen))) return true;
   }

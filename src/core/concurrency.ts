@@ -14,8 +14,7 @@ import { decide } from './fair-share-decide';
 /** A slot's lease when the limiter names none (`concurrencyLeaseMs`). */
 export const DEFAULT_LEASE_MS = 60_000;
 
-/** Expired leases swept per check at most (lua/includes/constants.lua). */
-export { CC_SWEEP } from './constants.generated';
+/** CC_SWEEP: expired leases swept per check at most (lua/includes/constants.lua). */
 import { CC_SWEEP } from './constants.generated';
 
 export interface ConcurrencyState {

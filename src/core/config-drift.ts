@@ -10,8 +10,6 @@ import type { LimiterSpec, RuleSpec } from '../types';
 import { CF_DESCRIBED, CF_LIVE_MS, CF_TAKE_MS } from './constants.generated';
 import type { FairShare, FairShareState } from './fair-share-state';
 
-export { CF_LIVE_MS, CF_TAKE_MS } from './constants.generated';
-
 /** The fingerprint's length (config-drift.lua's CF_LEN). */
 export const CF_LEN = 12;
 

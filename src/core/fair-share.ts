@@ -22,8 +22,8 @@ import { adApply, adConfig, adLoad } from './adaptive';
 import { cfOpen } from './config-drift';
 import type { LimiterSpec } from '../types';
 
-export * from './fair-share-state';
-export { fsGroup, fsReset } from './fair-share-groups';
+// its types only: values are imported from the modules that define them (scripts/check-layers.js)
+export type * from './fair-share-state';
 
 /**
  * The longest span (ms) any rule state of the limiter needs, its own rules' and every plan's, 0 without plans:

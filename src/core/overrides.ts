@@ -9,8 +9,6 @@ import { rlConfig, type RuleConfig } from './rules';
 import type { FairShare, FairShareResult } from './fair-share-state';
 import type { RuleSpec } from '../types';
 
-export { OV_KEEP_MS };
-
 /** The settings JSON of a stored override: what the scripts read (b, w, c, g, r) and what the client reads back. */
 export interface OverrideRecord {
   /** 1: blocked. */

@@ -5,7 +5,6 @@
 
 import type { RuleAlgorithm, RuleSpec } from '../types';
 
-export { RL_SLOTS } from './constants.generated';
 import { RL_SLOTS } from './constants.generated';
 /** The sub-windows a window touches: the newest and the RL_SLOTS before it. */
 const RL_RING = RL_SLOTS + 1;

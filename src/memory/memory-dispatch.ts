@@ -92,8 +92,7 @@ export function dispatchInMemory(parts: DispatchParts, fs: FairShare, options: D
   return { moved, promoted: due.length, wakeMs, readyFull };
 }
 
-/** Most ready jobs one claim looks at (lua/includes/constants.lua). */
-export { CLAIM_SCAN } from '../core/constants.generated';
+/** CLAIM_SCAN: most ready jobs one claim looks at (lua/includes/constants.lua). */
 import { CLAIM_SCAN } from '../core/constants.generated';
 
 export interface ClaimParts {

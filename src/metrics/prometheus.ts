@@ -15,7 +15,7 @@ import { TopGroups, outcomeOf } from './top-groups';
 import { withTimeout } from '../util/store-call';
 import type { JobCounts } from '../types';
 
-export { OTHER_GROUP } from './top-groups';
+export { OTHER_GROUP } from '../limiter/group-id';
 export type { MetricsOptions } from './metrics-options';
 
 export interface Metrics {

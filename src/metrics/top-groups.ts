@@ -9,7 +9,6 @@
  */
 import { OTHER_GROUP } from '../limiter/group-id';
 
-export { OTHER_GROUP };
 /** A power of two. */
 const SAMPLE_EVERY = 8;
 

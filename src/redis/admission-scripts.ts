@@ -24,7 +24,6 @@ import type {
 import { reservationTail } from '../core/settle';
 import { runBound, runDecoded, type RedisClient } from './script-loader';
 
-export { LUA_DIR, defineScripts, loadScript, runBound, runDecoded } from './script-loader';
 export type { LoadedScript, RedisClient, ScriptArg } from './script-loader';
 
 /**

@@ -4,7 +4,7 @@
  * the store clock (swept a bounded number per check), idempotent release, deferral of a request over the cap.
  * Same harness as store-suite.ts; all timing on the injected clock.
  */
-import { CC_SWEEP } from '../../src/core/concurrency';
+import { CC_SWEEP } from '../../src/core/constants.generated';
 import { resolveRules } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, LimiterStore } from '../../src/types';
 import { ManualClock, spec, useHarness, type StoreHarness } from './store-suite';

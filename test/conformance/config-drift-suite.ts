@@ -5,7 +5,7 @@
  * limiters that agree never do. On the store's injected clock.
  */
 import { createLimiter, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
-import { CF_LIVE_MS, CF_TAKE_MS } from '../../src/core/config-drift';
+import { CF_LIVE_MS, CF_TAKE_MS } from '../../src/core/constants.generated';
 import { MISMATCH_HOLD_MS, RETRY_MS } from '../../src/core/config-watch';
 import { ManualClock, type StoreHarness } from './store-suite';
 

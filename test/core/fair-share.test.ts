@@ -1,5 +1,6 @@
 /** The TypeScript core directly: repeated decisions inside one open/close, the vt field, bounded state. */
-import { closeFairShare, createFairShareState, fairShareConfig, openFairShare } from '../../src/core/fair-share';
+import { closeFairShare, fairShareConfig, openFairShare } from '../../src/core/fair-share';
+import { createFairShareState } from '../../src/core/fair-share-state';
 import { FS_TRIM_PAGE } from '../../src/core/constants.generated';
 import { decide } from '../../src/core/fair-share-decide';
 import type { LimiterSpec } from '../../src/types';

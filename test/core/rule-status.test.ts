@@ -2,7 +2,8 @@
  * ruleStatusOf: what a reply's mark per rule says (both stores derive a decision's rule fields with it, so the
  * differential test cannot catch a mistake here).
  */
-import { RL_SLOTS, ruleStatusOf, ruleTag } from '../../src/core/rules';
+import { ruleStatusOf, ruleTag } from '../../src/core/rules';
+import { RL_SLOTS } from '../../src/core/constants.generated';
 import type { RuleAlgorithm, RuleSpec } from '../../src/types';
 
 const rule = (algorithm: RuleAlgorithm, limit: number, windowMs: number): RuleSpec => ({

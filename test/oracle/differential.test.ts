@@ -7,7 +7,7 @@
  */
 import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
-import { LUA_DIR } from '../../src/redis/admission-scripts';
+import { LUA_DIR } from '../../src/redis/script-loader';
 import { LUA_SOURCES } from '../../src/redis/lua-sources.generated';
 import { adaptiveSpecArb, runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';

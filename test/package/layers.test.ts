@@ -49,8 +49,12 @@ test('a value imported through a re-export is reported; one from its own module,
     'core/state.ts': "export { EPS } from './constants';\nexport * from './constants';\nexport const OWN = 1;\n",
     'core/decide.ts': "import { EPS, OWN, Shape } from './state';\nexport const x: Shape = { n: EPS + OWN };\n",
     'core/direct.ts': "import { EPS } from './constants';\nexport const y = EPS;\n",
+    // an imported binding exported again is a re-export too; a local one exported by name is not
+    'core/again.ts': "import { EPS } from './constants';\nconst LOCAL = 2;\nexport { EPS, LOCAL };\n",
+    'core/reads.ts': "import { EPS, LOCAL } from './again';\nexport const z = EPS * LOCAL;\n",
   });
   expect(run.status).toBe(1);
   expect(run.stderr).toContain('src/core/decide.ts imports EPS from src/core/state.ts, which re-exports it');
-  expect(run.stderr).toContain('check-layers: 1 problem(s)');
+  expect(run.stderr).toContain('src/core/reads.ts imports EPS from src/core/again.ts, which re-exports it');
+  expect(run.stderr).toContain('check-layers: 2 problem(s)');
 });

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { StoreError } from '../../src/errors';
 import { RedisQueue } from '../../src/redis/redis-queue';
 import * as lua from '../../src/redis/lua-sources.generated';
-import { LUA_DIR } from '../../src/redis/admission-scripts';
+import { LUA_DIR } from '../../src/redis/script-loader';
 import { SPEC_DEFAULTS } from '../helpers/spec';
 import { OracleRedis } from '../oracle/oracle-client';
 

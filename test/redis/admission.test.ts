@@ -7,7 +7,7 @@ import { allKeys, limiterKeys } from '../../src/redis/keys';
 import { MemoryStore } from '../../src/memory/memory-store';
 import { RedisStore } from '../../src/redis/redis-store';
 import { admitScript, peekScript, resetScript } from '../../src/redis/lua-sources.generated';
-import { loadScript } from '../../src/redis/admission-scripts';
+import { loadScript } from '../../src/redis/script-loader';
 import type { LimiterSpec } from '../../src/types';
 import { ManualClock } from '../conformance/store-suite';
 import { startRedis, type RedisServer } from '../helpers/redis-server';
