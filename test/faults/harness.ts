@@ -8,7 +8,7 @@
  * - orphans: jobs written for requests answered 429 or allowed live (the client was told nothing was queued);
  * - lost: requests answered 202 (a job) whose job is not in Redis;
  * - twice: requests with more than one job (a retry that did not find its first job);
- * - mostPerWindow: the most requests let through in any window (answer times, this process's clock);
+ * - mostPerWindow: the most requests let through in any window of the limiter's clock (the decisions' `at`, store and fallback);
  * - slowestMs: the slowest answer (reported, never asserted: speed is measured in bench/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -142,9 +142,12 @@ export function tally(answers: readonly Answer[], jobs: ReadonlyMap<number, read
     if (a.kind === 'deferred' && !held.includes(a.decision.job!.id)) lost += 1;
     if (held.length > 1) twice += 1;
   }
+  // On the limiter's clock (each decision's `at`: Redis TIME for the store, the local clock for the fallback, one
+  // clock on one machine), where the bound is promised: not when the answers reached the client, whose jitter
+  // (an event-loop turn on a busy machine) packs a window's worth of steady admissions into a little less.
   const admittedAt = answers
     .filter((a) => a.kind === 'allowed')
-    .map((a) => a.at)
+    .map((a) => a.decision.at)
     .sort((x, y) => x - y);
   let mostPerWindow = 0;
   for (let i = 0, j = 0; i < admittedAt.length; i++) {
