@@ -98,9 +98,10 @@ export function cfOpen(fs: FairShare, fp: string): string {
  * sees this one at its next check).
  */
 export function cfDescribe(state: FairShareState, fp: string, description: string, other: string, nowMs: number): string {
+  // a lapsed limiter has no descriptions left, like the Redis hash whose TTL ran out (the next check clears them)
+  if (state.meta === undefined || nowMs > state.expiresAtMs) return '';
   const all = state.described;
   const found = all.get(other)?.text ?? '';
-  if (state.meta === undefined || nowMs > state.expiresAtMs) return found;
   if (found === '' && state.configEntry?.fp === other) state.configEntry = { fp, atMs: nowMs };
   all.set(fp, { atMs: nowMs, text: description });
   const order = [...all].sort(([x, a], [y, b]) => b.atMs - a.atMs || (x < y ? -1 : x > y ? 1 : 0));

@@ -18,6 +18,11 @@ const { shippedSources } = require('../../scripts/build-lua') as { shippedSource
 
 const RUNS = Number(process.env.ORACLE_RUNS ?? 30);
 const REPLAY = process.env.ORACLE_SEED === undefined ? {} : { seed: Number(process.env.ORACLE_SEED), path: process.env.ORACLE_PATH };
+/**
+ * A property's settings under a test timeout of `timeoutMs`: a failure's shrinking stops a minute before it, so the
+ * failure is reported with its seed and path (shrunk as far as time allowed) rather than as a timeout.
+ */
+const settings = (timeoutMs: number) => ({ numRuns: RUNS, interruptAfterTimeLimit: timeoutMs - 60_000, ...REPLAY });
 /** Every operation but report (adaptive limiters only: their own property below, so the others' seeds draw as before). */
 /** Overrides have a property of their own: in ALL they would change the steps every other property's fixed seed draws. */
 const OVERRIDES: OperationName[] = ['setOverride', 'getOverride', 'deleteOverride', 'listOverrides'];
@@ -39,20 +44,20 @@ const property = (setups: fc.Arbitrary<Setup>, maxSteps = 60, specs = specArb, n
 
 test('the store: admit, admit-defer, their batches and the whole queue match the Lua scripts step by step', async () => {
   expiredKeys = 0;
-  await fc.assert(property(fc.constant({})), { numRuns: RUNS, ...REPLAY });
+  await fc.assert(property(fc.constant({})), settings(300_000));
   expect(expiredKeys).toBeGreaterThan(0); // the long gaps did outlive the limiter's keys
 }, 300_000);
 
 test('the queue on its own, with a small dead-letter cap: enqueue, dispatch, claim, acks, reclaim, dead letters', async () => {
-  await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), { numRuns: RUNS, ...REPLAY });
+  await fc.assert(property(fc.integer({ min: 1, max: 3 }).map((queueOnlyMaxDead) => ({ queueOnlyMaxDead }))), settings(300_000));
 }, 300_000);
 
 test('with an adaptive limit: reports (report.lua) between admissions, batches and the queue match step by step', async () => {
-  await fc.assert(property(fc.constant({}), 60, adaptiveSpecArb, [...ALL, 'report']), { numRuns: RUNS, ...REPLAY });
+  await fc.assert(property(fc.constant({}), 60, adaptiveSpecArb, [...ALL, 'report']), settings(300_000));
 }, 300_000);
 
 test('with overrides: set, get, delete and list between admissions (every admission script reads them), batches and the queue match step by step', async () => {
-  await fc.assert(property(fc.constant({}), 60, specArb, [...ALL, ...OVERRIDES]), { numRuns: RUNS, ...REPLAY });
+  await fc.assert(property(fc.constant({}), 60, specArb, [...ALL, ...OVERRIDES]), settings(600_000));
 }, 600_000);
 
 test('every script in lua/ ran in the properties above (a new script needs an entry in ./operations.ts)', () => {
@@ -89,6 +94,37 @@ test('an expired completed job keeps its idempotency key until a trim (every 8th
   ];
   const { results } = await runBoth(spec, steps);
   expect(results.slice(4, 8)).toEqual([true, true, null, { status: 'duplicate', id: expect.any(String), runAt: expect.any(Number) }]);
+});
+
+test('a naming asked for after the limiter lapsed finds no description in either store (the hash expired with them)', async () => {
+  // ttl = idleMs + window + epoch = 2.2 s; a retried naming waits RETRY_MS (5 s)
+  const spec = { ...SPEC_DEFAULTS, name: 'oracle', limit: 100, windowMs: 1000, burst: 10, reserve: 2, idleMs: 1000, epochMs: 200, sustained: false };
+  const input = { group: 'g0', weight: 1, cost: 1, plan: undefined };
+  const steps: Timed[] = [
+    // the other process checks first: this one sees its fingerprint before it is described, and describes itself
+    {
+      gapMs: 0,
+      step: stepOf('drift', [
+        { fromOther: true, dtMs: 0, input },
+        { fromOther: false, dtMs: 0, input },
+      ]),
+    },
+    // the other sees this one's and publishes its own description
+    { gapMs: 10, step: stepOf('drift', [{ fromOther: true, dtMs: 0, input }]) },
+    // nothing sent past the TTL: a peek asks this process's naming again, on a limiter without state
+    { gapMs: 6000, step: stepOf('peek', { group: 'g0', weight: 1 }) },
+    { gapMs: 0, step: stepOf('drift', [{ fromOther: true, dtMs: 0, input }]) },
+  ];
+  const { results } = await runBoth(spec, steps);
+  const mismatches = (r: unknown) => (r as unknown[]).slice(-2);
+  expect(mismatches(results[1])).toEqual([
+    { options: [], since: expect.any(Number) },
+    { options: ['limit: this process 101, another 100'], since: expect.any(Number) },
+  ]);
+  expect(mismatches(results[3])).toEqual([
+    { options: [], since: expect.any(Number) },
+    { options: ['limit: this process 101, another 100'], since: expect.any(Number) },
+  ]);
 });
 
 test('a claim leaves the jobs of a refused group at the head of ready, in their order, in both stores', async () => {
