@@ -17,6 +17,8 @@ local FS_CAP_MIN = 16
 -- Graduation budget of probation: burst and tokens per second (§2.9)
 local FS_GRAD_BURST = 100
 local FS_GRAD_PER_S = 10
+-- A fresh limiter's first epoch (its caps the guarantees, its new ids registered at once) lasts at most this (µs)
+local FS_COLD_US = 1000000
 -- The shared groups: every new group once maxGroups are active; ids on probation
 local FS_OVERFLOW = '*overflow*'
 local FS_NEWCOMERS = '*new*'

@@ -102,7 +102,9 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local greenOk = capOk and c <= bg + FS_EPS and st.tokMin >= c - FS_EPS
   -- (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
   local green_floor = rho / 2
-  if shared or (meta.rv > 0 and meta.rg == group) then green_floor = 0 end
+  -- the shared groups, the reservation's holder, and every group in a fresh limiter's first epoch (all are new, as
+  -- in '*new*': fs_graduates) take green down to 0
+  if shared or (meta.rv > 0 and meta.rg == group) or meta.sh == 0 then green_floor = 0 end
   -- within its share: the fuller its within-share meter, the further down (the meter's level is how far its arrivals
   -- ran below its share). A borrower still within on the meter it started with drains it, and its floor climbs to ρ/3
   -- (below a borrower's green, ρ/2) as the meter falls to a quarter: those furthest below their shares come first.

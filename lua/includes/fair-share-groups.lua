@@ -69,12 +69,14 @@ local function fs_budget(fs)
   return true
 end
 
--- Probation (see the header): true when `group` may register: it was first seen at least probation_ms ago and
--- the graduation budget has a token (a graduate the budget refuses keeps its sighting and tries again on its
--- next request). Else its first sighting is recorded
--- (making room by dropping the oldest, and its rule record with it) and it stays on probation.
+-- Probation (see the header): true when `group` may register: in the limiter's first epoch, or first seen at
+-- least probation_ms ago, and the graduation budget has a token (a graduate the budget refuses keeps its
+-- sighting and tries again on its next request). Else its first sighting is recorded (making room by dropping
+-- the oldest, and its rule record with it) and it stays on probation.
 local function fs_graduates(fs, group)
   local cfg = fs.cfg
+  -- cold start: the first epoch's ids register at once, within the budget (docs/algorithm.md §2.9)
+  if fs.meta.sh == 0 and fs_budget(fs) then return true end
   local s = redis.call('ZSCORE', fs.seen_key, group)
   if s and not fs.wiped then
     if fs.now_ms - (tonumber(s) + FS_PROBATION_BASE) < cfg.probation_ms then return false end

@@ -41,7 +41,7 @@
 
   meta lives in the groups HASH under the field '' (group ids are never empty), so one HMGET reads it with
   the group and one HSET writes both: struct.pack(FS_META_PACK, gt, gl, ws, gn, sh, ep, fc, tr, vt, rv, re, gb, gbl) .. rg
-    gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level)
+    gt gl (global tokens, last µs) ws gn (Σweights, active groups) sh (water level; 0 in the first epoch)
     ep fc (epoch start µs, demand this epoch) tr (last trim ms) vt (dispatcher virtual time)
     rv rg re (green reservation: units, group, lapses at µs; rv = 0 when none)
     gb gbl (graduation budget of probation: tokens, last refill µs)
@@ -57,7 +57,9 @@
   Probation (identities are free: a flood of new ids must not dilute the tenants already there): a group id
   not yet registered is decided as the shared group '*new*' (weight 1) until it comes back at least
   probationMs after it was first seen (the limiter's default: min(epochMs, 1000)); then it is registered as
-  itself. Its rules are its own meanwhile: decided on a rule record (rules.lua's blob) in the groups hash under
+  itself. Cold start: in a fresh limiter's first epoch (sh = 0 until the first epoch step) a new id registers
+  at once, within the graduation budget (at a restart every tenant is new: none waits behind the others).
+  Its rules are its own meanwhile: decided on a rule record (rules.lua's blob) in the groups hash under
   the field FS_SIGHTED .. id (byte 255 is never in UTF-8, so no group id collides with it), which lives and
   dies with the sighting (dropped with it, carried over to the group's own state when it graduates). Its first
   sighting lives in `seen` under the score first ms − 2^52, below the registered groups' last-seen ms (≥ 0,
@@ -245,7 +247,7 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   local p = m[1]
   local meta
   if not p then
-    meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 1, ep = now, fc = 0,
+    meta = { gt = cfg.burst, gl = now, ws = 0, gn = 0, sh = 0, ep = now, fc = 0,
              tr = math.floor(now / 1000), vt = 0, rv = 0, rg = '', re = 0, gb = FS_GRAD_BURST, gbl = now }
     -- Only a stray field can outlive meta (they share a key): groups it no longer counts in Σw must not linger.
     if fs.peek then
@@ -285,12 +287,19 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   -- the class meter (fair-share-class.lua); a fresh limiter's DEL took its field too
   if cfg.cls then fs.cls = fsc_open(cfg, p and cls_raw, now) end
 
-  -- (1) water level: one fixed-point step per epoch.
-  if now - meta.ep >= cfg.epoch_us then
+  -- (1) water level: one fixed-point step per epoch. A fresh limiter's first epoch (sh = 0: its caps are the
+  -- guarantees, the level 1 / Σw) lasts at most FS_COLD_US.
+  local cold = meta.sh == 0
+  local epoch_us = cfg.epoch_us
+  if cold and epoch_us > FS_COLD_US then epoch_us = FS_COLD_US end
+  if now - meta.ep >= epoch_us then
     local supply = (now - meta.ep) / cfg.T
     local s = 1
-    if meta.fc >= 1 then s = meta.sh * supply / meta.fc end
-    if meta.ws > 0 and s < 1 / meta.ws then s = 1 / meta.ws end
+    if meta.fc >= 1 then
+      if cold then s = supply / (meta.fc * meta.ws) else s = meta.sh * supply / meta.fc end
+    end
+    -- never below the smallest guarantee (1 with no group registered: 1 / 0 is inf)
+    if s < 1 / meta.ws then s = 1 / meta.ws end
     if s > 1 then s = 1 end
     meta.sh = s
     meta.ep = now

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { LimiterSpec, RuleSpec } from '../types';
 import { CF_DESCRIBED, CF_LIVE_MS, CF_TAKE_MS } from './constants.generated';
-import type { FairShare, FairShareState } from './fair-share-state';
+import { fsExpire, type FairShare, type FairShareState } from './fair-share-state';
 
 /** The fingerprint's length (config-drift.lua's CF_LEN). */
 export const CF_LEN = 12;
@@ -98,8 +98,9 @@ export function cfOpen(fs: FairShare, fp: string): string {
  * sees this one at its next check).
  */
 export function cfDescribe(state: FairShareState, fp: string, description: string, other: string, nowMs: number): string {
-  // a lapsed limiter has no descriptions left, like the Redis hash whose TTL ran out (the next check clears them)
-  if (state.meta === undefined || nowMs > state.expiresAtMs) return '';
+  // a lapsed limiter has no descriptions left, like the Redis hash whose TTL ran out
+  fsExpire(state, nowMs);
+  if (state.meta === undefined) return '';
   const all = state.described;
   const found = all.get(other)?.text ?? '';
   if (found === '' && state.configEntry?.fp === other) state.configEntry = { fp, atMs: nowMs };

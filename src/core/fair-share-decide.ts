@@ -113,7 +113,9 @@ export function decide(
   const capOk = c <= bc + FS_EPS && (cw === true || st.tokCap >= c - FS_EPS);
   const greenOk = capOk && c <= bg + FS_EPS && st.tokMin >= c - FS_EPS;
   // (a cost > 1 keeps room to pass: c + floor ≤ b; the holder of the green reservation has its units)
-  let greenFloor = shared || (meta.rv > 0 && meta.rg === group) ? 0 : rho / 2;
+  // the shared groups, the reservation's holder, and every group in a fresh limiter's first epoch (all are new, as
+  // in '*new*': fsGraduates) take green down to 0
+  let greenFloor = shared || (meta.rv > 0 && meta.rg === group) || meta.sh === 0 ? 0 : rho / 2;
   // within its share: the fuller its within-share meter, the further down (the meter's level is how far its arrivals
   // ran below its share). A borrower still within on the meter it started with drains it, and its floor climbs to ρ/3
   // (below a borrower's green, ρ/2) as the meter falls to a quarter: those furthest below their shares come first.

@@ -5,7 +5,15 @@
  * writes they skip would have left it.
  */
 import { FS_CAP_MIN, FS_EPS, FS_GRAD_BURST, FS_GRAD_PER_S, FS_TRIM_PAGE, FS_WITHIN } from './constants.generated';
-import { NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareState, type GroupState, type SightedRecord } from './fair-share-state';
+import {
+  fsExpire,
+  NEWCOMERS_GROUP,
+  OVERFLOW_GROUP,
+  type FairShare,
+  type FairShareState,
+  type GroupState,
+  type SightedRecord,
+} from './fair-share-state';
 import type { RuleStates } from './rules';
 
 /** Redis orders a ZSET's ties by member bytes; UTF-8 byte order is code point order. */
@@ -71,14 +79,21 @@ function fsBudget(fs: FairShare): boolean {
 }
 
 /**
- * Probation: true when `group` may register: it was first seen at least probationMs ago and the graduation
- * budget has a token (a graduate the budget refuses keeps its sighting and tries again on its next request). Else its first sighting
- * is recorded (making room by dropping the oldest, as fair-share.lua's ZRANGEBYSCORE picks it: of the oldest,
- * the smallest id, and its rule record with it) and it stays on probation.
+ * Probation: true when `group` may register: in the limiter's first epoch (meta.sh 0), or first seen at least
+ * probationMs ago, and the graduation budget has a token (a graduate the budget refuses keeps its sighting and
+ * tries again on its next request). Else its first sighting is recorded (making room by dropping the oldest, as
+ * fair-share.lua's ZRANGEBYSCORE picks it: of the oldest, the smallest id, and its rule record with it) and it
+ * stays on probation.
  */
 function fsGraduates(fs: FairShare, group: string): boolean {
   const { probation } = fs.state;
   const first = probation.get(group);
+  // cold start: the first epoch's ids register at once, within the budget (docs/algorithm.md §2.9); a sighting
+  // the budget once refused goes (the registered group's last-seen entry replaces it, as ZADD does in Lua)
+  if (fs.meta.sh === 0 && fsBudget(fs)) {
+    if (first !== undefined && !fs.peek) probation.delete(group);
+    return true;
+  }
   if (first !== undefined) {
     if (fs.nowMs - first < fs.cfg.probationMs || !fsBudget(fs)) return false;
     if (!fs.peek) probation.delete(group); // its `seen` entry becomes the registered group's
@@ -179,8 +194,9 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
  * TTL, `nowMs` past `expiresAtMs`) holds nothing. True when there was anything to forget.
  */
 export function fsReset(state: FairShareState, group: string, nowMs: number): boolean {
+  fsExpire(state, nowMs);
   const meta = state.meta;
-  if (meta === undefined || nowMs > state.expiresAtMs) return false;
+  if (meta === undefined) return false;
   const st = state.groups.get(group);
   const sighted = state.probation.delete(group);
   state.sighted.delete(group); // a sighting's rule record goes with it

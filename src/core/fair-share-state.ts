@@ -206,6 +206,29 @@ export interface FairShareResult {
   rules: number[] | false;
 }
 
+/**
+ * Like a Redis key whose TTL ran out: once a call sees the limiter's state lapsed (`nowMs` past `expiresAtMs`),
+ * it is gone for every later call, a peek's, a reset's or a config check's too (the expiry is Redis's, not the
+ * caller's write), even one whose clock stepped back behind it. True when it lapsed.
+ */
+export function fsExpire(state: FairShareState, nowMs: number): boolean {
+  if (nowMs <= state.expiresAtMs) return false;
+  // the adaptive limit dies with the "key" (it outlives meta otherwise)
+  state.adaptive = undefined;
+  if (state.meta !== undefined) {
+    state.meta = undefined;
+    state.groups.clear();
+    state.seen.clear();
+    state.probation.clear();
+    state.sighted.clear();
+    state.park = undefined;
+    state.classes.clear();
+    state.configEntry = undefined;
+    state.described.clear();
+  }
+  return true;
+}
+
 export function createFairShareState(): FairShareState {
   return {
     meta: undefined,

@@ -6,9 +6,10 @@
  * epoch step, trim), `decide` any number of times, `closeFairShare` (bookkeeping that Redis does with PEXPIRE).
  */
 import { fsTrim } from './fair-share-groups';
-import { FS_GRAD_BURST } from './constants.generated';
+import { FS_COLD_US, FS_GRAD_BURST } from './constants.generated';
 import {
   createFairShareState,
+  fsExpire,
   type FairShare,
   type ClassConfig,
   type FairShareConfig,
@@ -118,27 +119,16 @@ function fsParkRefill(fs: FairShare, park: ParkState, now: number): void {
  */
 export function openFairShare(state: FairShareState, configured: FairShareConfig, nowUsIn: number, peek = false): FairShare {
   let expire = false;
-  const lapsed = Math.floor(nowUsIn / 1000) > state.expiresAtMs;
-  if (peek && (!state.meta || lapsed)) {
+  // an abandoned limiter starts afresh, whoever calls (a peek too)
+  fsExpire(state, Math.floor(nowUsIn / 1000));
+  if (peek && !state.meta) {
     // the adaptive limit may outlive meta (a report made the hash): a peek reads it while the "key" lives
-    const adaptive = lapsed ? undefined : state.adaptive;
+    const adaptive = state.adaptive;
     state = createFairShareState();
     state.adaptive = adaptive;
   }
-  // the adaptive limit dies with the "key" (it outlives meta otherwise)
-  if (lapsed && !peek) state.adaptive = undefined;
   // the limit in force sizes the bucket from here on (fs_open's ad_apply)
   const cfg = adaptedConfig(configured, state);
-  // Like a Redis key whose TTL lapsed: an abandoned limiter starts afresh.
-  if (state.meta && Math.floor(nowUsIn / 1000) > state.expiresAtMs) {
-    state.meta = undefined;
-    state.groups.clear();
-    state.seen.clear();
-    state.probation.clear();
-    state.sighted.clear();
-    state.park = undefined;
-    state.classes.clear();
-  }
   let meta = state.meta;
   if (!meta) {
     meta = {
@@ -146,7 +136,8 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
       gl: nowUsIn,
       ws: 0,
       gn: 0,
-      sh: 1,
+      // 0 until the first epoch step: caps at the guarantees, and new ids register at once (fsGraduates)
+      sh: 0,
       ep: nowUsIn,
       fc: 0,
       tr: Math.floor(nowUsIn / 1000),
@@ -198,12 +189,16 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
   // the class meter (fair-share-class.ts); a fresh limiter's clearing took it too
   if (cfg.cls) fs.cls = fscOpen(cfg, state.classes.get(cfg.cls.name), now);
 
-  // (1) water level: one fixed-point step per epoch.
-  if (now - meta.ep >= cfg.epochUs) {
+  // (1) water level: one fixed-point step per epoch. A fresh limiter's first epoch (sh 0: its caps are the
+  // guarantees, the level 1 / Σw) lasts at most FS_COLD_US.
+  const cold = meta.sh === 0;
+  const epochUs = cold && cfg.epochUs > FS_COLD_US ? FS_COLD_US : cfg.epochUs;
+  if (now - meta.ep >= epochUs) {
     const supply = (now - meta.ep) / cfg.T;
     let s = 1;
-    if (meta.fc >= 1) s = (meta.sh * supply) / meta.fc;
-    if (meta.ws > 0 && s < 1 / meta.ws) s = 1 / meta.ws;
+    if (meta.fc >= 1) s = cold ? supply / (meta.fc * meta.ws) : (meta.sh * supply) / meta.fc;
+    // never below the smallest guarantee (1 with no group registered: 1 / 0 is Infinity)
+    if (s < 1 / meta.ws) s = 1 / meta.ws;
     if (s > 1) s = 1;
     meta.sh = s;
     meta.ep = now;

@@ -6,7 +6,7 @@
  */
 import { closeFairShare, fairShareConfig, openFairShare } from '../core/fair-share';
 import { fsReset } from '../core/fair-share-groups';
-import { NEWCOMERS_GROUP, createFairShareState, type FairShareConfig, type FairShareState } from '../core/fair-share-state';
+import { NEWCOMERS_GROUP, createFairShareState, fsExpire, type FairShareConfig, type FairShareState } from '../core/fair-share-state';
 import { decide } from '../core/fair-share-decide';
 import { adLoad, adReport } from '../core/adaptive';
 import { ccClose, ccDecide, ccOpen, ccRelease, createConcurrencyState, type ConcurrencyResult, type ConcurrencyState } from '../core/concurrency';
@@ -65,18 +65,6 @@ import { withAdmitNow } from '../util/admit-now';
 export interface MemoryStoreOptions {
   /** Time source in ms since the epoch; tests inject one. @defaultValue `Date.now` */
   readonly clock?: Clock;
-}
-
-/** Like the Redis keys when their TTL lapsed: nothing of the limiter's admission state is left. */
-function lapse(state: FairShareState): void {
-  state.meta = undefined;
-  state.groups.clear();
-  state.seen.clear();
-  state.probation.clear();
-  state.sighted.clear();
-  state.adaptive = undefined;
-  state.configEntry = undefined;
-  state.described.clear();
 }
 
 export class MemoryStore implements Store {
@@ -279,7 +267,7 @@ export class MemoryStore implements Store {
                 const ad = cfg.ad as Exclude<typeof cfg.ad, false>;
                 const state = stateOf();
                 const nowUs = Math.floor(this.clock() * 1000);
-                if (Math.floor(nowUs / 1000) > state.expiresAtMs) lapse(state);
+                fsExpire(state, Math.floor(nowUs / 1000));
                 const st = adLoad(state.adaptive, ad, nowUs);
                 const [change, write] =
                   input.outcome === 'read' ? [0 as const, false] : adReport(ad, st, nowUs, input.outcome === 'throttled', input.retryAfterMs * 1000);

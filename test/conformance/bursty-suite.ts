@@ -7,7 +7,7 @@
  * arrivals seeded.
  */
 import type { LimiterSpec, LimiterStore } from '../../src/types';
-import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarness, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, pastColdStart, seededRandom, spec, useHarness, type StoreHarness } from './store-suite';
 
 interface Source {
   readonly group: string;
@@ -151,6 +151,7 @@ export function describeBurstyCases(name: string, setup: () => Promise<StoreHarn
       const clock = new ManualClock();
       const s = spec({ limit: 100_000, windowMs: 1000, burst: 5000, reserve: 1, idleMs: 600_000, probationMs: 100, maxGroups: 10_000 });
       const st = bind(clock, s);
+      await pastColdStart(st, clock, s);
       const ids = Array.from({ length: 150 }, (_, i) => `id-${i}`);
       for (const id of ids) expect((await st.admit({ group: id, weight: 1, cost: 1 })).activeGroups).toBe(1); // '*new*'
       clock.advance(100);
@@ -187,7 +188,10 @@ export function describeBurstyCases(name: string, setup: () => Promise<StoreHarn
 
     test('a cost that fits beside the configured reserve passes as yellow (the reserve of ⌊b/2⌋ gives way to it)', async () => {
       const clock = new ManualClock();
-      const st = bind(clock, spec({ limit: 100, windowMs: 1000, burst: 20, reserve: 4, probationMs: 0 }));
+      const s = spec({ limit: 100, windowMs: 1000, burst: 20, reserve: 4, probationMs: 0 });
+      const st = bind(clock, s);
+      // past the first epoch, whose level is the guarantees' (a's cap would be a quarter of the limit)
+      await pastColdStart(st, clock, s);
       for (const g of ['b', 'c', 'd']) await st.admit({ group: g, weight: 1, cost: 1 });
       expect((await st.admit({ group: 'a', weight: 1, cost: 16 })).colour).toBe('green');
       // the bucket refills to 20; a's guaranteed meter (a quarter of the rate) holds fewer than 16 units again

@@ -19,7 +19,12 @@ import { describeSettleCases } from './settle-suite';
 import { describeSmallLimitCases } from './small-limit-suite';
 import { describeStore, type StoreHarness } from './store-suite';
 
-const snapshot = async (store: Store, name: string): Promise<unknown> => structuredClone(admissionState(store as MemoryStore, name));
+/** The limiter's state as Redis would show it: none past its TTL (reading an expired key drops it). */
+const snapshot = async (store: Store, name: string): Promise<unknown> => {
+  const state = admissionState(store as MemoryStore, name);
+  const nowMs = Math.floor((store as MemoryStore)['clock']());
+  return state === undefined || nowMs > state.expiresAtMs ? undefined : structuredClone(state);
+};
 
 /** The counterpart of probation-rules-suite's Redis count: meta, and the entries of every map. */
 const entries = async (store: Store, name: string): Promise<number> => {

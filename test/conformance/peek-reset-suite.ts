@@ -6,7 +6,7 @@
  */
 import { resolveRules } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, GroupStatus, LimiterSpec, LimiterStore, Store } from '../../src/types';
-import { ManualClock, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
+import { ManualClock, pastColdStart, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
 /** A store's whole state for one limiter (its Redis keys with their expiry, or the MemoryStore's maps). */
 export type Snapshot = (store: Store, limiterName: string) => Promise<unknown>;
@@ -193,7 +193,9 @@ export function describePeekResetCases(name: string, setup: () => Promise<StoreH
 
     test('reset clears a probation sighting: the group starts its probation again', async () => {
       const clock = new ManualClock();
-      const { limiter } = bind(clock, probation(100));
+      const s = probation(100);
+      const { limiter } = bind(clock, s);
+      await pastColdStart(limiter, clock, s);
       const first = await limiter.admit(check('x')); // sighted; decided in the newcomers' group
       clock.advance(150);
       expect(await limiter.reset('x')).toBe(true);

@@ -8,7 +8,7 @@
 import { resolvePlans } from '../../src/limiter/plan-options';
 import { resolveRules, type Rule } from '../../src/limiter/rule-options';
 import type { AdmitInput, Decision, LimiterSpec, Store } from '../../src/types';
-import { ManualClock, maxInAnyWindow, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, pastColdStart, seededRandom, spec, useHarnessOf, type StoreHarness } from './store-suite';
 
 /** How many entries (hash fields, zset members, map entries) the store keeps for one limiter. */
 export type Entries = (store: Store, limiterName: string) => Promise<number>;
@@ -43,7 +43,9 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
         'a %s rule holds in every window for an id across its probation and graduation, from several handles',
         async (algorithm) => {
           const clock = new ManualClock();
-          const { stores } = bind(clock, probationSpec(300, [{ name: 'r', limit: 10, windowMs: 1000, algorithm }], {}, plan), 3);
+          const s = probationSpec(300, [{ name: 'r', limit: 10, windowMs: 1000, algorithm }], {}, plan);
+          const { stores } = bind(clock, s, 3);
+          await pastColdStart(stores[0]!, clock, s);
           const rnd = seededRandom(17);
           const admitted: Array<{ at: number; cost: number }> = [];
           const active: number[] = [];
@@ -73,8 +75,10 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
 
       test('the rule state an id spent on probation carries over to its own group when it graduates', async () => {
         const clock = new ManualClock();
-        const { stores } = bind(clock, probationSpec(100, [{ name: 'hour', limit: 5, windowMs: 3_600_000, algorithm: 'sliding-window' }], {}, plan));
+        const spec100 = probationSpec(100, [{ name: 'hour', limit: 5, windowMs: 3_600_000, algorithm: 'sliding-window' }], {}, plan);
+        const { stores } = bind(clock, spec100);
         const s = stores[0]!;
+        await pastColdStart(s, clock, spec100);
         for (let i = 0; i < 3; i++) expect(await s.admit(check('a'))).toMatchObject({ allowed: true, activeGroups: 1 });
         clock.advance(100);
         const graduated = await s.admit(check('a'));
@@ -86,8 +90,10 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
 
       test('two newcomers do not share rule state', async () => {
         const clock = new ManualClock();
-        const { stores } = bind(clock, probationSpec(1000, [{ name: 'few', limit: 3, windowMs: 60_000, algorithm: 'fixed-window' }], {}, plan));
+        const spec1000 = probationSpec(1000, [{ name: 'few', limit: 3, windowMs: 60_000, algorithm: 'fixed-window' }], {}, plan);
+        const { stores } = bind(clock, spec1000);
         const s = stores[0]!;
+        await pastColdStart(s, clock, spec1000);
         const a = await Promise.all(Array.from({ length: 5 }, () => s.admit(check('a'))));
         expect(a.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
         expect(a[3]).toMatchObject({ group: 'a', policy: 'few', activeGroups: 1 });
@@ -104,8 +110,10 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
           { name: 'small', limit: 2, windowMs: 60_000, algorithm: 'sliding-window' },
           { name: 'big', limit: 50, windowMs: 60_000, algorithm: 'fixed-window' },
         ];
-        const { stores } = bind(clock, probationSpec(60_000, rules, { limit: 100, burst: 6, reserve: 1 }, plan));
+        const spec60 = probationSpec(60_000, rules, { limit: 100, burst: 6, reserve: 1 }, plan);
+        const { stores } = bind(clock, spec60);
         const s = stores[0]!;
+        await pastColdStart(s, clock, spec60);
         const first = [await s.admit(check('a')), await s.admit(check('a'))];
         expect(first.map((d) => d.allowed)).toEqual([true, true]);
         for (let i = 0; i < 5; i++) {
@@ -132,6 +140,7 @@ export function describeProbationRuleCases(name: string, setup: () => Promise<St
       const s = probationSpec(100, rules, { maxGroups: 10 });
       const { stores, store } = bind(clock, s);
       const st = stores[0]!;
+      await pastColdStart(st, clock, s);
       await st.admit(checkOf(false)('tenant'));
       clock.advance(100);
       expect(await st.admit(checkOf(false)('tenant'))).toMatchObject({ activeGroups: 2 });

@@ -40,6 +40,16 @@ export class ManualClock {
   }
 }
 
+/**
+ * Takes a fresh limiter past its cold start (its first epoch, when new ids register at once: docs/algorithm.md
+ * §2.9) and leaves no group registered: the next new id goes on probation, and the level is back to 1.
+ */
+export async function pastColdStart(st: LimiterStore, clock: ManualClock, s: Pick<LimiterSpec, 'epochMs'>): Promise<void> {
+  await st.admit({ group: 'cold-start', weight: 1, cost: 1 });
+  await st.reset('cold-start');
+  clock.advance(s.epochMs);
+}
+
 /** Max admitted units in any half-open window [x, x + windowMs) over (at, cost) pairs. */
 export function maxInAnyWindow(admitted: Array<{ at: number; cost: number }>, windowMs: number): number {
   const a = [...admitted].sort((x, y) => x.at - y.at);
@@ -338,9 +348,48 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
       expect((await st!.admit(input('a'))).group).toBe('a');
     });
 
+    test('cold start: the first epoch of a fresh limiter registers new ids at once (caps at the guarantees); later new ids go on probation', async () => {
+      const clock = new ManualClock();
+      const s = { ...spec(), probationMs: 500 }; // epochMs 250
+      const [st] = bind(clock, s);
+      expect(await st!.admit(input('a'))).toMatchObject({ group: 'a', activeGroups: 1, guaranteed: 100 });
+      // b's own weight from its first request; its cap is its guarantee until the first epoch step
+      expect(await st!.admit(input('b', 3))).toMatchObject({ group: 'b', activeGroups: 2, guaranteed: 75, limit: 75 });
+      clock.advance(249);
+      expect(await st!.admit(input('c'))).toMatchObject({ activeGroups: 3, guaranteed: 20 }); // 1 of Σw 5
+      clock.advance(1);
+      // the first epoch is over: d is a newcomer ('*new*' joins with weight 1: 1 of Σw 6)
+      expect(await st!.admit(input('d'))).toMatchObject({ group: 'd', activeGroups: 4, guaranteed: 16 });
+      expect(await st!.admit(input('a'))).toMatchObject({ activeGroups: 4, guaranteed: 16 });
+    });
+
+    test('cold start: the first epoch lasts at most a second whatever epochMs is; then the level climbs from the guarantees', async () => {
+      const clock = new ManualClock();
+      const s = { ...spec({ limit: 1000, windowMs: 10_000, burst: 50 }), epochMs: 2500, probationMs: 1000 };
+      const [st] = bind(clock, s);
+      await st!.admit(input('a'));
+      expect(await st!.admit(input('b'))).toMatchObject({ group: 'b', activeGroups: 2, limit: 500 }); // capped at its guarantee
+      clock.advance(999);
+      expect(await st!.admit(input('b'))).toMatchObject({ activeGroups: 2, limit: 500 });
+      clock.advance(1);
+      // the first step (one second, 95 tokens made, 3 asked for) lifts the level to 1; c is a newcomer
+      expect(await st!.admit(input('c'))).toMatchObject({ group: 'c', activeGroups: 3 });
+      expect(await st!.admit(input('b'))).toMatchObject({ activeGroups: 3, limit: 1000 });
+    });
+
+    test('cold start: the first epoch registers no more new ids than the graduation budget holds (100); the others are newcomers', async () => {
+      const clock = new ManualClock();
+      const [st] = bind(clock, { ...spec({ limit: 100_000, burst: 5000, reserve: 1 }), probationMs: 100 });
+      let active = 0;
+      for (let i = 0; i < 150; i++) active = (await st!.admit(input(`id-${i}`))).activeGroups;
+      expect(active).toBe(101); // 100 registered and '*new*'
+    });
+
     test('probation: a new id is decided as one shared group until it comes back probationMs after its first request', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec(), probationMs: 500 });
+      const s = { ...spec(), probationMs: 500 };
+      const [st] = bind(clock, s);
+      await pastColdStart(st!, clock, s);
       const a = await st!.admit(input('a'));
       expect(a).toMatchObject({ group: 'a', activeGroups: 1, guaranteed: 100 }); // the caller's name; '*new*' decided
       expect(await st!.admit(input('b', 3))).toMatchObject({ group: 'b', activeGroups: 1, guaranteed: 100 }); // weight 1 there
@@ -353,7 +402,9 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('probation: a flood of one-request ids never registers; at most maxGroups first sightings are kept, oldest dropped', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec({ limit: 1000, burst: 50, reserve: 10 }), maxGroups: 10, probationMs: 100 });
+      const s = { ...spec({ limit: 1000, burst: 50, reserve: 10 }), maxGroups: 10, probationMs: 100 };
+      const [st] = bind(clock, s);
+      await pastColdStart(st!, clock, s);
       await st!.admit(input('tenant'));
       clock.advance(100);
       expect(await st!.admit(input('tenant'))).toMatchObject({ activeGroups: 2, guaranteed: 500 });
@@ -373,7 +424,9 @@ export function describeStore(name: string, setup: () => Promise<StoreHarness>):
 
     test('probation: the shared groups take none of the maxGroups places', async () => {
       const clock = new ManualClock();
-      const [st] = bind(clock, { ...spec(), maxGroups: 1, probationMs: 10 });
+      const s = { ...spec(), maxGroups: 1, probationMs: 10 };
+      const [st] = bind(clock, s);
+      await pastColdStart(st!, clock, s);
       await st!.admit(input('a'));
       clock.advance(10);
       expect(await st!.admit(input('a'))).toMatchObject({ group: 'a', activeGroups: 2 }); // '*new*' and 'a'

@@ -9,9 +9,10 @@ import { readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import { LUA_DIR } from '../../src/redis/script-loader';
 import { LUA_SOURCES } from '../../src/redis/lua-sources.generated';
-import { adaptiveSpecArb, runBoth, specArb, timedStepsArb, type Setup, type Timed } from './differential';
+import { adaptiveSpecArb, runBoth, specArb, timedStepsArb, ttlOf, type Setup, type Timed } from './differential';
 import { OPERATIONS, stepOf, type OperationName } from './operations';
 import { SPEC_DEFAULTS } from '../helpers/spec';
+import { resolveRules } from '../../src/limiter/rule-options';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { shippedSources } = require('../../scripts/build-lua') as { shippedSources: (edit: (lua: string) => string) => Map<string, string> };
@@ -125,6 +126,37 @@ test('a naming asked for after the limiter lapsed finds no description in either
     { options: [], since: expect.any(Number) },
     { options: ['limit: this process 101, another 100'], since: expect.any(Number) },
   ]);
+});
+
+test('a limiter a peek saw lapsed is gone in both stores, even for a call whose clock then stepped back behind the expiry', async () => {
+  // idleMs 22 trims an idle group at once; the keys live ttlOf(spec) after the first check
+  const spec = {
+    ...SPEC_DEFAULTS,
+    name: 'oracle',
+    limit: 6,
+    windowMs: 56,
+    burst: 1,
+    reserve: 0,
+    idleMs: 22,
+    epochMs: 997,
+    maxGroups: 3,
+    probationMs: 298,
+    sustained: true,
+    rules: resolveRules([
+      { name: 'r0', limit: 1, windowMs: 2892, algorithm: 'sliding-window' },
+      { name: 'r1', limit: 3, windowMs: 2157, algorithm: 'token-bucket' },
+    ]),
+  };
+  const input = (group: string) => ({ group, weight: 1, cost: 1, plan: undefined });
+  const steps: Timed[] = [
+    { gapMs: 0, step: stepOf('admitMany', [input('g0'), input('g0')]) },
+    // past the TTL: Redis drops the keys when the peek reads them
+    { gapMs: ttlOf(spec) + 1, step: stepOf('peek', { group: 'g0', weight: 1 }) },
+    // the clock steps back 6 ms, behind the expiry: the limiter is fresh (its first epoch: g2 registers at once)
+    { gapMs: -6, step: stepOf('admitMany', [input('g0'), input('g2')]) },
+  ];
+  const { results } = await runBoth(spec, steps);
+  expect((results[2] as Array<{ activeGroups: number }>).map((d) => d.activeGroups)).toEqual([1, 2]);
 });
 
 test('a claim leaves the jobs of a refused group at the head of ready, in their order, in both stores', async () => {
