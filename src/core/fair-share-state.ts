@@ -217,16 +217,21 @@ export function fsExpire(state: FairShareState, nowMs: number): boolean {
   state.adaptive = undefined;
   if (state.meta !== undefined) {
     state.meta = undefined;
-    state.groups.clear();
-    state.seen.clear();
-    state.probation.clear();
-    state.sighted.clear();
-    state.park = undefined;
-    state.classes.clear();
-    state.configEntry = undefined;
-    state.described.clear();
+    fsClear(state);
   }
   return true;
+}
+
+/** What lives beside meta in the limiter's groups hash (groups, sightings, classes, config drift), all gone. */
+export function fsClear(state: FairShareState): void {
+  state.groups.clear();
+  state.seen.clear();
+  state.probation.clear();
+  state.sighted.clear();
+  state.park = undefined;
+  state.classes.clear();
+  state.configEntry = undefined;
+  state.described.clear();
 }
 
 export function createFairShareState(): FairShareState {

@@ -9,6 +9,7 @@ import { fsTrim } from './fair-share-groups';
 import { FS_COLD_US, FS_GRAD_BURST } from './constants.generated';
 import {
   createFairShareState,
+  fsClear,
   fsExpire,
   type FairShare,
   type ClassConfig,
@@ -149,14 +150,7 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
       gbl: nowUsIn,
     };
     // meta alone may have gone (eviction, in Redis): groups it no longer counts in Σw must not linger.
-    state.groups.clear();
-    state.seen.clear();
-    state.probation.clear();
-    state.sighted.clear();
-    state.park = undefined;
-    state.classes.clear();
-    state.configEntry = undefined;
-    state.described.clear();
+    fsClear(state);
     state.meta = meta;
     expire = true;
   } else if (peek) {
