@@ -209,17 +209,16 @@ export interface FairShareResult {
 /**
  * Like a Redis key whose TTL ran out: once a call sees the limiter's state lapsed (`nowMs` past `expiresAtMs`),
  * it is gone for every later call, a peek's, a reset's or a config check's too (the expiry is Redis's, not the
- * caller's write), even one whose clock stepped back behind it. True when it lapsed.
+ * caller's write), even one whose clock stepped back behind it.
  */
-export function fsExpire(state: FairShareState, nowMs: number): boolean {
-  if (nowMs <= state.expiresAtMs) return false;
+export function fsExpire(state: FairShareState, nowMs: number): void {
+  if (nowMs <= state.expiresAtMs) return;
   // the adaptive limit dies with the "key" (it outlives meta otherwise)
   state.adaptive = undefined;
   if (state.meta !== undefined) {
     state.meta = undefined;
     fsClear(state);
   }
-  return true;
 }
 
 /** What lives beside meta in the limiter's groups hash (groups, sightings, classes, config drift), all gone. */

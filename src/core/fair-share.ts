@@ -115,7 +115,8 @@ function fsParkRefill(fs: FairShare, park: ParkState, now: number): void {
 }
 
 /**
- * `peek` (peek.lua's fs_open(…, true)): `state` is only read. A limiter whose state lapsed or never was is
+ * `peek` (peek.lua's fs_open(…, true)): `state` is only read, but for expiry (a lapsed state is dropped for
+ * every caller, as Redis drops an expired key on any read: fsExpire). A limiter whose state lapsed or never was is
  * peeked at through an empty scratch state (what the check's clearing would leave); meta is a copy.
  */
 export function openFairShare(state: FairShareState, configured: FairShareConfig, nowUsIn: number, peek = false): FairShare {
