@@ -14,6 +14,9 @@ local FS_GREEN_MIN = 4
 local FS_WITHIN = 60
 -- Smallest cap (and demand) meter
 local FS_CAP_MIN = 16
+-- The flood meter's size: arrivals fill it, it drains at twice the cap rate; at least half full, the group floods
+-- (§2.4)
+local FS_FLOOD = 8
 -- Graduation budget of probation: burst and tokens per second (§2.9)
 local FS_GRAD_BURST = 100
 local FS_GRAD_PER_S = 10

@@ -49,6 +49,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   st.tokCap = fs_refill(st.tokCap, 0, dt, Tc, bc)
   st.tokDem = fs_refill(st.tokDem, 0, dt, Tc, bc)
   st.tokW = fs_refill(st.tokW, 0, dt, Tg, bw)
+  st.flood = st.flood - 2 * dt / Tc
+  if st.flood < 0 then st.flood = 0 end
   st.last = now
 
   -- (5b) rules: checked first, spent only if everything admits (rules.lua)
@@ -76,6 +78,13 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
     st.tokDem = st.tokDem - c
     meta.fc = meta.fc + c
   end
+  -- (6a) flood meter: arrivals the rules let through fill it, it drains at twice the cap rate. At least half full
+  -- (before this arrival), the group's arrivals run past twice its cap: it is always there when the bucket refills
+  local flooding = st.flood >= FS_FLOOD / 2 - FS_EPS
+  if rok then
+    st.flood = st.flood + c
+    if st.flood > FS_FLOOD then st.flood = FS_FLOOD end
+  end
   -- (6b) within-share meter at the guaranteed rate, spent by every arrival the rules let through: a group whose
   -- arrivals run within its share keeps it at least a quarter full (priority inside the reserve); a flooder's is empty
   local within = false
@@ -93,9 +102,10 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local shared = group == FS_NEWCOMERS or group == FS_OVERFLOW
 
   -- (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
-  -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
-  -- 5ρ/8, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
-  -- cap (ρ + b)/2
+  -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, at its cap (ρ + b)/2. A borrower
+  -- below the water level or lagging behind its cap: ρ/2 while its arrivals run under twice its cap, else 5ρ/8 and
+  -- 7ρ/8 (none below a green floor: a guarantee is never raced by borrowing). A flooder is there whenever the bucket
+  -- refills; a borrower near its cap arrives at random moments and, held to the flooder's floor, loses its share to it
   -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
   local cw = fsc_within(fs, c)
   local capOk = c <= bc + FS_EPS and (cw or st.tokCap >= c - FS_EPS)
@@ -125,6 +135,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local at_cap = yellow_floor
   if within then
     yellow_floor = rho / 4
+  elseif (below or lagging) and not flooding then
+    yellow_floor = rho / 2
   elseif below then
     yellow_floor = 5 * rho / 8
   elseif lagging then

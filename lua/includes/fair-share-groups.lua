@@ -121,14 +121,15 @@ local function fs_group(fs, group, weight)
     if group == fs.prefetched_group then p = fs.prefetched else p = redis.call('HGET', fs.groups_key, group) end
     if p and fs.gone and fs.gone[group] then p = nil end
     if p then
-      local a, b, c, d, e, f, g, h, i = struct.unpack(FS_PACK, p)
+      local a, b, c, d, e, f, g, h, i, j = struct.unpack(FS_PACK, p)
       -- rule fields (rb the stored record, rs state, rr rules) only when used: a limiter without rules pays nothing
       if #p > FS_PACK_LEN then
         -- every field in the constructor: one that Lua adds later rehashes the table
-        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i, rb = p,
-               rs = false, rr = false }
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i,
+               flood = j, rb = p, rs = false, rr = false }
       else
-        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i }
+        st = { tokMin = a, tokCap = b, tokDem = c, last = d, w = e, ftag = f, seen = g, promise = h, tokW = i,
+               flood = j }
       end
     else
       -- The shared groups are registered at once; any other new id may be over maxGroups or on probation.
@@ -150,7 +151,7 @@ local function fs_group(fs, group, weight)
       if full > cap then cap = full end
       if full > tokW then tokW = full end
       st = { tokMin = full, tokCap = cap, tokDem = cap, last = fs.now_us, w = weight, ftag = 0,
-             seen = -FS_INF, promise = 0, tokW = tokW }
+             seen = -FS_INF, promise = 0, tokW = tokW, flood = 0 }
       -- a graduate keeps the rule state it spent on probation
       if fs.cfg.probation_ms > 0 and group ~= FS_OVERFLOW and group ~= FS_NEWCOMERS then
         local rb = fs_sighted(fs, group).rb

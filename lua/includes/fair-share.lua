@@ -50,8 +50,8 @@
   retry slot plus a grace. While it is held, other groups' green needs gt ≥ c + rv and yellow gt ≥ c +
   max(reserve, rv); the holder's admission clears it. Only the gt check gates admission, so the global
   bound is untouched.
-  groups HASH: group -> struct.pack('ddddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise, tokW)
-    (tokW: the within-share meter, docs/algorithm.md §2.4)
+  groups HASH: group -> struct.pack('dddddddddd', tokMin, tokCap, tokDem, last, w, ftag, seen, promise, tokW, flood)
+    (tokW: the within-share meter, flood: the flood meter, docs/algorithm.md §2.4)
   seen ZSET: group -> last-seen ms (refreshed lazily, when stale by more than idleMs/8)
   When `seen` holds maxGroups groups, a new group is admitted as the shared group '*overflow*' (weight 1).
   Probation (identities are free: a flood of new ids must not dilute the tenants already there): a group id
@@ -81,8 +81,8 @@ local RL = false
 local FS_SIGHTED = '\255'
 -- 2^52: a first sighting's score (ms − 2^52) is exact and below every last-seen ms
 local FS_PROBATION_BASE = 4503599627370496
-local FS_PACK = 'ddddddddd'
-local FS_PACK_LEN = 72 -- struct.size(FS_PACK); rule state (rules.lua) follows it
+local FS_PACK = 'dddddddddd'
+local FS_PACK_LEN = 80 -- struct.size(FS_PACK); rule state (rules.lua) follows it
 local FS_META = ''
 local FS_META_PACK = 'ddddddddddddd'
 local FS_META_LEN = 104 -- struct.size(FS_META_PACK)
@@ -352,9 +352,10 @@ local function fs_close(fs)
     if st.rr then
       -- one string: the group's values, then its rule state's
       p = struct.pack(st.rr.whole, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise,
-        st.tokW, RL.values(st.rr, st.rs, fs.now_us))
+        st.tokW, st.flood, RL.values(st.rr, st.rs, fs.now_us))
     else
-      p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise, st.tokW)
+      p = struct.pack(FS_PACK, st.tokMin, st.tokCap, st.tokDem, st.last, st.w, st.ftag, st.seen, st.promise, st.tokW,
+        st.flood)
       if st.rb then p = p .. string.sub(st.rb, st.rat or FS_PACK_LEN + 1) end
     end
     args[#args + 1] = p

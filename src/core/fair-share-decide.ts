@@ -4,7 +4,7 @@
  * its colour, what a denial waits, and the numbers of the reply's headers.
  */
 import { fsGroup, fsSighted } from './fair-share-groups';
-import { FS_CAP_MIN, FS_EPS, FS_GREEN_MIN, FS_WITHIN } from './constants.generated';
+import { FS_CAP_MIN, FS_EPS, FS_FLOOD, FS_GREEN_MIN, FS_WITHIN } from './constants.generated';
 import { NEWCOMERS_GROUP, OVERFLOW_GROUP, type FairShare, type FairShareResult } from './fair-share-state';
 import { fsRefill, fsRelease } from './fair-share';
 import { fscBelow, fscLendFloor, fscSpend, fscWithin } from './fair-share-class';
@@ -67,6 +67,8 @@ export function decide(
   st.tokCap = fsRefill(st.tokCap, 0, dt, Tc, bc);
   st.tokDem = fsRefill(st.tokDem, 0, dt, Tc, bc);
   st.tokW = fsRefill(st.tokW, 0, dt, Tg, bw);
+  st.flood -= (2 * dt) / Tc;
+  if (st.flood < 0) st.flood = 0;
   st.last = now;
 
   // (5b) rules: checked first, spent only if everything admits (rules.ts)
@@ -88,6 +90,13 @@ export function decide(
     st.tokDem -= c;
     meta.fc += c;
   }
+  // (6a) flood meter: arrivals the rules let through fill it, it drains at twice the cap rate. At least half full
+  // (before this arrival), the group's arrivals run past twice its cap: it is always there when the bucket refills
+  const flooding = st.flood >= FS_FLOOD / 2 - FS_EPS;
+  if (rok) {
+    st.flood += c;
+    if (st.flood > FS_FLOOD) st.flood = FS_FLOOD;
+  }
   // (6b) within-share meter at the guaranteed rate, spent by every arrival the rules let through: a group whose
   // arrivals run within its share keeps it at least a quarter full (priority inside the reserve); a flooder's is empty
   let within = false;
@@ -105,9 +114,10 @@ export function decide(
   const shared = group === NEWCOMERS_GROUP || group === OVERFLOW_GROUP;
 
   // (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
-  // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, yellow below the water level
-  // 5ρ/8, lagging behind its cap 7ρ/8 (both above every green floor: a guarantee is never raced by borrowing), at its
-  // cap (ρ + b)/2
+  // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, at its cap (ρ + b)/2. A borrower
+  // below the water level or lagging behind its cap: ρ/2 while its arrivals run under twice its cap, else 5ρ/8 and
+  // 7ρ/8 (none below a green floor: a guarantee is never raced by borrowing). A flooder is there whenever the bucket
+  // refills; a borrower near its cap arrives at random moments and, held to the flooder's floor, loses its share to it
   // a request within its class's guarantee: the class meter is its cap (./fair-share-class.ts; undefined: no classes)
   const cw = fscWithin(fs, c);
   const capOk = c <= bc + FS_EPS && (cw === true || st.tokCap >= c - FS_EPS);
@@ -133,7 +143,11 @@ export function decide(
   let atCap = (rho + b) / 2;
   if (atCap > b - c) atCap = b - c;
   if (atCap < rho) atCap = rho;
-  let yellowFloor = within ? rho / 4 : below ? (5 * rho) / 8 : lagging ? (7 * rho) / 8 : atCap;
+  let yellowFloor = atCap;
+  if (within) yellowFloor = rho / 4;
+  else if ((below || lagging) && !flooding) yellowFloor = rho / 2;
+  else if (below) yellowFloor = (5 * rho) / 8;
+  else if (lagging) yellowFloor = (7 * rho) / 8;
   // a request of a class past its guarantee borrows: above every floor of the guaranteed requests
   if (cw === false) {
     const lend = fscLendFloor(rho, b, c, atCap);

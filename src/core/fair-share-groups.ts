@@ -158,7 +158,7 @@ export function fsGroup(fs: FairShare, group: string, weight: number): [string, 
     // the cap, demand and within-share meters start full too (sizes at least FS_CAP_MIN, FS_WITHIN; refill caps them)
     const cap = Math.max(full, FS_CAP_MIN);
     const tokW = Math.max(full, FS_WITHIN);
-    st = { tokMin: full, tokCap: cap, tokDem: cap, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0, tokW };
+    st = { tokMin: full, tokCap: cap, tokDem: cap, last: fs.nowUs, w: weight, ftag: 0, seen: -Infinity, promise: 0, tokW, flood: 0 };
     // a graduate keeps the rule state it spent on probation
     if (fs.cfg.probationMs > 0 && group !== OVERFLOW_GROUP && group !== NEWCOMERS_GROUP) {
       const rec = state.sighted.get(group);

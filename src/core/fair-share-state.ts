@@ -90,6 +90,8 @@ export interface GroupState {
   promise: number;
   /** Within-share meter (FS_WITHIN): refills at the guaranteed rate, spent by every arrival. */
   tokW: number;
+  /** Flood meter (FS_FLOOD): filled by arrivals, drained at twice the cap rate; at least half full, the group floods. */
+  flood: number;
   /** Rule state (rules.ts), once a decision with rules was made; until (ms) it matters: trimming keeps the group. */
   rs?: RuleStates;
   rulesUntil?: number;
