@@ -102,10 +102,11 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local shared = group == FS_NEWCOMERS or group == FS_OVERFLOW
 
   -- (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
-  -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, at its cap (ρ + b)/2. A borrower
-  -- below the water level or lagging behind its cap: ρ/2 while its arrivals run under twice its cap, else 5ρ/8 and
-  -- 7ρ/8 (none below a green floor: a guarantee is never raced by borrowing). A flooder is there whenever the bucket
-  -- refills; a borrower near its cap arrives at random moments and, held to the flooder's floor, loses its share to it
+  -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2. A flooder (arrivals past twice
+  -- its cap) borrows below the water level 5ρ/8, lagging behind its cap 7ρ/8, at its cap (ρ + b)/2; any other
+  -- borrower a step lower: ρ/2 below the level or lagging, 7ρ/8 at its cap (none below a green floor: a guarantee is
+  -- never raced by borrowing). A flooder is there whenever the bucket refills; a borrower near its cap arrives at
+  -- random moments and, held to the flooder's floors, loses its share to it
   -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
   local cw = fsc_within(fs, c)
   local capOk = c <= bc + FS_EPS and (cw or st.tokCap >= c - FS_EPS)
@@ -127,7 +128,7 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   end
   if green_floor > b - c then green_floor = b - c end
   if rv > green_floor then green_floor = rv end
-  -- a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
+  -- a flooder at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
   -- first to borrowers below theirs, and its cap meter keeps units for the top, which would otherwise overflow
   local yellow_floor = (rho + b) / 2
   if yellow_floor > b - c then yellow_floor = b - c end
@@ -135,8 +136,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   local at_cap = yellow_floor
   if within then
     yellow_floor = rho / 4
-  elseif (below or lagging) and not flooding then
-    yellow_floor = rho / 2
+  elseif not flooding then
+    if below or lagging then yellow_floor = rho / 2 else yellow_floor = 7 * rho / 8 end
   elseif below then
     yellow_floor = 5 * rho / 8
   elseif lagging then

@@ -114,10 +114,11 @@ export function decide(
   const shared = group === NEWCOMERS_GROUP || group === OVERFLOW_GROUP;
 
   // (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
-  // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2, at its cap (ρ + b)/2. A borrower
-  // below the water level or lagging behind its cap: ρ/2 while its arrivals run under twice its cap, else 5ρ/8 and
-  // 7ρ/8 (none below a green floor: a guarantee is never raced by borrowing). A flooder is there whenever the bucket
-  // refills; a borrower near its cap arrives at random moments and, held to the flooder's floor, loses its share to it
+  // green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2. A flooder (arrivals past twice
+  // its cap) borrows below the water level 5ρ/8, lagging behind its cap 7ρ/8, at its cap (ρ + b)/2; any other
+  // borrower a step lower: ρ/2 below the level or lagging, 7ρ/8 at its cap (none below a green floor: a guarantee is
+  // never raced by borrowing). A flooder is there whenever the bucket refills; a borrower near its cap arrives at
+  // random moments and, held to the flooder's floors, loses its share to it
   // a request within its class's guarantee: the class meter is its cap (./fair-share-class.ts; undefined: no classes)
   const cw = fscWithin(fs, c);
   const capOk = c <= bc + FS_EPS && (cw === true || st.tokCap >= c - FS_EPS);
@@ -138,14 +139,14 @@ export function decide(
   }
   if (greenFloor > b - c) greenFloor = b - c;
   if (rv > greenFloor) greenFloor = rv;
-  // a borrower at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
+  // a flooder at its cap rate takes only from the upper half of the band above the reserve: the lower half goes
   // first to borrowers below theirs, and its cap meter keeps units for the top, which would otherwise overflow
   let atCap = (rho + b) / 2;
   if (atCap > b - c) atCap = b - c;
   if (atCap < rho) atCap = rho;
   let yellowFloor = atCap;
   if (within) yellowFloor = rho / 4;
-  else if ((below || lagging) && !flooding) yellowFloor = rho / 2;
+  else if (!flooding) yellowFloor = below || lagging ? rho / 2 : (7 * rho) / 8;
   else if (below) yellowFloor = (5 * rho) / 8;
   else if (lagging) yellowFloor = (7 * rho) / 8;
   // a request of a class past its guarantee borrows: above every floor of the guaranteed requests

@@ -151,8 +151,8 @@ export function describeBurstyCases(name: string, setup: () => Promise<StoreHarn
       // limit 100, burst 8, reserve 2 (strict capacity 93/s): a flooder at 200/s, a paying tenant of weight 3 at 60/s
       // and 6 light tenants at 5/s, Poisson. Max-min: the light tenants their demand, the rest 1 : 3. The paying
       // tenant arrives a little above its cap, at random moments; the flooder is there whenever the bucket refills.
-      // Held to the flooder's floor, the paying tenant got ~0.94 of its share: a borrower whose arrivals run under
-      // twice its cap borrows further down (its flood meter, docs/algorithm.md §2.4).
+      // Held to the flooder's floors, the paying tenant got ~0.94 of its share: a borrower whose arrivals run under
+      // twice its cap borrows a step lower (its flood meter, docs/algorithm.md §2.4).
       const clock = new ManualClock();
       const s = spec({ limit: 100, windowMs: 1000, burst: 8, reserve: 2, idleMs: 10_000, epochMs: 250, probationMs: 250 });
       const st = bind(clock, s);
