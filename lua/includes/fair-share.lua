@@ -288,11 +288,14 @@ local function fs_open(groups_key, seen_key, cfg, now_override, group, peek)
   if cfg.cls then fs.cls = fsc_open(cfg, p and cls_raw, now) end
 
   -- (1) water level: one fixed-point step per epoch. A fresh limiter's first epoch (sh = 0: its caps are the
-  -- guarantees, the level 1 / Σw) lasts at most FS_COLD_US.
+  -- guarantees, the level 1 / Σw) lasts at most FS_COLD_US from its first group: calls that register none and
+  -- count no demand (a dispatcher's or a worker's polls before the first request) do not start it.
   local cold = meta.sh == 0
   local epoch_us = cfg.epoch_us
   if cold and epoch_us > FS_COLD_US then epoch_us = FS_COLD_US end
-  if now - meta.ep >= epoch_us then
+  if cold and meta.gn == 0 and meta.fc == 0 then
+    meta.ep = now
+  elseif now - meta.ep >= epoch_us then
     local supply = (now - meta.ep) / cfg.T
     local s = 1
     if meta.fc >= 1 then

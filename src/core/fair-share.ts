@@ -185,10 +185,13 @@ export function openFairShare(state: FairShareState, configured: FairShareConfig
   if (cfg.cls) fs.cls = fscOpen(cfg, state.classes.get(cfg.cls.name), now);
 
   // (1) water level: one fixed-point step per epoch. A fresh limiter's first epoch (sh 0: its caps are the
-  // guarantees, the level 1 / Σw) lasts at most FS_COLD_US.
+  // guarantees, the level 1 / Σw) lasts at most FS_COLD_US from its first group: calls that register none and
+  // count no demand (a dispatcher's or a worker's polls before the first request) do not start it.
   const cold = meta.sh === 0;
   const epochUs = cold && cfg.epochUs > FS_COLD_US ? FS_COLD_US : cfg.epochUs;
-  if (now - meta.ep >= epochUs) {
+  if (cold && meta.gn === 0 && meta.fc === 0) {
+    meta.ep = now;
+  } else if (now - meta.ep >= epochUs) {
     const supply = (now - meta.ep) / cfg.T;
     let s = 1;
     if (meta.fc >= 1) s = cold ? supply / (meta.fc * meta.ws) : (meta.sh * supply) / meta.fc;

@@ -7,7 +7,7 @@
  * arrivals seeded.
  */
 import type { LimiterSpec, LimiterStore } from '../../src/types';
-import { ManualClock, maxInAnyWindow, pastColdStart, seededRandom, spec, useHarness, type StoreHarness } from './store-suite';
+import { ManualClock, maxInAnyWindow, pastColdStart, seededRandom, spec, useHarness, useLimiters, type StoreHarness } from './store-suite';
 
 interface Source {
   readonly group: string;
@@ -58,6 +58,7 @@ export function describeBurstyCases(name: string, setup: () => Promise<StoreHarn
   describe(`bursty demand and cheap identities: ${name}`, () => {
     const bindAll = useHarness(setup);
     const bind = (clock: ManualClock, s: LimiterSpec): LimiterStore => bindAll(clock, s)[0]!;
+    const limiters = useLimiters(setup, 'bursty');
 
     test('tenants below their share, Poisson and in bunches, keep their demand next to backlogged borrowers', async () => {
       // limit 1000, burst 50, reserve 10 (the bench's s8 setting): 6 borrowers at 400/s; 6 tenants at 0.9 of their
@@ -174,6 +175,25 @@ export function describeBurstyCases(name: string, setup: () => Promise<StoreHarn
       expect(admitted('paying') / ((rest * 3) / 4)).toBeGreaterThanOrEqual(0.95);
       expect(admitted('flooder') / (rest / 4)).toBeLessThanOrEqual(1.1);
       expect(maxInAnyWindow(r.log, s.windowMs)).toBeLessThanOrEqual(s.limit);
+    });
+
+    test('cold start: a dispatcher polling before the first request does not start the first epoch', async () => {
+      // A service starts its dispatcher, which polls the limiter's state, before traffic arrives: the first epoch
+      // (new ids registered at once) is the first request's, not the first poll's (docs/algorithm.md §2.9)
+      const clock = new ManualClock();
+      const [l] = limiters(clock, { limit: 100, windowMs: 1000, tuning: { epochMs: 250, probationMs: 500 } });
+      for (let t = 0; t < 2000; t += 100) {
+        await l!.queue.dispatch({ readyMax: 10, moveMax: 10, promoteMax: 10, scanMax: 10 });
+        clock.advance(100);
+      }
+      expect((await l!.check('a')).activeGroups).toBe(1);
+      clock.advance(100);
+      expect((await l!.check('b')).activeGroups).toBe(2);
+      expect((await l!.check('c', { weight: 3 })).guaranteed).toBe(60); // registered: 3 of Σw 5
+      clock.advance(150);
+      // the first epoch is over (250 ms after a's request): d waits on probation in '*new*'
+      expect((await l!.check('d')).activeGroups).toBe(4);
+      expect((await l!.check('e')).activeGroups).toBe(4);
     });
 
     test('the graduation budget: 100 new ids register at once, then 10 per second; the others stay on probation and keep their sighting', async () => {
