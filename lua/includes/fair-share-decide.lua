@@ -104,8 +104,8 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   -- (7) colour, cap first (RFC 2698 order); how far each kind may take the global bucket down (docs §2.4):
   -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2. A flooder (arrivals past twice
   -- its cap) borrows below the water level 5ρ/8, lagging behind its cap 7ρ/8, at its cap (ρ + b)/2; any other
-  -- borrower a step lower: ρ/2 below the level or lagging, 7ρ/8 at its cap (none below a green floor: a guarantee is
-  -- never raced by borrowing). A flooder is there whenever the bucket refills; a borrower near its cap arrives at
+  -- borrower a step lower: ρ/2 below the level or lagging, 7ρ/8 at its cap (none below a green floor: borrowing never
+  -- comes before a guarantee; at ρ/2 it ties with the green of a group spending credit). A flooder is there whenever the bucket refills; a borrower near its cap arrives at
   -- random moments and, held to the flooder's floors, loses its share to it
   -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
   local cw = fsc_within(fs, c)
