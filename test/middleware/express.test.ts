@@ -1,4 +1,6 @@
+import http from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
+import request from 'supertest';
 import { bulkLimiter, type RateLimitedRequest } from '../../src/middleware/express';
 import type { Harness, Options } from './cases';
 import { runCases } from './run-cases';
@@ -41,3 +43,61 @@ const harness: Harness = {
 };
 
 runCases(harness);
+
+// Express swaps each request's prototype; the decision rides on an accessor of Express's base request prototype
+// (src/middleware/express.ts keepDecision). What handlers see must not change.
+describe('express: req.rateLimit', () => {
+  const limited = () => bulkLimiter({ limit: 100, windowMs: 1000, group: (req) => req.get('x-tenant') });
+  const show = (req: express.Request, res: express.Response) => {
+    const d = (req as RateLimitedRequest).rateLimit;
+    res.json({ group: d?.group ?? null, allowed: d?.allowed ?? null, own: Object.prototype.hasOwnProperty.call(req, 'rateLimit') });
+  };
+
+  test('a handler in a mounted sub-app reads the decision the parent app made', async () => {
+    const app = express();
+    const sub = express();
+    sub.get('/x', show);
+    app.use(limited());
+    app.use('/api', sub);
+    const res = await request(app).get('/api/x').set('x-tenant', 'acme');
+    expect(res.body).toEqual({ group: 'acme', allowed: true, own: false });
+  });
+
+  test('a decision made in a sub-app is read after it hands the request back', async () => {
+    const app = express();
+    const sub = express();
+    sub.use(limited());
+    app.use('/api', sub);
+    app.get('/api/x', show);
+    const res = await request(app).get('/api/x').set('x-tenant', 'acme');
+    expect(res.body).toEqual({ group: 'acme', allowed: true, own: false });
+  });
+
+  test("each request has its own decision, an app's write wins, and a skipped request has none", async () => {
+    const app = express();
+    const skipping = bulkLimiter({ limit: 100, windowMs: 1000, group: (req) => req.get('x-tenant'), skip: (req) => req.path === '/skip' });
+    app.use(skipping);
+    app.get('/overwrite', (req, res) => {
+      (req as { rateLimit?: unknown }).rateLimit = { group: 'set-by-app' };
+      show(req, res);
+    });
+    app.get(['/a', '/skip'], show);
+    const [a, b] = await Promise.all([request(app).get('/a').set('x-tenant', 'a'), request(app).get('/a').set('x-tenant', 'b')]);
+    expect([a.body.group, b.body.group]).toEqual(['a', 'b']);
+    expect((await request(app).get('/skip').set('x-tenant', 'a')).body).toEqual({ group: null, allowed: null, own: false });
+    expect((await request(app).get('/overwrite').set('x-tenant', 'a')).body.group).toBe('set-by-app');
+  });
+
+  test('a request outside Express gets the decision as its own property', async () => {
+    const middleware = limited();
+    const server = http.createServer((req, res) => {
+      const r = req as unknown as express.Request;
+      r.get = ((name: string) => req.headers[name.toLowerCase()]) as express.Request['get'];
+      middleware(r, res as unknown as express.Response, () => {
+        res.end(JSON.stringify({ own: Object.prototype.hasOwnProperty.call(req, 'rateLimit'), group: (r as RateLimitedRequest).rateLimit?.group }));
+      });
+    });
+    const res = await request(server).get('/').set('x-tenant', 'plain');
+    expect(JSON.parse(res.text)).toEqual({ own: true, group: 'plain' });
+  });
+});
