@@ -4,11 +4,11 @@
  * `{ jobId, state, runAt }`. Rejected: 429 / 503 / 400 with the headers and a problem+json body, or
  * (`onLimit: 'next'`) the http-error passed to `next(err)` with the headers on `err.headers`.
  */
-import { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE } from './rejection';
 import { createRunner, type BulkLimiterOptions, type Outcome } from './shared';
 import { releaseWhenDone } from './release';
+import { keepDecision } from './request-decision';
 import { NO_PARAM, createJobStatusReader, type JobStatusOptions } from './job-status';
 import type { HeaderMap } from './headers';
 import type { Decision } from '../types';
@@ -59,49 +59,6 @@ export function bulkLimiter(options: BulkLimiterOptions<Request>): RequestHandle
   return function bulkLimiterMiddleware(req: Request, res: Response, next: NextFunction): void {
     runner.evaluate(req).then((outcome) => answer(outcome, req, res, next), next);
   };
-}
-
-/**
- * `req.rateLimit` without a property added to each request. Express swaps every request's prototype (to
- * `app.request`), and V8 then gives each property added to it a new hidden class: ~15,000 instructions per
- * request, a fifth of the middleware's cost (bench/http/server-instructions.js). So the decision is kept in a
- * WeakMap, read through an accessor on Express's base request prototype (`express.request`, the documented place
- * to extend requests; every app and mounted sub-app inherits it). A request outside Express, or a prototype
- * that already has its own `rateLimit` (another copy of this package, the app's own), gets an own property.
- */
-const decisions = new WeakMap<object, unknown>();
-/** A request's prototype → the prototype that holds the accessor, or null for an own property. */
-const holders = new WeakMap<object, object | null>();
-
-function keepDecision(req: Request, decision: Decision): void {
-  const proto: unknown = Object.getPrototypeOf(req);
-  let holder = typeof proto === 'object' && proto !== null ? holders.get(proto) : null;
-  if (holder === undefined) {
-    holder = accessorHolder(proto as object);
-    holders.set(proto as object, holder);
-  }
-  if (holder === null) (req as RateLimitedRequest).rateLimit = decision;
-  else decisions.set(req, decision);
-}
-
-/** The prototype right above IncomingMessage's in the chain (express.request), with the accessor; null if none. */
-function accessorHolder(proto: object): object | null {
-  let base: object | null = proto;
-  while (base !== null && Object.getPrototypeOf(base) !== IncomingMessage.prototype) base = Object.getPrototypeOf(base) as object | null;
-  // none, or right under the request's own prototype: not a request whose prototype was swapped (no cost to avoid)
-  if (base === null || base === proto) return null;
-  const own = Object.getOwnPropertyDescriptor(base, 'rateLimit');
-  if (own !== undefined) return own.get === readDecision ? base : null;
-  Object.defineProperty(base, 'rateLimit', { configurable: true, enumerable: false, get: readDecision, set: writeDecision });
-  return base;
-}
-
-function readDecision(this: object): unknown {
-  return decisions.get(this);
-}
-
-function writeDecision(this: object, value: unknown): void {
-  decisions.set(this, value);
 }
 
 /** GET handler for a deferred job's status URL (route `…/:id`, or the parameter named by `param`). */

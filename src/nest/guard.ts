@@ -16,6 +16,7 @@ import { refuseUnknownOptions } from '../util/option-names';
 import { ROUTE_SETTING_NAMES } from '../middleware/middleware-options';
 import type { ProblemDetails } from '../middleware/rejection';
 import { releaseWhenDone } from '../middleware/release';
+import { keepDecision } from '../middleware/request-decision';
 import { createRunner, type Outcome, type Runner } from '../middleware/shared';
 import type { Decision } from '../types';
 import type { NestRequest, RouteLimit } from './decorators';
@@ -85,7 +86,7 @@ export class BulkLimiterGuard implements CanActivate {
     const outcome = await runner.evaluate(request);
     this.setHeaders(response, outcome.headers);
     if (outcome.kind === 'pass') {
-      if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
+      if (outcome.decision !== undefined) keepDecision(request, outcome.decision);
       releaseWhenDone(runner.limiter, outcome.decision, rawResponse(response));
       return true;
     }
