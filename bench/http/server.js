@@ -1,7 +1,8 @@
 'use strict';
 /**
  * One HTTP server variant in its own process (the load generator runs in another). Forked by
- * sections/http.js with a JSON config; reports `{ port }` or `{ error }` over IPC, exits on 'stop'.
+ * sections/http.js with a JSON config; reports `{ port }` or `{ error }` over IPC, answers 'cpu' with
+ * `{ cpuUs }` (its CPU time so far), exits on 'stop'.
  */
 const http = require('node:http');
 const Redis = require('ioredis');
@@ -16,6 +17,11 @@ function main() {
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', (m) => {
+    // the process's CPU time so far (user + system, µs): sections/http.js reads it around the measured span
+    if (m === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send({ cpuUs: user + system });
+    }
     if (m === 'stop')
       server.close(() => {
         client.disconnect();

@@ -88,4 +88,11 @@ async function commandCost(client) {
   return { usec, calls };
 }
 
-module.exports = { startRedis, freePort, resetStats, commandCost };
+/** The server process's CPU time so far (INFO cpu: user + system), µs: scripts, network and event loop. */
+async function serverCpuUs(client) {
+  const info = await client.info('cpu');
+  const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
+}
+
+module.exports = { startRedis, freePort, resetStats, commandCost, serverCpuUs };

@@ -16,7 +16,7 @@
 const { fork } = require('node:child_process');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
-const { startRedis } = require('../lib/redis');
+const { startRedis, serverCpuUs } = require('../lib/redis');
 const { markdownTable, fmt, ratio } = require('../lib/table');
 const { barChart } = require('../lib/svg');
 const { progress } = require('../lib/progress');
@@ -33,8 +33,24 @@ function startServer(variant, redisPort, limits) {
     stderr += d;
   });
   return new Promise((resolve, reject) => {
-    child.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve({ port: m.port, stop: () => stopServer(child) })));
+    child.once('message', (m) =>
+      m.error ? reject(new Error(m.error)) : resolve({ port: m.port, cpuUs: () => cpuOf(child), stop: () => stopServer(child) }),
+    );
     child.once('exit', (code) => reject(new Error(`server exited (${code}): ${stderr.split('\n')[0]}`)));
+  });
+}
+
+/** The server process's CPU time so far, µs (user + system). */
+function cpuOf(child) {
+  return new Promise((resolve) => {
+    const answer = (m) => {
+      if (m && typeof m.cpuUs === 'number') {
+        child.off('message', answer);
+        resolve(m.cpuUs);
+      }
+    };
+    child.on('message', answer);
+    child.send('cpu');
   });
 }
 
@@ -65,9 +81,15 @@ async function measure(variant, limits, cfg) {
     const server = await startServer(variant, redis.port, limits);
     try {
       if (!cfg.smoke) await load(server.port, cfg, 2); // JIT and connection warm-up
+      const probe = redis.client();
+      const before = [await server.cpuUs(), await serverCpuUs(probe)];
       const r = await load(server.port, cfg, cfg.durationS);
+      const after = [await server.cpuUs(), await serverCpuUs(probe)];
       const total = r['2xx'] + r.non2xx;
       return {
+        // CPU per request over the measured span: the server process's, and redis-server's (the store's share)
+        serverCpuUs: total ? (after[0] - before[0]) / total : NaN,
+        redisCpuUs: total ? (after[1] - before[1]) / total : NaN,
         reqPerSec: total / (r.duration || cfg.durationS),
         p50Ms: r.latency.p50,
         p99Ms: r.latency.p99,
@@ -120,10 +142,10 @@ function report(rows, cfg, denyGlobal) {
   const find = (variant, mode) => rows.find((r) => r.variant === variant && r.mode === mode && !r.skipped);
   const baseOf = (variant) => variant.split('+')[0];
   const table = markdownTable(
-    ['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '2xx/s', 'errors', 'req/s vs bare'],
+    ['server', 'load', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', '2xx/s', 'errors', 'req/s vs bare', 'server CPU µs/req', 'Redis CPU µs/req'],
     rows.map((r) =>
       r.skipped
-        ? [r.variant, r.mode, `skipped: ${r.skipped}`, '', '', '', '', '', '']
+        ? [r.variant, r.mode, `skipped: ${r.skipped}`, '', '', '', '', '', '', '', '']
         : [
             r.variant,
             r.mode,
@@ -134,6 +156,9 @@ function report(rows, cfg, denyGlobal) {
             fmt(r.reqPerSec * (1 - r.non2xxShare)),
             fmt(r.errors),
             ratio(r.reqPerSec, find(baseOf(r.variant), 'allow')?.reqPerSec),
+            fmt(r.serverCpuUs, 1),
+            // an idle redis-server's own ticks are a few hundredths of a µs per request: shown as 0.0
+            fmt(r.redisCpuUs, 1),
           ],
     ),
   );
@@ -191,7 +216,7 @@ function report(rows, cfg, denyGlobal) {
     .map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
   return {
     title: '2. HTTP overhead',
-    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave). A bare row is the framework alone; \`+bulk-limiter\` is the middleware on the RedisStore (a round trip per check, batched; Redis and the ioredis client take CPU on the same shared cores); \`+bulk-limiter(memory)\` is the same middleware on the embedded MemoryStore, so its gap to the bare row is the adapter's own cost with the in-process check, and its gap to the \`+bulk-limiter\` row is the store's. The peers use Redis.`,
+    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave). A bare row is the framework alone; \`+bulk-limiter\` is the middleware on the RedisStore (a round trip per check, batched; Redis and the ioredis client take CPU on the same shared cores); \`+bulk-limiter(memory)\` is the same middleware on the embedded MemoryStore, so its gap to the bare row is the adapter's own cost with the in-process check, and its gap to the \`+bulk-limiter\` row is the store's. The peers use Redis. "Server CPU" is the server process's CPU time (user + system, kernel included) per request over the measured run, "Redis CPU" redis-server's (INFO cpu): what the store costs the machine, which the load generator, the server and Redis share.`,
     markdown: table,
     charts: { 'http-reqs.svg': barChart({ title: 'HTTP req/s (higher is better)', unit: 'req/s', bars }) },
     checks,
