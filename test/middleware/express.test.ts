@@ -88,6 +88,37 @@ describe('express: req.rateLimit', () => {
     expect((await request(app).get('/overwrite').set('x-tenant', 'a')).body.group).toBe('set-by-app');
   });
 
+  test('a default on app.request does not hide the decision, and a skipped request reads the default', async () => {
+    const app = express();
+    (app.request as { rateLimit?: unknown }).rateLimit = null;
+    app.use(bulkLimiter({ limit: 100, windowMs: 1000, group: (req) => req.get('x-tenant'), skip: (req) => req.path === '/skip' }));
+    app.get(['/x', '/skip'], (req, res) => {
+      const d = (req as { rateLimit?: { group: string } | null }).rateLimit;
+      res.json({ seen: d === null ? 'the default' : d === undefined ? 'nothing' : d.group });
+    });
+    expect((await request(app).get('/x').set('x-tenant', 'acme')).body.seen).toBe('acme');
+    expect((await request(app).get('/skip').set('x-tenant', 'acme')).body.seen).toBe('the default');
+  });
+
+  test('code before the middleware that wrote req.rateLimit does not hide the decision, on the first request too', async () => {
+    // fresh modules: express.request without the accessor, as in a process whose first request this is
+    let fresh: { express: typeof express; bulkLimiter: typeof bulkLimiter } | undefined;
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      fresh = { express: require('express') as typeof express, bulkLimiter: require('../../src/middleware/express').bulkLimiter };
+    });
+    const app = fresh!.express();
+    app.use((req, _res, next) => {
+      (req as { rateLimit?: unknown }).rateLimit = { group: 'written-before' };
+      next();
+    });
+    app.use(fresh!.bulkLimiter({ limit: 100, windowMs: 1000, group: (req) => req.get('x-tenant') }));
+    app.get('/x', show);
+    const first = await request(app).get('/x').set('x-tenant', 'acme');
+    const second = await request(app).get('/x').set('x-tenant', 'acme');
+    expect([first.body.group, second.body.group]).toEqual(['acme', 'acme']);
+  });
+
   test('a request outside Express gets the decision as its own property', async () => {
     const middleware = limited();
     const server = http.createServer((req, res) => {
