@@ -81,7 +81,16 @@ describe('express: req.rateLimit', () => {
       (req as { rateLimit?: unknown }).rateLimit = { group: 'set-by-app' };
       show(req, res);
     });
-    app.get(['/a', '/skip'], show);
+    app.get('/skip', show);
+    // both requests are held until each has its decision, then read it: neither may see the other's
+    let arrived = 0;
+    let bothIn: () => void = () => {};
+    const both = new Promise<void>((resolve) => (bothIn = resolve));
+    app.get('/a', async (req, res) => {
+      if (++arrived === 2) bothIn();
+      await both;
+      show(req, res);
+    });
     const [a, b] = await Promise.all([request(app).get('/a').set('x-tenant', 'a'), request(app).get('/a').set('x-tenant', 'b')]);
     expect([a.body.group, b.body.group]).toEqual(['a', 'b']);
     expect((await request(app).get('/skip').set('x-tenant', 'a')).body).toEqual({ group: null, allowed: null, own: false });
