@@ -128,6 +128,25 @@ describe('express: req.rateLimit', () => {
     expect([first.body.group, second.body.group]).toEqual(['acme', 'acme']);
   });
 
+  test('on Express the decision is not an own property: keys, spreads and delete do not see it (docs/reference.md)', async () => {
+    const app = express();
+    app.use(limited());
+    app.get('/x', (req, res) => {
+      const before = (req as RateLimitedRequest).rateLimit?.group;
+      const spread = ({ ...req } as RateLimitedRequest).rateLimit;
+      delete (req as RateLimitedRequest).rateLimit;
+      res.json({
+        before,
+        inKeys: Object.keys(req).includes('rateLimit'),
+        inOperator: 'rateLimit' in req,
+        spread: spread ?? null,
+        afterDelete: (req as RateLimitedRequest).rateLimit?.group,
+      });
+    });
+    const res = await request(app).get('/x').set('x-tenant', 'acme');
+    expect(res.body).toEqual({ before: 'acme', inKeys: false, inOperator: true, spread: null, afterDelete: 'acme' });
+  });
+
   test('a request outside Express gets the decision as its own property', async () => {
     const middleware = limited();
     const server = http.createServer((req, res) => {
