@@ -25,7 +25,7 @@ const { fork } = require('node:child_process');
 const { mkdirSync, readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const autocannon = require('autocannon');
-const { startRedis, resetStats } = require('../lib/redis');
+const { startRedis, resetStats, serverCpuUs } = require('../lib/redis');
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -85,7 +85,7 @@ async function profileOne(variant, build) {
     await load(port, 2); // JIT and connection warm-up
     const probe = redis.client();
     await resetStats(probe);
-    const redisCpuBefore = await redisCpuUs(probe);
+    const redisCpuBefore = await serverCpuUs(probe);
     const started = reply('profile-started');
     child.send({ type: 'profile-start', instructions });
     await started;
@@ -96,7 +96,7 @@ async function profileOne(variant, build) {
     child.send({ type: 'profile-stop', file });
     const { cpuUs, requests: served } = await stopped;
     const counted = perf && (await perf.stop());
-    const redisCpu = (await redisCpuUs(probe)) - redisCpuBefore;
+    const redisCpu = (await serverCpuUs(probe)) - redisCpuBefore;
     const commands = await scriptCalls(probe);
     child.send('stop');
     const requests = served;
@@ -139,13 +139,6 @@ async function scriptCalls(client) {
     usec += Number(m[2]);
   }
   return { usec, calls };
-}
-
-/** redis-server's own CPU so far (user + system µs), from INFO cpu. */
-async function redisCpuUs(client) {
-  const info = await client.info('cpu');
-  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
-  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
 }
 
 /** `perf stat` on a running process until stop() (SIGINT): its user-space instruction count. */

@@ -88,10 +88,13 @@ async function commandCost(client) {
   return { usec, calls };
 }
 
-/** The server process's CPU time so far (INFO cpu: user + system), µs: scripts, network and event loop. */
+/**
+ * redis-server's process CPU time so far (INFO cpu: user + system), µs: scripts, network and event loop. Unlike
+ * commandstats, time the server spent descheduled is not in it.
+ */
 async function serverCpuUs(client) {
   const info = await client.info('cpu');
-  const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
+  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
   return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
 }
 

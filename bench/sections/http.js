@@ -40,16 +40,21 @@ function startServer(variant, redisPort, limits) {
   });
 }
 
-/** The server process's CPU time so far, µs (user + system). */
+/** The server process's CPU time so far, µs (user + system); NaN once it has exited (the row still reports req/s). */
 function cpuOf(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(NaN);
   return new Promise((resolve) => {
-    const answer = (m) => {
-      if (m && typeof m.cpuUs === 'number') {
-        child.off('message', answer);
-        resolve(m.cpuUs);
-      }
+    const done = (value) => {
+      child.off('message', answer);
+      child.off('exit', exited);
+      resolve(value);
     };
+    const answer = (m) => {
+      if (m && typeof m.cpuUs === 'number') done(m.cpuUs);
+    };
+    const exited = () => done(NaN);
     child.on('message', answer);
+    child.once('exit', exited);
     child.send('cpu');
   });
 }

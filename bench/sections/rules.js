@@ -8,7 +8,7 @@
  * cap (each slot released). Redis CPU per check = INFO commandstats µs over the checks made (script calls carry
  * up to maxBatch checks each); batched (default) and maxBatch: 1.
  */
-const { startRedis, resetStats, commandCost } = require('../lib/redis');
+const { startRedis, resetStats, commandCost, serverCpuUs } = require('../lib/redis');
 const { closedLoop, touchAll } = require('../lib/closed-loop');
 const { loadCore } = require('../lib/package');
 const { markdownTable, fmt } = require('../lib/table');
@@ -93,27 +93,21 @@ function makeCheck(core, client, kind, maxBatch, groups) {
   };
 }
 
-/** The Redis process's CPU seconds (user + system): unlike commandstats, time it spent descheduled is not in it. */
-async function processCpu(admin) {
-  const info = await admin.info('cpu');
-  return Number(/used_cpu_user:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)[1]);
-}
-
 async function measure(redis, check, groups, cfg) {
   const admin = redis.client();
   await resetStats(admin);
-  const cpu0 = await processCpu(admin);
+  const cpu0 = await serverCpuUs(admin);
   const result = await closedLoop(check, {
     inFlight: cfg.inFlight,
     durationMs: cfg.durationMs,
     keyOf: () => `g${Math.floor(Math.random() * groups)}`,
   });
   const cost = await commandCost(admin);
-  const cpu = (await processCpu(admin)) - cpu0;
+  const cpu = (await serverCpuUs(admin)) - cpu0;
   admin.disconnect();
   return {
     script: cost.usec / result.ops,
-    process: (cpu * 1e6) / result.ops,
+    process: cpu / result.ops,
     opsPerSec: result.opsPerSec,
     client: result.clientUsPerCall,
   };

@@ -105,8 +105,9 @@ local function fs_decide(fs, group, weight, cost, promise, rules, busy)
   -- green within share 0, amber (yellow within share) ρ/4, green spending credit ρ/2. A flooder (arrivals past twice
   -- its cap) borrows below the water level 5ρ/8, lagging behind its cap 7ρ/8, at its cap (ρ + b)/2; any other
   -- borrower a step lower: ρ/2 below the level or lagging, 7ρ/8 at its cap (none below a green floor: borrowing never
-  -- comes before a guarantee; at ρ/2 it ties with the green of a group spending credit). A flooder is there whenever the bucket refills; a borrower near its cap arrives at
-  -- random moments and, held to the flooder's floors, loses its share to it
+  -- comes before a guarantee; at ρ/2 it ties with the green of a group spending credit). A flooder is there whenever
+  -- the bucket refills; a borrower near its cap arrives at random moments and, held to the flooder's floors, loses
+  -- its share to it
   -- a request within its class's guarantee: the class meter is its cap (fair-share-class.lua; nil: no classes)
   local cw = fsc_within(fs, c)
   local capOk = c <= bc + FS_EPS and (cw or st.tokCap >= c - FS_EPS)

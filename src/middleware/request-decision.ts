@@ -29,7 +29,7 @@ export function keepDecision(req: object, decision: Decision): void {
     holders.set(proto as object, holder);
   }
   // an own rateLimit (written before the accessor existed) would hide the map: write over it, as before
-  if (holder === null || Object.prototype.hasOwnProperty.call(req, 'rateLimit')) (req as { rateLimit?: Decision }).rateLimit = decision;
+  if (holder === null || Object.hasOwn(req, 'rateLimit')) (req as { rateLimit?: Decision }).rateLimit = decision;
   else decisions.set(req, decision);
 }
 
@@ -38,7 +38,7 @@ function accessorHolder(proto: object): object | null {
   let base: object | null = proto;
   while (base !== null && Object.getPrototypeOf(base) !== IncomingMessage.prototype) {
     // a rateLimit of the app's (or anyone's) between the request and the base would hide the accessor
-    if (Object.prototype.hasOwnProperty.call(base, 'rateLimit')) return null;
+    if (Object.hasOwn(base, 'rateLimit')) return null;
     base = Object.getPrototypeOf(base) as object | null;
   }
   // none, or right under the request's own prototype: not a request whose prototype was swapped (no cost to avoid)
