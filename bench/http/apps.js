@@ -46,6 +46,17 @@ function fastifyApp(plugin) {
   return (req, res) => (ready ? handler(req, res) : booting.then(() => handler(req, res)));
 }
 
+/**
+ * The floor of any limiter on Redis: one `INCR` of the tenant's key per request, deciding nothing, on a client of
+ * its own that pipelines each event-loop turn's commands into one write (ioredis `enableAutoPipelining`). What a
+ * round trip per request costs the framework on this machine, whatever a limiter then does with the answer.
+ */
+function floorClient(client) {
+  const Redis = require('ioredis');
+  return new Redis({ host: client.options.host, port: client.options.port, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+}
+const floorKey = (headers) => `floor:${tenantOf(headers)}`;
+
 function bulkCoreLimiter(client, limits, extra = {}) {
   const core = requireCore();
   return core.createLimiter({
@@ -67,6 +78,12 @@ const VARIANTS = {
   // The same middleware on the embedded MemoryStore: the adapter and the in-process check, without the Redis round
   // trip and without Redis's and ioredis's CPU on the shared cores (the "(memory)" rows of sections/http.js).
   'express+bulk-limiter(memory)': (client, limits) => VARIANTS['express+bulk-limiter'](client, { ...limits, store: 'memory' }),
+  'express+redis-floor': (client) => {
+    const redis = floorClient(client);
+    return expressApp((req, _res, next) => {
+      redis.incr(floorKey(req.headers)).then(() => next(), next);
+    });
+  },
   'express+express-rate-limit': (client, limits) => {
     const { rateLimit } = require('express-rate-limit');
     const { RedisStore } = require('rate-limit-redis');
@@ -116,6 +133,13 @@ const VARIANTS = {
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits), group: (ctx) => tenantOf(ctx.headers) }));
   },
   'koa+bulk-limiter(memory)': (client, limits) => VARIANTS['koa+bulk-limiter'](client, { ...limits, store: 'memory' }),
+  'koa+redis-floor': (client) => {
+    const redis = floorClient(client);
+    return koaApp(async (ctx, next) => {
+      await redis.incr(floorKey(ctx.headers));
+      return next();
+    });
+  },
   'koa+bulk-limiter(denyCache)': (client, limits) => {
     const { bulkLimiter } = requireAdapter('koa');
     return koaApp(bulkLimiter({ limiter: bulkCoreLimiter(client, limits, { tuning: { denyCache: true } }), group: (ctx) => tenantOf(ctx.headers) }));
@@ -133,6 +157,17 @@ const VARIANTS = {
     return fastifyApp({ plugin: bulkLimiter, options: { limiter: bulkCoreLimiter(client, limits), group: (request) => tenantOf(request.headers) } });
   },
   'fastify+bulk-limiter(memory)': (client, limits) => VARIANTS['fastify+bulk-limiter'](client, { ...limits, store: 'memory' }),
+  'fastify+redis-floor': (client) => {
+    const redis = floorClient(client);
+    const floor = async (app) => {
+      app.addHook('onRequest', async (request) => {
+        await redis.incr(floorKey(request.headers));
+      });
+    };
+    // not encapsulated (what fastify-plugin marks): the hook applies to the app's routes
+    floor[Symbol.for('skip-override')] = true;
+    return fastifyApp({ plugin: floor, options: {} });
+  },
   'fastify+@fastify/rate-limit': (client, limits) => {
     const rateLimit = require('@fastify/rate-limit');
     return fastifyApp({

@@ -11,7 +11,9 @@
  * with its check on the RedisStore (one round trip, batched per event-loop turn; Redis and the ioredis client spend
  * CPU on the same shared cores); `+bulk-limiter(memory)` is the same adapter on the embedded MemoryStore (the
  * adapter and the in-process check only): the gap between the two is the store's, the gap between the memory row
- * and the bare row the adapter's own (with the in-process check it wraps). Peers use Redis as their READMEs show.
+ * and the bare row the adapter's own (with the in-process check it wraps). `+redis-floor` (allow-heavy only) is one
+ * pipelined Redis `INCR` per request that decides nothing: what a round trip per request costs the framework here,
+ * the floor under every Redis-backed row. Peers use Redis as their READMEs show.
  */
 const { fork } = require('node:child_process');
 const { join } = require('node:path');
@@ -119,7 +121,8 @@ async function runHttp(config) {
   const best = new Map();
   const runMode = async (mode, limits, round) => {
     for (const variant of Object.keys(VARIANTS).filter(cfg.only ?? (() => true))) {
-      if (mode === 'deny' && !variant.includes('+')) continue; // bare apps do not limit
+      // bare apps and the Redis floor do not limit
+      if (mode === 'deny' && (!variant.includes('+') || variant.endsWith('+redis-floor'))) continue;
       if (mode === 'allow' && variant.includes('denyCache')) continue; // the cache only answers denials
       progress(`http: ${variant}, ${mode}-heavy, round ${round}/${cfg.rounds}`);
       const key = `${variant}|${mode}`;
@@ -221,7 +224,7 @@ function report(rows, cfg, denyGlobal) {
     .map((r) => ({ label: `${r.variant} (${r.mode})`, value: r.reqPerSec, highlight: r.variant.includes('bulk') }));
   return {
     title: '2. HTTP overhead',
-    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave). A bare row is the framework alone; \`+bulk-limiter\` is the middleware on the RedisStore (a round trip per check, batched; Redis and the ioredis client take CPU on the same shared cores); \`+bulk-limiter(memory)\` is the same middleware on the embedded MemoryStore, so its gap to the bare row is the adapter's own cost with the in-process check, and its gap to the \`+bulk-limiter\` row is the store's. The peers use Redis. "Server CPU" is the server process's CPU time (user + system, kernel included) per request over the measured run, "Redis CPU" redis-server's (INFO cpu): what the store costs the machine, which the load generator, the server and Redis share.`,
+    intro: `Server and load generator in separate processes; autocannon, ${cfg.connections} connections, ${cfg.durationS} s per run after a 2 s warm-up, best of ${cfg.rounds} interleaved rounds, \`x-tenant\` cycling over ${cfg.tenants} tenants, GET / answering "ok". Deny-heavy: ${fmt(denyGlobal)} requests/s in total (10 % of bare Express) — bulk-limiter's global limit, split per tenant for the per-key peers. "2xx/s" is what got through. \`(denyCache)\` is \`denyCache: true\` (hold until the store's hint), \`(denyCache retry)\` is \`denyCache: { hold: 'retry' }\` (hold until the retry time the store gave). A bare row is the framework alone; \`+bulk-limiter\` is the middleware on the RedisStore (a round trip per check, batched; Redis and the ioredis client take CPU on the same shared cores); \`+bulk-limiter(memory)\` is the same middleware on the embedded MemoryStore, so its gap to the bare row is the adapter's own cost with the in-process check, and its gap to the \`+bulk-limiter\` row is the store's. \`+redis-floor\` is the framework with one Redis \`INCR\` per request (ioredis, auto-pipelined), deciding nothing: the least any limiter on Redis adds on this machine. The peers use Redis. "Server CPU" is the server process's CPU time (user + system, kernel included) per request over the measured run, "Redis CPU" redis-server's (INFO cpu): what the store costs the machine, which the load generator, the server and Redis share.`,
     markdown: table,
     charts: { 'http-reqs.svg': barChart({ title: 'HTTP req/s (higher is better)', unit: 'req/s', bars }) },
     checks,
