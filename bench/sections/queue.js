@@ -164,25 +164,35 @@ const SUBJECTS = [
   { id: 'bullmq', label: 'BullMQ (addBulk ×1000; Worker)', run: bullmqQueue },
 ];
 
+/**
+ * The subjects run in interleaved rounds, each in a fresh redis-server, and each keeps its best enqueue rate and
+ * its best drain (with that round's latencies and share): other work on a shared machine only slows a round down.
+ */
 async function runQueue(cfg) {
-  const rows = [];
-  for (const subject of SUBJECTS) {
-    progress(`queue: ${subject.id}, ${cfg.jobs} jobs`);
-    const redis = await startRedis();
-    try {
-      rows.push({ subject, ...(await subject.run(redis, cfg)) });
-    } catch (error) {
-      rows.push({ subject, skipped: String(error.message || error).split('\n')[0] });
-    } finally {
-      await redis.stop();
+  const best = new Map(SUBJECTS.map((subject) => [subject.id, undefined]));
+  for (let round = 1; round <= cfg.rounds; round++) {
+    for (const subject of SUBJECTS) {
+      progress(`queue: ${subject.id}, ${cfg.jobs} jobs, round ${round}/${cfg.rounds}`);
+      const redis = await startRedis();
+      const kept = best.get(subject.id);
+      try {
+        const r = { subject, ...(await subject.run(redis, cfg)) };
+        if (!kept || kept.skipped) best.set(subject.id, r);
+        else best.set(subject.id, { ...(r.drainPerSec > kept.drainPerSec ? r : kept), enqueuePerSec: Math.max(r.enqueuePerSec, kept.enqueuePerSec) });
+      } catch (error) {
+        if (!kept) best.set(subject.id, { subject, skipped: String(error.message || error).split('\n')[0] });
+      } finally {
+        await redis.stop();
+      }
     }
   }
+  const rows = [...best.values()];
   const pause = await runPause(cfg.pause);
   const bulk = rows.find((r) => r.subject.id === 'bulk' && !r.skipped);
   const bull = rows.find((r) => r.subject.id === 'bullmq' && !r.skipped);
   return {
     title: '3. Deferred-work queue',
-    intro: `${fmt(cfg.jobs)} no-op jobs over ${GROUPS} groups; workers at concurrency ${cfg.concurrency}, fresh redis-server per row. bulk-limiter defers through the admission script itself (${cfg.enqueueInFlight} calls in flight; every job is a denied request written atomically with its decision), with the deferring limiter's store clock frozen (so jobs are due at once), then drains with a Dispatcher and Workers whose claims go through a budget the drain cannot reach. End-to-end = handler start − enqueue time (includes waiting in the backlog). Every 4th group has weight 2; "drained share vs weight" = over the jobs run before the first group ran dry, the worst deviation of a group's jobs/weight from the mean (BullMQ has no weights: FIFO).`,
+    intro: `${fmt(cfg.jobs)} no-op jobs over ${GROUPS} groups; workers at concurrency ${cfg.concurrency}, a fresh redis-server per run, best of ${cfg.rounds} interleaved rounds (enqueue and drain each). bulk-limiter defers through the admission script itself (${cfg.enqueueInFlight} calls in flight; every job is a denied request written atomically with its decision), with the deferring limiter's store clock frozen (so jobs are due at once), then drains with a Dispatcher and Workers whose claims go through a budget the drain cannot reach. End-to-end = handler start − enqueue time (includes waiting in the backlog). Every 4th group has weight 2; "drained share vs weight" = over the jobs run before the first group ran dry, the worst deviation of a group's jobs/weight from the mean (BullMQ has no weights: FIFO).`,
     markdown: markdownTable(
       ['queue', 'enqueue jobs/s', 'drain jobs/s', 'end-to-end p50 ms', 'end-to-end p99 ms', 'drained share vs weight, worst error'],
       rows.map((r) =>
