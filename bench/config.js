@@ -24,7 +24,8 @@ const SMOKE = {
     jobs: 500,
     concurrency: 50,
     enqueueInFlight: 64,
-    rounds: 1,
+    // two rounds: the smoke run (CI) goes through the merge of a subject's rounds as well
+    rounds: 2,
     pause: { limit: 20, readyMax: 20, jobs: 30, pauseMs: 300, drainSpanMs: 1000 },
   },
   fairness: { processes: 2, durationMs: 2000, warmupMs: 500, limit: 1000, windowMs: 1000, burst: 50, reserve: 10, scenarios: ['s1', 'retry'] },
